@@ -1,0 +1,463 @@
+/*
+ * stridemem.h - strided tensor memory for any language that can call C.
+ *
+ * One storage (a refcounted block of bytes on one device), many tensors over
+ * it (shape + strides + storage_offset + dtype + device). Views cost metadata
+ * only; the calls under "Copies" are the only ones that allocate tensor data.
+ *
+ * Conventions (they hold for every function below unless it says otherwise):
+ *  - Thread rule: every call is thread-safe. Handles may be shared between
+ *    threads; refcounts are atomic. Writes to the same elements from several
+ *    threads at once are the caller's race, as with any memory.
+ *  - Every fallible call returns sm_status (SM_OK == 0) and writes results
+ *    through out-parameters; on failure it writes nothing to them and changes
+ *    no state. sm_last_error() then describes the failure.
+ *  - Every handle written to an out-parameter is owned by the caller and must
+ *    be dropped with the matching *_release. Releasing NULL is a no-op.
+ *  - Shapes, strides and offsets are int64_t and counted in elements (not
+ *    bytes), as in PyTorch. Dimension arguments are int32_t and may be
+ *    negative (counted from the end, Python style).
+ *  - At most SM_MAX_DIMS dimensions.
+ *
+ * This header is hand-written C99 and also compiles as C++.
+ */
+#ifndef STRIDEMEM_H
+#define STRIDEMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stridemem_version.h" /* SM_VERSION_MAJOR/MINOR/PATCH, generated from VERSION */
+
+#if defined(_WIN32)
+#define SM_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#define SM_API __attribute__((visibility("default")))
+#else
+#define SM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Handles                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Opaque, generation-checked handles. A released, never-issued or forged
+ * handle passed to any call yields SM_ERR_INVALID_HANDLE, never a crash. */
+typedef struct sm_tensor_* sm_tensor;
+typedef struct sm_storage_* sm_storage;
+typedef struct sm_stack_* sm_stack;
+
+#define SM_MAX_DIMS 16
+
+/* ------------------------------------------------------------------------ */
+/* Status codes: frozen integers. Callers must accept codes added later.     */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t sm_status;
+enum {
+    SM_OK = 0,
+    SM_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, bad enum, bad count      */
+    SM_ERR_INVALID_HANDLE = 2,   /* NULL, released, forged or stale handle */
+    SM_ERR_OUT_OF_MEMORY = 3,    /* allocation could not be satisfied      */
+    SM_ERR_SHAPE = 4,            /* shapes/strides incompatible            */
+    SM_ERR_OUT_OF_BOUNDS = 5,    /* index/dim out of range, view escapes storage */
+    SM_ERR_DTYPE = 6,            /* dtype not allowed or not castable      */
+    SM_ERR_DEVICE = 7,           /* no such / no usable device             */
+    SM_ERR_OVERLAP = 8,          /* written elements overlap               */
+    SM_ERR_OVERFLOW = 9,         /* int64 overflow in sizes/strides/bytes  */
+    SM_ERR_UNSUPPORTED = 10,     /* valid request this build cannot do     */
+    SM_ERR_CUDA = 11,            /* the CUDA runtime reported an error     */
+    SM_ERR_INTERNAL = 12,        /* a bug in stridemem: please report      */
+    SM_ERR_READ_ONLY = 13        /* write to a read-only (imported) tensor */
+};
+
+/* Static description of a status code; never NULL, never needs freeing. */
+SM_API const char* sm_status_string(sm_status status);
+
+/* Human-readable message for the calling thread's last failure (which call,
+ * which argument, the offending values). Borrowed: valid until the next
+ * failing call on this thread. "" when no call has failed yet. */
+SM_API const char* sm_last_error(void);
+
+/* Run-time version; compare with SM_VERSION_* from the header you built with. */
+SM_API sm_status sm_version(int* major, int* minor, int* patch);
+
+/* ------------------------------------------------------------------------ */
+/* Types                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t sm_dtype;
+enum {
+    SM_BOOL = 0,
+    SM_UINT8 = 1,
+    SM_INT8 = 2,
+    SM_INT16 = 3,
+    SM_INT32 = 4,
+    SM_INT64 = 5,
+    SM_FLOAT16 = 6,  /* IEEE binary16; conversions round to nearest even */
+    SM_BFLOAT16 = 7, /* bfloat16; conversions round to nearest even      */
+    SM_FLOAT32 = 8,
+    SM_FLOAT64 = 9,
+    SM_NUM_DTYPES = 10
+};
+
+/* Size in bytes of one element; 0 for an unknown dtype. */
+SM_API size_t sm_dtype_size(sm_dtype dtype);
+/* Short name ("float32", "bfloat16", ...); "unknown" for an unknown dtype. */
+SM_API const char* sm_dtype_name(sm_dtype dtype);
+
+/* Device type codes are DLPack's. */
+enum {
+    SM_DEVICE_CPU = 1,
+    SM_DEVICE_CUDA = 2,
+    SM_DEVICE_CUDA_HOST = 3 /* pinned host memory, reachable from the GPU */
+};
+
+typedef struct sm_device {
+    int32_t type;  /* SM_DEVICE_* */
+    int32_t index; /* 0 for CPU and CUDA_HOST; the GPU ordinal for CUDA */
+} sm_device;
+
+typedef int32_t sm_memory_format;
+enum {
+    SM_CONTIGUOUS = 0,        /* row-major                                  */
+    SM_CHANNELS_LAST = 1,     /* 4-D tensors stored in NHWC order           */
+    SM_CHANNELS_LAST_3D = 2,  /* 5-D tensors stored in NDHWC order          */
+    SM_PRESERVE = 3           /* keep the source's dense layout (clone only) */
+};
+
+/* Number of usable CUDA devices: 0 (and SM_OK) when the build has no CUDA or
+ * no GPU is usable. Any CUDA-device call then returns SM_ERR_DEVICE. */
+SM_API sm_status sm_cuda_device_count(int32_t* out);
+
+/* ------------------------------------------------------------------------ */
+/* Tensor lifetime                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Adds an owner to t. */
+SM_API sm_status sm_tensor_retain(sm_tensor t);
+/* Drops one owner; the handle dies with its last owner. NULL: no-op, SM_OK.
+ * Works also on a tensor whose stack region was popped. */
+SM_API sm_status sm_tensor_release(sm_tensor t);
+
+/* ------------------------------------------------------------------------ */
+/* Creation (constructors)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Uninitialized, row-major. shape may be NULL when ndim == 0 (a 0-d tensor). */
+SM_API sm_status sm_empty(const int64_t* shape, int32_t ndim, sm_dtype dtype,
+                          sm_device device, sm_tensor* out);
+/* Uninitialized with the given strides (negative allowed); the storage is
+ * sized to hold exactly the elements the strides reach. */
+SM_API sm_status sm_empty_strided(const int64_t* shape, const int64_t* strides,
+                                  int32_t ndim, sm_dtype dtype, sm_device device,
+                                  sm_tensor* out);
+SM_API sm_status sm_zeros(const int64_t* shape, int32_t ndim, sm_dtype dtype,
+                          sm_device device, sm_tensor* out);
+/* Every element set to value converted to dtype (as sm_inplace_scalar FILL). */
+SM_API sm_status sm_full(const int64_t* shape, int32_t ndim, double value,
+                         sm_dtype dtype, sm_device device, sm_tensor* out);
+/* 1-D tensor of n elements: start, start + step, ... (computed in double). */
+SM_API sm_status sm_arange(double start, double step, int64_t n, sm_dtype dtype,
+                           sm_device device, sm_tensor* out);
+/* Copies numel * dtype_size bytes of row-major host data in. */
+SM_API sm_status sm_from_host(const void* data, const int64_t* shape, int32_t ndim,
+                              sm_dtype dtype, sm_device device, sm_tensor* out);
+
+/* Called exactly once, with the data pointer and ctx given to sm_from_blob,
+ * when the last tensor over the wrapped memory dies. */
+typedef void (*sm_deleter)(void* data, void* ctx);
+
+/* Wraps memory the caller owns, zero copy. strides may be NULL (row-major).
+ * deleter may be NULL (the caller keeps the memory alive longer than every
+ * view). On failure the deleter is NOT called: the memory stays the caller's. */
+SM_API sm_status sm_from_blob(void* data, const int64_t* shape, const int64_t* strides,
+                              int32_t ndim, sm_dtype dtype, sm_device device,
+                              sm_deleter deleter, void* ctx, sm_tensor* out);
+
+/* Copies t out to host memory in row-major order. nbytes must be at least
+ * sm_nbytes(t); exactly sm_nbytes(t) bytes are written. */
+SM_API sm_status sm_copy_to_host(sm_tensor t, void* dst, size_t nbytes);
+
+/* ------------------------------------------------------------------------ */
+/* Metadata (methods; never copy)                                           */
+/* ------------------------------------------------------------------------ */
+
+SM_API sm_status sm_ndim(sm_tensor t, int32_t* out);
+/* Write ndim values; capacity is the length of out (SM_ERR_INVALID_ARGUMENT
+ * if smaller than ndim). out may be NULL when ndim == 0. */
+SM_API sm_status sm_shape(sm_tensor t, int64_t* out, int32_t capacity);
+SM_API sm_status sm_strides(sm_tensor t, int64_t* out, int32_t capacity);
+SM_API sm_status sm_storage_offset(sm_tensor t, int64_t* out);
+SM_API sm_status sm_dtype_of(sm_tensor t, sm_dtype* out);
+SM_API sm_status sm_device_of(sm_tensor t, sm_device* out);
+SM_API sm_status sm_numel(sm_tensor t, int64_t* out);
+/* numel * dtype size: the bytes this view addresses logically. */
+SM_API sm_status sm_nbytes(sm_tensor t, int64_t* out);
+/* Bytes of the whole storage this view keeps alive (the "hidden reference"). */
+SM_API sm_status sm_storage_nbytes(sm_tensor t, int64_t* out);
+/* Address of element [0, ..., 0] (storage base + offset * dtype size). */
+SM_API sm_status sm_data_ptr(sm_tensor t, void** out);
+/* *out = 1 if t is dense in that memory format (SM_PRESERVE: dense in some
+ * order, non-overlapping), else 0. Size-1 dims and empty tensors follow
+ * PyTorch: their strides do not matter. */
+SM_API sm_status sm_is_contiguous(sm_tensor t, sm_memory_format format, int* out);
+/* *out = 1 if a and b view the same storage. */
+SM_API sm_status sm_same_storage(sm_tensor a, sm_tensor b, int* out);
+/* The storage's version counter, bumped by every in-place write through any
+ * view of it (PyTorch's _version). */
+SM_API sm_status sm_version_counter(sm_tensor t, int64_t* out);
+/* *out = 1 if the tensor refuses writes (an import of read-only memory). */
+SM_API sm_status sm_is_read_only(sm_tensor t, int* out);
+
+/* ------------------------------------------------------------------------ */
+/* Storages                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A new owner of t's storage. */
+SM_API sm_status sm_tensor_storage(sm_tensor t, sm_storage* out);
+SM_API sm_status sm_storage_retain(sm_storage s);
+SM_API sm_status sm_storage_release(sm_storage s); /* NULL: no-op */
+SM_API sm_status sm_storage_size(sm_storage s, int64_t* nbytes);
+SM_API sm_status sm_storage_data_ptr(sm_storage s, void** out);
+SM_API sm_status sm_storage_device(sm_storage s, sm_device* out);
+/* A tensor over an existing storage (bounds-checked like sm_as_strided). */
+SM_API sm_status sm_tensor_from_storage(sm_storage s, const int64_t* shape,
+                                        const int64_t* strides, int32_t ndim,
+                                        int64_t storage_offset, sm_dtype dtype,
+                                        sm_tensor* out);
+
+/* ------------------------------------------------------------------------ */
+/* Views: metadata only, share the storage, never copy                      */
+/* ------------------------------------------------------------------------ */
+
+/* PyTorch's view(): one -1 is inferred; SM_ERR_SHAPE when the strides cannot
+ * express the new shape (the message names the dims that cannot be merged
+ * and suggests sm_reshape). */
+SM_API sm_status sm_view(sm_tensor t, const int64_t* shape, int32_t ndim, sm_tensor* out);
+/* Any shape/strides/offset (offset absolute, in elements, as PyTorch's
+ * storage_offset). Every reachable element must lie inside the storage. */
+SM_API sm_status sm_as_strided(sm_tensor t, const int64_t* shape, const int64_t* strides,
+                               int32_t ndim, int64_t storage_offset, sm_tensor* out);
+
+/* Python's "None" for sm_slice's start or stop. */
+#define SM_SLICE_NONE INT64_MIN
+/* t[start:stop:step] along dim with Python's rules: negative indices count
+ * from the end, out-of-range bounds clamp, step may be negative (a view with
+ * a negative stride), step 0 is SM_ERR_INVALID_ARGUMENT. */
+SM_API sm_status sm_slice(sm_tensor t, int32_t dim, int64_t start, int64_t stop,
+                          int64_t step, sm_tensor* out);
+/* Elements [start, start + length) of dim; start may be negative. No clamping. */
+SM_API sm_status sm_narrow(sm_tensor t, int32_t dim, int64_t start, int64_t length,
+                           sm_tensor* out);
+/* Removes dim, keeping index (negative counts from the end). */
+SM_API sm_status sm_select(sm_tensor t, int32_t dim, int64_t index, sm_tensor* out);
+SM_API sm_status sm_permute(sm_tensor t, const int32_t* dims, int32_t ndim, sm_tensor* out);
+SM_API sm_status sm_transpose(sm_tensor t, int32_t dim0, int32_t dim1, sm_tensor* out);
+SM_API sm_status sm_movedim(sm_tensor t, const int32_t* source, const int32_t* destination,
+                            int32_t n, sm_tensor* out);
+/* Broadcast to shape (new leading dims allowed, -1 keeps a size); expanded
+ * dims get stride 0. */
+SM_API sm_status sm_expand(sm_tensor t, const int64_t* shape, int32_t ndim, sm_tensor* out);
+/* Removes the listed dims that have size 1 (others are left, as PyTorch);
+ * dims == NULL and n == 0 removes every size-1 dim. */
+SM_API sm_status sm_squeeze(sm_tensor t, const int32_t* dims, int32_t n, sm_tensor* out);
+SM_API sm_status sm_unsqueeze(sm_tensor t, int32_t dim, sm_tensor* out);
+/* Merges dims start_dim..end_dim; a view when the strides allow, else
+ * SM_ERR_SHAPE (use sm_reshape to copy). */
+SM_API sm_status sm_flatten(sm_tensor t, int32_t start_dim, int32_t end_dim, sm_tensor* out);
+/* Splits dim into sizes (one -1 inferred). Always a view. */
+SM_API sm_status sm_unflatten(sm_tensor t, int32_t dim, const int64_t* sizes, int32_t n,
+                              sm_tensor* out);
+/* All windows of `size` elements along dim, `step` apart: dim becomes the
+ * window count and a new last dim of `size` is added (windows may overlap). */
+SM_API sm_status sm_unfold(sm_tensor t, int32_t dim, int64_t size, int64_t step,
+                           sm_tensor* out);
+/* The diagonal of dims dim1/dim2 (offset > 0 above, < 0 below), appended as
+ * the last dim. */
+SM_API sm_status sm_diagonal(sm_tensor t, int64_t offset, int32_t dim1, int32_t dim2,
+                             sm_tensor* out);
+/* Views of split_size elements along dim (the last may be smaller).
+ * outs == NULL: only *count is written. Otherwise capacity must be >= the
+ * count; *count views are written to outs. */
+SM_API sm_status sm_split(sm_tensor t, int64_t split_size, int32_t dim, sm_tensor* outs,
+                          int32_t capacity, int32_t* count);
+/* As torch.chunk: ceil(size / chunks) elements per view, possibly fewer views. */
+SM_API sm_status sm_chunk(sm_tensor t, int32_t chunks, int32_t dim, sm_tensor* outs,
+                          int32_t capacity, int32_t* count);
+/* Reverses the listed dims: a view with negative strides (NumPy's flip). */
+SM_API sm_status sm_flip(sm_tensor t, const int32_t* dims, int32_t n, sm_tensor* out);
+
+/* ------------------------------------------------------------------------ */
+/* Copies: the only calls that allocate tensor data                         */
+/* ------------------------------------------------------------------------ */
+
+/* *out = 1 if sm_reshape(t, shape) would have to copy. */
+SM_API sm_status sm_reshape_would_copy(sm_tensor t, const int64_t* shape, int32_t ndim,
+                                       int* out);
+/* A view if the strides allow, else a row-major copy; *copied (may be NULL)
+ * says which. */
+SM_API sm_status sm_reshape(sm_tensor t, const int64_t* shape, int32_t ndim, sm_tensor* out,
+                            int* copied);
+/* A new handle to the same data if t is already dense in format, else a
+ * copy in that format (SM_CONTIGUOUS, SM_CHANNELS_LAST, SM_CHANNELS_LAST_3D). */
+SM_API sm_status sm_contiguous(sm_tensor t, sm_memory_format format, sm_tensor* out);
+/* Always a copy, laid out in format (SM_PRESERVE keeps t's dense order). */
+SM_API sm_status sm_clone(sm_tensor t, sm_memory_format format, sm_tensor* out);
+/* Device and/or dtype change: a new handle to the same data when neither
+ * changes, else a row-major copy (layout preserved when dense). */
+SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out);
+/* dst[...] = src broadcast to dst's shape, converted to dst's dtype, any pair
+ * of devices. Refused with SM_ERR_OVERLAP if dst's elements overlap each
+ * other or src partially overlaps dst. Bumps dst's version counter. */
+SM_API sm_status sm_copy_into(sm_tensor dst, sm_tensor src);
+/* Gathers index (1-D, SM_INT32 or SM_INT64, negative wraps once) along dim
+ * into a new tensor; an index outside [-size, size) is SM_ERR_OUT_OF_BOUNDS. */
+SM_API sm_status sm_index_select(sm_tensor t, int32_t dim, sm_tensor index, sm_tensor* out);
+
+/* ------------------------------------------------------------------------ */
+/* In-place ops: write through views                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t sm_op;
+enum {
+    SM_OP_FILL = 0,  /* t = a              | t = other                    */
+    SM_OP_ZERO = 1,  /* t = 0                                             */
+    SM_OP_ADD = 2,   /* t = t + a          | t = t + alpha * other        */
+    SM_OP_SUB = 3,   /* t = t - a          | t = t - alpha * other        */
+    SM_OP_MUL = 4,   /* t = t * a          | t = t * other                */
+    SM_OP_DIV = 5,   /* t = t / a          | t = t / other (floating only) */
+    SM_OP_CLAMP = 6, /* t = min(max(t, a), b)  (scalar only; NaN bound = none) */
+    SM_OP_RELU = 7,  /* t = max(t, 0)                                     */
+    SM_OP_NEG = 8,   /* t = -t                                            */
+    SM_OP_ABS = 9,   /* t = |t|                                           */
+    SM_OP_SQRT = 10, /* t = sqrt(t)   (floating only)                     */
+    SM_OP_EXP = 11   /* t = exp(t)    (floating only)                     */
+};
+
+/* Dtype rules as PyTorch's in-place ops: the result must be representable
+ * in t's dtype (a fractional scalar on an integer tensor, DIV/SQRT/EXP on an
+ * integer tensor, arithmetic on bool: SM_ERR_DTYPE). Integer arithmetic
+ * wraps. Floating f16/bf16 compute in float32. t with overlapping elements:
+ * SM_ERR_OVERLAP. Bumps the version counter. */
+SM_API sm_status sm_inplace_scalar(sm_tensor t, sm_op op, double a, double b);
+/* other broadcasts to t's shape; FILL, ADD, SUB, MUL, DIV. other may be t
+ * itself (or an identical view); a partial overlap is SM_ERR_OVERLAP. */
+SM_API sm_status sm_inplace_tensor(sm_tensor t, sm_op op, sm_tensor other, double alpha);
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A struct that will grow: set struct_size = sizeof(sm_memory_stats_t)
+ * before the call; fields past struct_size are not written. The struct tag
+ * and the function share the name sm_memory_stats, as POSIX's stat does; the
+ * typedef is sm_memory_stats_t. */
+typedef struct sm_memory_stats {
+    uint32_t struct_size;
+    uint32_t reserved0;
+    int64_t allocated_bytes;      /* bytes in blocks handed to live storages */
+    int64_t reserved_bytes;       /* allocated + cached, as held from the system */
+    int64_t peak_allocated_bytes;
+    int64_t peak_reserved_bytes;
+    int64_t num_allocs;           /* storage allocations served */
+    int64_t num_frees;            /* storage blocks returned */
+    int64_t cache_hits;           /* allocations served from the cache */
+    int64_t device_allocs;        /* allocations from the system (malloc/cudaMalloc) */
+    int64_t device_frees;         /* blocks given back to the system */
+    int64_t active_views;         /* live tensor objects on this device */
+    int64_t active_storages;      /* live storages on this device */
+    int64_t requested_bytes;      /* bytes asked for by live storages (before rounding) */
+    int64_t reserved[8];
+} sm_memory_stats_t;
+
+SM_API sm_status sm_memory_stats(sm_device device, struct sm_memory_stats* out);
+/* Peaks restart from the current values. */
+SM_API sm_status sm_reset_peak_stats(sm_device device);
+/* Returns every unused cached block to the system; never a live one. */
+SM_API sm_status sm_empty_cache(sm_device device);
+/* A readable table of the statistics, NUL-terminated, truncated to len. */
+SM_API sm_status sm_memory_summary(sm_device device, char* buf, size_t len);
+
+/* Allocation rounding (documented): requests are rounded up to a multiple of
+ * SM_ALLOC_ROUND bytes; blocks up to SM_SMALL_BLOCK_MAX bytes come from the
+ * small pool, larger ones from the large pool. */
+#define SM_ALLOC_ROUND 512
+#define SM_SMALL_BLOCK_MAX (1024 * 1024)
+
+/* ------------------------------------------------------------------------ */
+/* Stack of views: tensors carved out of one preallocated buffer            */
+/* ------------------------------------------------------------------------ */
+
+/* Every pushed tensor starts at a multiple of SM_STACK_ALIGNMENT bytes. */
+#define SM_STACK_ALIGNMENT 256
+
+/* Constructor: one storage of capacity_bytes on device. */
+SM_API sm_status sm_stack_create(sm_device device, int64_t capacity_bytes, sm_stack* out);
+/* A row-major tensor carved from the top of the stack, O(1). Past capacity:
+ * SM_ERR_OUT_OF_MEMORY and nothing changes. */
+SM_API sm_status sm_stack_push(sm_stack s, const int64_t* shape, int32_t ndim, sm_dtype dtype,
+                               sm_tensor* out);
+/* The current top, to return to later. */
+SM_API sm_status sm_stack_mark(sm_stack s, int64_t* mark);
+/* Frees every push made after mark, O(1). Tensors (and their views) still
+ * alive in the popped region become invalid: any call but release returns
+ * SM_ERR_INVALID_HANDLE. */
+SM_API sm_status sm_stack_pop_to(sm_stack s, int64_t mark);
+SM_API sm_status sm_stack_used(sm_stack s, int64_t* used_bytes, int64_t* capacity_bytes);
+/* Destructor. Tensors still pushed stay valid and pin the buffer until they
+ * are released (so a garbage collector may free in any order). NULL: no-op. */
+SM_API sm_status sm_stack_release(sm_stack s);
+
+/* ------------------------------------------------------------------------ */
+/* Streams and devices                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Sets the calling thread's current stream for a CUDA device (NULL: the
+ * default stream). */
+SM_API sm_status sm_set_stream(sm_device device, void* cuda_stream);
+SM_API sm_status sm_get_stream(sm_device device, void** cuda_stream);
+/* Waits for all work on the device (CPU: returns at once). */
+SM_API sm_status sm_synchronize(sm_device device);
+/* Marks t's storage as used on stream: its memory is not reused until the
+ * work queued there so far has finished. */
+SM_API sm_status sm_record_stream(sm_tensor t, void* cuda_stream);
+
+/* CPU worker threads for large copies (0 = one per core). The environment
+ * variable STRIDEMEM_NUM_THREADS sets the initial value. */
+SM_API sm_status sm_set_num_threads(int32_t n);
+SM_API sm_status sm_get_num_threads(int32_t* out);
+
+/* ------------------------------------------------------------------------ */
+/* DLPack interop (struct layouts in stridemem_dlpack.h)                    */
+/* ------------------------------------------------------------------------ */
+
+/* Zero-copy export: *managed is a DLManagedTensor* (versioned == 0) or a
+ * DLManagedTensorVersioned* (versioned != 0) that keeps t's storage alive
+ * until the consumer calls its deleter once. */
+SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed);
+/* Zero-copy import; takes ownership of managed on success (its deleter runs
+ * exactly once, when the last view dies). On failure ownership stays with the
+ * caller. */
+SM_API sm_status sm_from_dlpack(void* managed, int versioned, sm_tensor* out);
+
+/* ------------------------------------------------------------------------ */
+/* Testing hooks                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Fault injection: the n-th data allocation from now (1-based, any device)
+ * fails as if the system were out of memory; n <= 0 disables. The
+ * environment variable STRIDEMEM_FAIL_ALLOC=n sets it at load time. */
+SM_API sm_status sm_debug_fail_alloc(int64_t n);
+/* Number of live tensor, storage and stack handles (leak checks). */
+SM_API sm_status sm_debug_live_handles(int64_t* tensors, int64_t* storages, int64_t* stacks);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRIDEMEM_H */

@@ -1,0 +1,254 @@
+// Element types and exact conversions. Pure; usable from host code and, via
+// SM_HOST_DEVICE, from CUDA kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "stridemem.h"
+
+#if defined(__CUDACC__)
+#define SM_HOST_DEVICE __host__ __device__
+#else
+#define SM_HOST_DEVICE
+#endif
+
+namespace sm {
+
+enum class DType : int32_t {
+  Bool = SM_BOOL,
+  U8 = SM_UINT8,
+  I8 = SM_INT8,
+  I16 = SM_INT16,
+  I32 = SM_INT32,
+  I64 = SM_INT64,
+  F16 = SM_FLOAT16,
+  BF16 = SM_BFLOAT16,
+  F32 = SM_FLOAT32,
+  F64 = SM_FLOAT64,
+};
+constexpr int kNumDTypes = SM_NUM_DTYPES;
+
+inline bool dtype_valid(int32_t d) { return d >= 0 && d < kNumDTypes; }
+size_t dtype_size(DType d);
+const char* dtype_name(DType d);
+inline bool is_floating(DType d) {
+  return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64;
+}
+inline bool is_integral(DType d) { return !is_floating(d) && d != DType::Bool; }
+
+// 16-bit float storage types: plain bit containers; arithmetic happens in float.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+// Rounds a double to a small binary float with EB exponent and MB mantissa
+// bits (IEEE binary16: 5/10, bfloat16: 8/7), round to nearest even, in one
+// step (so f64 sources are rounded once, as NumPy does for float16).
+template <int EB, int MB>
+SM_HOST_DEVICE inline uint16_t double_to_small_float_bits(double value) {
+  constexpr int bias = (1 << (EB - 1)) - 1;
+  constexpr uint32_t exp_all_ones = (1u << EB) - 1u;
+  uint64_t x;
+  memcpy(&x, &value, 8);
+  const uint16_t sign = static_cast<uint16_t>((x >> 63) << (EB + MB));
+  const uint64_t abs = x & 0x7FFFFFFFFFFFFFFFull;
+  if (abs >= 0x7FF0000000000000ull) {  // inf or nan (nan stays quiet nan)
+    const uint32_t m = abs > 0x7FF0000000000000ull ? (1u << (MB - 1)) : 0u;
+    return static_cast<uint16_t>(sign | (exp_all_ones << MB) | m);
+  }
+  if ((abs >> 52) == 0) return sign;  // zero or double subnormal: rounds to +-0
+  const int exp = static_cast<int>(abs >> 52) - 1023;
+  if (exp > bias) return static_cast<uint16_t>(sign | (exp_all_ones << MB));
+  const uint64_t mant = (abs & 0xFFFFFFFFFFFFFull) | (1ull << 52);
+  int shift = 52 - MB;
+  uint32_t biased = static_cast<uint32_t>(exp + bias);
+  if (exp < 1 - bias) {  // target subnormal
+    shift += (1 - bias) - exp;
+    biased = 0;
+    if (shift > 60) return sign;  // below a quarter of the smallest subnormal
+  }
+  uint64_t kept = mant >> shift;
+  const uint64_t rem = mant & ((1ull << shift) - 1);
+  const uint64_t half_way = 1ull << (shift - 1);
+  if (rem > half_way || (rem == half_way && (kept & 1))) ++kept;
+  uint32_t result;
+  if (biased == 0) {
+    result = static_cast<uint32_t>(kept);  // a carry lands on the smallest normal: still right
+  } else {
+    result = (biased << MB) + static_cast<uint32_t>(kept - (1ull << MB));
+    if (result >= (exp_all_ones << MB)) result = exp_all_ones << MB;  // rounded to inf
+  }
+  return static_cast<uint16_t>(sign | result);
+}
+
+SM_HOST_DEVICE inline uint16_t double_to_half_bits(double v) {
+  return double_to_small_float_bits<5, 10>(v);
+}
+SM_HOST_DEVICE inline uint16_t double_to_bf16_bits(double v) {
+  return double_to_small_float_bits<8, 7>(v);
+}
+
+SM_HOST_DEVICE inline float half_bits_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu;
+  uint32_t mant = h & 0x3FFu;
+  uint32_t bits;
+  if (exp == 0x1F) {
+    bits = sign | 0x7F800000u | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      int e = -1;
+      do {
+        mant <<= 1;
+        ++e;
+      } while ((mant & 0x400u) == 0);
+      bits = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3FFu) << 13);
+    }
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+SM_HOST_DEVICE inline float bf16_bits_to_float(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+// Calls f(T{}) with the C++ type of d: bool, uint8_t, ..., Half, BFloat16, float, double.
+template <typename F>
+SM_HOST_DEVICE inline auto dispatch_dtype(DType d, F&& f) {
+  switch (d) {
+    case DType::Bool: return f(bool{});
+    case DType::U8: return f(uint8_t{});
+    case DType::I8: return f(int8_t{});
+    case DType::I16: return f(int16_t{});
+    case DType::I32: return f(int32_t{});
+    case DType::I64: return f(int64_t{});
+    case DType::F16: return f(Half{});
+    case DType::BF16: return f(BFloat16{});
+    case DType::F32: return f(float{});
+    default: return f(double{});
+  }
+}
+
+// Exact-as-possible element conversions through a common "wide" value.
+// Integers and bool travel as int64 (no precision loss); floats as double.
+template <typename T>
+struct Convert;
+
+template <>
+struct Convert<bool> {
+  SM_HOST_DEVICE static double to_double(bool v) { return v ? 1.0 : 0.0; }
+  SM_HOST_DEVICE static int64_t to_int(bool v) { return v ? 1 : 0; }
+  SM_HOST_DEVICE static bool from_double(double v) { return v != 0.0; }
+  SM_HOST_DEVICE static bool from_int(int64_t v) { return v != 0; }
+};
+
+// Float -> integer: NaN gives 0, out-of-range values saturate (C++ leaves it
+// undefined; NumPy/PyTorch give platform values). In-range values truncate
+// toward zero as every reference does.
+template <typename I>
+SM_HOST_DEVICE inline I saturating_float_to_int(double v) {
+  if (v != v) return 0;
+  if (sizeof(I) == 8) {
+    if (v >= 9223372036854775807.0) return static_cast<I>(INT64_MAX);
+    if (v < -9223372036854775808.0) return static_cast<I>(INT64_MIN);
+    return static_cast<I>(static_cast<int64_t>(v));
+  }
+  // Narrow integers wrap like the C int64 -> narrow conversion (NumPy does the
+  // same through its int64 intermediate on x86 for in-range int64 values).
+  int64_t w;
+  if (v >= 9223372036854775807.0) w = INT64_MAX;
+  else if (v < -9223372036854775808.0) w = INT64_MIN;
+  else w = static_cast<int64_t>(v);
+  return static_cast<I>(static_cast<uint64_t>(w));
+}
+
+#define SM_INT_CONVERT(T)                                                              \
+  template <>                                                                          \
+  struct Convert<T> {                                                                  \
+    SM_HOST_DEVICE static double to_double(T v) { return static_cast<double>(v); }     \
+    SM_HOST_DEVICE static int64_t to_int(T v) { return static_cast<int64_t>(v); }      \
+    SM_HOST_DEVICE static T from_double(double v) { return saturating_float_to_int<T>(v); } \
+    SM_HOST_DEVICE static T from_int(int64_t v) {                                      \
+      return static_cast<T>(static_cast<uint64_t>(v));                                 \
+    }                                                                                  \
+  };
+SM_INT_CONVERT(uint8_t)
+SM_INT_CONVERT(int8_t)
+SM_INT_CONVERT(int16_t)
+SM_INT_CONVERT(int32_t)
+SM_INT_CONVERT(int64_t)
+#undef SM_INT_CONVERT
+
+template <>
+struct Convert<Half> {
+  SM_HOST_DEVICE static double to_double(Half v) { return half_bits_to_float(v.bits); }
+  SM_HOST_DEVICE static int64_t to_int(Half v) {
+    return saturating_float_to_int<int64_t>(half_bits_to_float(v.bits));
+  }
+  SM_HOST_DEVICE static Half from_double(double v) { return Half{double_to_half_bits(v)}; }
+  SM_HOST_DEVICE static Half from_int(int64_t v) {
+    return Half{double_to_half_bits(static_cast<double>(v))};
+  }
+};
+template <>
+struct Convert<BFloat16> {
+  SM_HOST_DEVICE static double to_double(BFloat16 v) { return bf16_bits_to_float(v.bits); }
+  SM_HOST_DEVICE static int64_t to_int(BFloat16 v) {
+    return saturating_float_to_int<int64_t>(bf16_bits_to_float(v.bits));
+  }
+  SM_HOST_DEVICE static BFloat16 from_double(double v) { return BFloat16{double_to_bf16_bits(v)}; }
+  SM_HOST_DEVICE static BFloat16 from_int(int64_t v) {
+    return BFloat16{double_to_bf16_bits(static_cast<double>(v))};
+  }
+};
+template <>
+struct Convert<float> {
+  SM_HOST_DEVICE static double to_double(float v) { return v; }
+  SM_HOST_DEVICE static int64_t to_int(float v) { return saturating_float_to_int<int64_t>(v); }
+  SM_HOST_DEVICE static float from_double(double v) { return static_cast<float>(v); }
+  SM_HOST_DEVICE static float from_int(int64_t v) { return static_cast<float>(v); }
+};
+template <>
+struct Convert<double> {
+  SM_HOST_DEVICE static double to_double(double v) { return v; }
+  SM_HOST_DEVICE static int64_t to_int(double v) { return saturating_float_to_int<int64_t>(v); }
+  SM_HOST_DEVICE static double from_double(double v) { return v; }
+  SM_HOST_DEVICE static double from_int(int64_t v) { return static_cast<double>(v); }
+};
+
+template <typename T>
+struct IsFloatLike {
+  static constexpr bool value = false;
+};
+template <> struct IsFloatLike<Half> { static constexpr bool value = true; };
+template <> struct IsFloatLike<BFloat16> { static constexpr bool value = true; };
+template <> struct IsFloatLike<float> { static constexpr bool value = true; };
+template <> struct IsFloatLike<double> { static constexpr bool value = true; };
+
+// Element conversion S -> D: exact for every pair that the target can hold;
+// integer -> integer wraps (two's complement), float -> integer truncates
+// (saturating), anything -> 16-bit float rounds to nearest even once.
+template <typename D, typename S>
+SM_HOST_DEVICE inline D convert(S v) {
+  if constexpr (IsFloatLike<S>::value) {
+    return Convert<D>::from_double(Convert<S>::to_double(v));
+  } else {
+    return Convert<D>::from_int(Convert<S>::to_int(v));
+  }
+}
+
+}  // namespace sm
