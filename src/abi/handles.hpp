@@ -1,0 +1,118 @@
+// Generation-checked handle tables. A handle is not a pointer: it encodes a
+// kind tag, a slot index and the slot's generation, so a released, forged or
+// wrong-kind handle is detected by a table lookup (SM_ERR_INVALID_HANDLE)
+// instead of dereferencing garbage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace sm {
+
+enum class HandleKind : uint64_t { Tensor = 1, Storage = 2, Stack = 3 };
+
+template <typename T>
+class HandleTable {
+ public:
+  explicit HandleTable(HandleKind kind, const char* noun) : kind_(kind), noun_(noun) {}
+
+  // Registers obj with one owner; returns the handle value.
+  void* insert(std::shared_ptr<T> obj) {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint32_t index;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      if (slots_.size() >= kMaxSlots) fail(SM_ERR_OUT_OF_MEMORY, "too many live %s handles", noun_);
+      slots_.emplace_back();
+      index = static_cast<uint32_t>(slots_.size() - 1);
+    }
+    Slot& s = slots_[index];
+    s.obj = std::move(obj);
+    s.owners = 1;
+    ++live_;
+    return encode(index, s.generation);
+  }
+
+  // The object behind a live handle (shared, so a concurrent release cannot
+  // free it under the caller).
+  std::shared_ptr<T> get(const void* h, const char* arg) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slot_locked(h, arg).obj;
+  }
+
+  void retain(const void* h, const char* arg) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& s = slot_locked(h, arg);
+    ++s.owners;
+  }
+
+  // Drops one owner; the object itself is destroyed outside the lock (its
+  // destructor may run user deleters that call back into the library).
+  void release(const void* h, const char* arg) {
+    std::shared_ptr<T> dying;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Slot& s = slot_locked(h, arg);
+      if (--s.owners > 0) return;
+      dying = std::move(s.obj);
+      s.obj.reset();
+      s.generation = (s.generation + 1) & kGenMask;
+      if (s.generation == 0) s.generation = 1;  // 0 never names a live slot
+      free_.push_back(decode_index(h));
+      --live_;
+    }
+  }
+
+  int64_t live() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return live_;
+  }
+
+ private:
+  struct Slot {
+    std::shared_ptr<T> obj;
+    int64_t owners = 0;
+    uint32_t generation = 1;
+  };
+  // Layout of a handle value: [kind:4][generation:28][index+1:32].
+  static constexpr uint64_t kGenMask = (1u << 28) - 1;
+  static constexpr size_t kMaxSlots = 0xFFFFFFF0u;
+
+  void* encode(uint32_t index, uint32_t gen) const {
+    const uint64_t v = (static_cast<uint64_t>(kind_) << 60) | (static_cast<uint64_t>(gen) << 32) |
+                       (static_cast<uint64_t>(index) + 1);
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(v));
+  }
+  static uint32_t decode_index(const void* h) {
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(h) & 0xFFFFFFFFu) - 1;
+  }
+
+  Slot& slot_locked(const void* h, const char* arg) {
+    const uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+    if (v == 0) fail(SM_ERR_INVALID_HANDLE, "%s is NULL (not a %s handle)", arg, noun_);
+    const uint64_t kind = v >> 60;
+    const uint32_t gen = static_cast<uint32_t>((v >> 32) & kGenMask);
+    const uint64_t low = v & 0xFFFFFFFFu;
+    if (kind != static_cast<uint64_t>(kind_) || low == 0 || low > slots_.size())
+      fail(SM_ERR_INVALID_HANDLE, "%s (%p) is not a %s handle (forged or of another kind)", arg, h, noun_);
+    Slot& s = slots_[low - 1];
+    if (s.generation != gen || !s.obj)
+      fail(SM_ERR_INVALID_HANDLE, "%s (%p) is a stale %s handle (already released)", arg, h, noun_);
+    return s;
+  }
+
+  HandleKind kind_;
+  const char* noun_;
+  std::mutex mu_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  int64_t live_ = 0;
+};
+
+}  // namespace sm

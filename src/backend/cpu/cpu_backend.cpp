@@ -1,0 +1,46 @@
+// The CPU device: caching host allocator over aligned malloc, the CPU
+// kernels, and memcpy for byte copies between host memories.
+#include <cstdlib>
+#include <cstring>
+
+#include "backend/backend.hpp"
+#include "core/error.hpp"
+#include "memory/caching_host_allocator.hpp"
+
+namespace sm {
+
+namespace {
+
+// 64-byte alignment: a cache line, and enough for any SIMD load we issue.
+void* host_alloc(size_t n) { return std::aligned_alloc(64, (n + 63) / 64 * 64); }
+void host_free(void* p) { std::free(p); }
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() : alloc_(host_alloc, host_free, "cpu") {}
+  Device device() const override { return Device{SM_DEVICE_CPU, 0}; }
+  Allocator& allocator() override { return alloc_; }
+  Kernels& kernels() override { return cpu_kernels(); }
+  void copy_bytes(void* dst, Device, const void* src, Device, size_t n) override {
+    if (n) std::memmove(dst, src, n);
+  }
+  void synchronize() override {}
+  void set_stream(void* stream) override {
+    if (stream) fail(SM_ERR_INVALID_ARGUMENT, "sm_set_stream: the CPU device has no streams (pass NULL)");
+  }
+  void* get_stream() override { return nullptr; }
+
+ private:
+  CachingHostAllocator alloc_;
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  // Leaked on purpose: storages released during static destruction (a host
+  // language's GC at exit) must still find their allocator.
+  static CpuBackend* b = new CpuBackend();
+  return *b;
+}
+
+}  // namespace sm

@@ -1,0 +1,141 @@
+// Tensor creation: fresh storages from the device's caching allocator, or
+// wrapped caller memory (from_blob).
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+#include "engine/ops.hpp"
+
+namespace sm {
+
+TensorPtr empty_with_layout(const Layout& l, DType dtype, Device device) {
+  const int64_t bytes = required_storage_bytes(l, static_cast<int64_t>(dtype_size(dtype)));
+  StoragePtr s = allocate_storage(device, bytes);
+  return std::make_shared<const TensorImpl>(std::move(s), l, dtype);
+}
+
+TensorPtr empty(const int64_t* shape, int ndim, DType dtype, Device device) {
+  checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype)));
+  return empty_with_layout(dense_layout(shape, ndim, SM_CONTIGUOUS), dtype, device);
+}
+
+TensorPtr empty_strided(const int64_t* shape, const int64_t* strides, int ndim, DType dtype,
+                        Device device) {
+  checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype)));
+  Layout l;
+  l.ndim = ndim;
+  for (int i = 0; i < ndim; ++i) {
+    l.sizes[i] = shape[i];
+    l.strides[i] = strides[i];
+  }
+  // Negative strides: start the view where its lowest element lands at 0.
+  const Extent e = extent(l);
+  if (!e.empty && e.lo < 0) l.offset = -e.lo;
+  // The storage holds exactly the elements the strides reach.
+  if (!e.empty) {
+    int64_t span;
+    if (add_overflows(e.hi - e.lo, 1, &span) ||
+        mul_overflows(span, static_cast<int64_t>(dtype_size(dtype)), &span))
+      fail(SM_ERR_OVERFLOW, "strides %s over shape %s reach more than 2^63 bytes",
+           format_dims(strides, ndim).c_str(), format_dims(shape, ndim).c_str());
+  }
+  return empty_with_layout(l, dtype, device);
+}
+
+TensorPtr full(const int64_t* shape, int ndim, double value, DType dtype, Device device) {
+  TensorPtr t = empty(shape, ndim, dtype, device);
+  if (t->numel() > 0) kernels_for(device).scalar_op(t->desc(), SM_OP_FILL, value, 0.0);
+  return t;
+}
+
+TensorPtr arange(double start, double step, int64_t n, DType dtype, Device device) {
+  if (n < 0) fail(SM_ERR_SHAPE, "n must be >= 0 (got %lld)", (long long)n);
+  const int64_t shape[1] = {n};
+  // Built on the host in the target dtype, then moved: arange is not a hot path.
+  std::vector<double> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = start + step * static_cast<double>(i);
+  TensorPtr host = from_host(values.data(), shape, 1, DType::F64, Device{SM_DEVICE_CPU, 0});
+  bool copied = false;
+  return to(host, device, dtype, &copied);
+}
+
+namespace {
+// A CPU tensor over caller memory that we never free (host staging).
+TensorPtr wrap_host(const void* data, const Layout& l, DType dtype, int64_t nbytes) {
+  auto s = std::make_shared<Storage>(Device{SM_DEVICE_CPU, 0}, const_cast<void*>(data), nbytes,
+                                     std::function<void()>(), false);
+  return std::make_shared<const TensorImpl>(std::move(s), l, dtype);
+}
+}  // namespace
+
+TensorPtr from_host(const void* data, const int64_t* shape, int ndim, DType dtype, Device device) {
+  const int64_t nbytes = checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype)));
+  if (!data && nbytes > 0) fail(SM_ERR_INVALID_ARGUMENT, "data is NULL but the shape holds %lld bytes", (long long)nbytes);
+  const Layout l = dense_layout(shape, ndim, SM_CONTIGUOUS);
+  TensorPtr out = empty_with_layout(l, dtype, device);
+  if (nbytes > 0) {
+    if (host_accessible(device)) {
+      std::memcpy(out->data(), data, static_cast<size_t>(nbytes));
+    } else {
+      Backend& b = backend_for(device);
+      b.copy_bytes(out->data(), device, data, Device{SM_DEVICE_CPU, 0}, static_cast<size_t>(nbytes));
+    }
+  }
+  return out;
+}
+
+TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, int ndim,
+                    DType dtype, Device device, BlobDeleter deleter, void* ctx) {
+  const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
+  checked_numel(shape, ndim, itemsize);
+  Layout l;
+  if (strides) {
+    l.ndim = ndim;
+    for (int i = 0; i < ndim; ++i) {
+      l.sizes[i] = shape[i];
+      l.strides[i] = strides[i];
+    }
+  } else {
+    l = dense_layout(shape, ndim, SM_CONTIGUOUS);
+  }
+  backend_for(device);  // the device must exist and be usable
+  const Extent e = extent(l);
+  if (!e.empty && !data)
+    fail(SM_ERR_INVALID_ARGUMENT, "data is NULL but shape %s holds elements", format_dims(shape, ndim).c_str());
+  // The storage starts at the lowest element reached, so negative strides
+  // over caller memory work: data points at element [0, ..., 0].
+  int64_t lo = e.empty ? 0 : e.lo;
+  int64_t bytes = e.empty ? 0 : (e.hi - e.lo + 1) * itemsize;
+  l.offset = -lo;
+  char* base = static_cast<char*>(data) + lo * itemsize;
+  std::function<void()> on_free;
+  if (deleter) on_free = [deleter, data, ctx] { deleter(data, ctx); };
+  auto s = std::make_shared<Storage>(device, base, bytes, std::move(on_free), false);
+  return std::make_shared<const TensorImpl>(std::move(s), l, dtype);
+}
+
+void copy_to_host(const TensorPtr& t, void* dst, size_t nbytes) {
+  const int64_t need = t->numel() * static_cast<int64_t>(t->itemsize());
+  if (nbytes < static_cast<size_t>(need))
+    fail(SM_ERR_INVALID_ARGUMENT, "buffer of %zu bytes is too small: the tensor holds %lld bytes",
+         nbytes, (long long)need);
+  if (need == 0) return;
+  if (!dst) fail(SM_ERR_INVALID_ARGUMENT, "dst is NULL");
+  const Layout l = dense_layout(t->layout().sizes, t->layout().ndim, SM_CONTIGUOUS);
+  TensorPtr host = wrap_host(dst, l, t->dtype(), need);
+  if (host_accessible(t->device())) {
+    const OverlapStatus st = overlap_status(host->layout(), host->base_address(), t->itemsize(),
+                                            t->layout(), t->base_address(), t->itemsize());
+    if (st != OverlapStatus::None)
+      fail(SM_ERR_OVERLAP, "dst overlaps the tensor's own memory");
+    cpu_kernels().copy(host->desc(), t->desc());
+    return;
+  }
+  bool copied = false;
+  TensorPtr c = contiguous(t, SM_CONTIGUOUS, &copied);
+  backend_for(t->device()).copy_bytes(dst, Device{SM_DEVICE_CPU, 0}, c->data(), t->device(),
+                                      static_cast<size_t>(need));
+}
+
+}  // namespace sm

@@ -1,0 +1,51 @@
+#include "engine/storage.hpp"
+
+#include "core/error.hpp"
+
+namespace sm {
+
+DeviceCounters& device_counters(Device d) {
+  constexpr int kMaxCuda = 64;
+  static DeviceCounters cpu, pinned, cuda[kMaxCuda];
+  switch (d.type) {
+    case SM_DEVICE_CPU: return cpu;
+    case SM_DEVICE_CUDA_HOST: return pinned;
+    case SM_DEVICE_CUDA:
+      if (d.index >= 0 && d.index < kMaxCuda) return cuda[d.index];
+      break;
+    default: break;
+  }
+  fail(SM_ERR_DEVICE, "device (type %d, index %d) does not exist", d.type, d.index);
+}
+
+Storage::Storage(Device device, Allocator* allocator, Allocation alloc, int64_t nbytes)
+    : device_(device), data_(alloc.ptr), nbytes_(nbytes), allocator_(allocator), alloc_(alloc) {
+  device_counters(device_).active_storages++;
+}
+
+Storage::Storage(Device device, void* data, int64_t nbytes, std::function<void()> on_free,
+                 bool read_only)
+    : device_(device), data_(data), nbytes_(nbytes), on_free_(std::move(on_free)),
+      read_only_(read_only) {
+  device_counters(device_).active_storages++;
+}
+
+Storage::~Storage() {
+  device_counters(device_).active_storages--;
+  if (allocator_) allocator_->deallocate(alloc_);
+  if (on_free_) on_free_();
+}
+
+StoragePtr allocate_storage(Device device, int64_t nbytes) {
+  Backend& b = backend_for(device);
+  device_counters(device);  // validates the index before allocating
+  Allocation a = b.allocator().allocate(static_cast<size_t>(nbytes));
+  try {
+    return std::make_shared<Storage>(device, &b.allocator(), a, nbytes);
+  } catch (...) {
+    b.allocator().deallocate(a);
+    throw;
+  }
+}
+
+}  // namespace sm
