@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set-up + build + every test: the Rust crate, the Julia ccall checker, then
+# ctest (C/C++ unit and API tests, C programs, Python/NumPy differential
+# tests). Exits non-zero if anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup-deps.sh
+scripts/build.sh
+root="$PWD"
+export PATH="$PATH:$HOME/.cargo/bin"
+
+echo "== Rust crate (cargo test)"
+(cd bindings/rust && STRIDEMEM_LIB_DIR="$root/build" cargo test --quiet 2>&1)
+
+echo "== Julia package: @ccall checker against stridemem.h and nm -D"
+/usr/bin/python3 tools/check_julia_ccalls.py --lib "$root/build/libstridemem.so"
+
+echo "== ctest"
+ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
