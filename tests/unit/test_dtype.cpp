@@ -1,0 +1,131 @@
+// Exact f16/bf16 conversions: every bit pattern round-trips, and rounding from
+// double is the nearest representable value with ties to even (checked
+// against a brute-force search over the neighbouring encodings).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "core/dtype.hpp"
+
+using namespace sm;
+
+namespace {
+
+double half_value(uint16_t h) { return half_bits_to_float(h); }
+double bf16_value(uint16_t b) { return bf16_bits_to_float(b); }
+
+// The nearest finite encoding by brute force (positive values; ties to even),
+// with IEEE overflow: values >= max + half an ulp go to infinity.
+template <typename ToValue>
+uint16_t brute_round(double x, ToValue value, uint16_t max_finite, uint16_t inf) {
+  const double maxv = value(max_finite);
+  const double ulp = maxv - value(static_cast<uint16_t>(max_finite - 1));
+  if (x >= maxv + ulp / 2) return inf;
+  uint16_t best = 0;
+  double best_err = std::numeric_limits<double>::infinity();
+  // Binary search for the first encoding >= x, then compare neighbours.
+  uint32_t lo = 0, hi = max_finite;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (value(static_cast<uint16_t>(mid)) < x) lo = mid + 1; else hi = mid;
+  }
+  for (int64_t c = static_cast<int64_t>(lo) - 1; c <= static_cast<int64_t>(lo) + 1; ++c) {
+    if (c < 0 || c > max_finite) continue;
+    const double err = std::fabs(value(static_cast<uint16_t>(c)) - x);
+    if (err < best_err || (err == best_err && (c & 1) == 0)) {
+      best = static_cast<uint16_t>(c);
+      best_err = err;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST(DType, SizesAndNames) {
+  EXPECT_EQ(dtype_size(DType::Bool), 1u);
+  EXPECT_EQ(dtype_size(DType::BF16), 2u);
+  EXPECT_EQ(dtype_size(DType::F64), 8u);
+  EXPECT_STREQ(dtype_name(DType::BF16), "bfloat16");
+  EXPECT_TRUE(is_floating(DType::F16));
+  EXPECT_TRUE(is_integral(DType::U8));
+  EXPECT_FALSE(is_integral(DType::Bool));
+}
+
+TEST(DType, HalfRoundTripsEveryPattern) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = half_bits_to_float(static_cast<uint16_t>(h));
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(half_value(double_to_half_bits(f))));
+      continue;
+    }
+    ASSERT_EQ(double_to_half_bits(f), h) << std::hex << h;
+  }
+}
+
+TEST(DType, Bf16RoundTripsEveryPattern) {
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    const float f = bf16_bits_to_float(static_cast<uint16_t>(b));
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(bf16_value(double_to_bf16_bits(f))));
+      continue;
+    }
+    ASSERT_EQ(double_to_bf16_bits(f), b) << std::hex << b;
+  }
+}
+
+TEST(DType, HalfKnownValues) {
+  EXPECT_EQ(double_to_half_bits(1.0), 0x3C00);
+  EXPECT_EQ(double_to_half_bits(-2.0), 0xC000);
+  EXPECT_EQ(double_to_half_bits(65504.0), 0x7BFF);
+  EXPECT_EQ(double_to_half_bits(65520.0), 0x7C00);  // ties at the top round to inf
+  EXPECT_EQ(double_to_half_bits(65519.99), 0x7BFF);
+  EXPECT_EQ(double_to_half_bits(1.0 + std::ldexp(1.0, -11)), 0x3C00);  // tie -> even
+  EXPECT_EQ(double_to_half_bits(1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02);  // tie -> even (up)
+  EXPECT_EQ(double_to_half_bits(std::ldexp(1.0, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(double_to_half_bits(std::ldexp(1.0, -25)), 0x0000);  // tie -> even (zero)
+  EXPECT_EQ(double_to_half_bits(std::ldexp(1.5, -25)), 0x0001);
+  EXPECT_EQ(double_to_half_bits(-0.0), 0x8000);
+  EXPECT_EQ(double_to_half_bits(INFINITY), 0x7C00);
+  EXPECT_EQ(double_to_half_bits(-INFINITY), 0xFC00);
+  EXPECT_EQ(double_to_half_bits(1e-300), 0x0000);
+}
+
+TEST(DType, Bf16KnownValues) {
+  EXPECT_EQ(double_to_bf16_bits(1.0), 0x3F80);
+  EXPECT_EQ(double_to_bf16_bits(1.0 + std::ldexp(1.0, -8)), 0x3F80);      // tie -> even
+  EXPECT_EQ(double_to_bf16_bits(1.0 + 3 * std::ldexp(1.0, -8)), 0x3F82);  // tie -> even (up)
+  // Just above a tie in double, but the tie in float: a double-rounding trap.
+  EXPECT_EQ(double_to_bf16_bits(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)), 0x3F81);
+  EXPECT_EQ(double_to_bf16_bits(3.4e38), 0x7F80);  // beyond bf16 max rounds to inf
+}
+
+TEST(DType, RandomDoublesRoundToNearestEven) {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> mant(1.0, 2.0);
+  std::uniform_int_distribution<int> ex16(-26, 16), ex_bf(-134, 128);
+  for (int i = 0; i < 200000; ++i) {
+    const double x = std::ldexp(mant(rng), ex16(rng));
+    ASSERT_EQ(double_to_half_bits(x), brute_round(x, half_value, 0x7BFF, 0x7C00)) << x;
+    const double y = std::ldexp(mant(rng), ex_bf(rng));
+    ASSERT_EQ(double_to_bf16_bits(y), brute_round(y, bf16_value, 0x7F7F, 0x7F80)) << y;
+    ASSERT_EQ(double_to_half_bits(-x), 0x8000 | brute_round(x, half_value, 0x7BFF, 0x7C00));
+  }
+}
+
+TEST(DType, ConvertIntegersWrapAndFloatsSaturate) {
+  EXPECT_EQ((convert<uint8_t, int64_t>(257)), 1);
+  EXPECT_EQ((convert<int8_t, int32_t>(200)), -56);
+  EXPECT_EQ((convert<int32_t, double>(-3.9)), -3);
+  EXPECT_EQ((convert<int64_t, double>(1e30)), INT64_MAX);
+  EXPECT_EQ((convert<int64_t, double>(NAN)), 0);
+  EXPECT_EQ((convert<bool, float>(0.5f)), true);
+  EXPECT_EQ((convert<bool, int64_t>(0)), false);
+  EXPECT_EQ((convert<int64_t, int64_t>(INT64_MIN)), INT64_MIN);
+  EXPECT_EQ((convert<double, int64_t>((int64_t(1) << 53) + 1)), 9007199254740992.0);
+  EXPECT_EQ((convert<Half, float>(1.5f)).bits, 0x3E00);
+  EXPECT_EQ((convert<float, BFloat16>(BFloat16{0x3F80})), 1.0f);
+}
