@@ -438,8 +438,18 @@ SM_API sm_status sm_get_num_threads(int32_t* out);
 
 /* Zero-copy export: *managed is a DLManagedTensor* (versioned == 0) or a
  * DLManagedTensorVersioned* (versioned != 0) that keeps t's storage alive
- * until the consumer calls its deleter once. */
+ * until the consumer calls its deleter once. data points at element
+ * [0, ..., 0] with byte_offset 0 (as PyTorch exports); strides are always
+ * given, negative ones included. A tensor carved from a stack of views
+ * exports its region as is: the consumer must be done before sm_stack_pop_to. */
 SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed);
+/* Flags for sm_to_dlpack_ex. */
+#define SM_DLPACK_VERSIONED 1u /* produce a DLManagedTensorVersioned (else legacy) */
+#define SM_DLPACK_NORMALIZE 2u /* for consumers that cannot take negative strides: such a
+                                  tensor is exported as a dense copy (versioned: flagged
+                                  IS_COPIED) and *copied says so; others stay zero-copy */
+/* sm_to_dlpack with flags; copied (may be NULL) is set to 1 when a copy was made. */
+SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, void** managed, int* copied);
 /* Zero-copy import; takes ownership of managed on success (its deleter runs
  * exactly once, when the last view dies). On failure ownership stays with the
  * caller. */

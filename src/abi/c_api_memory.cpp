@@ -198,6 +198,19 @@ SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed) {
   });
 }
 
+SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, void** managed, int* copied) {
+  return guard(__func__, [&] {
+    TensorPtr x = tensor_arg(t, "t");
+    require_out(managed, "managed");
+    if (flags & ~(SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE))
+      fail(SM_ERR_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
+    bool c = false;
+    void* m = to_dlpack_ex(x, (flags & SM_DLPACK_VERSIONED) != 0, (flags & SM_DLPACK_NORMALIZE) != 0, &c);
+    *managed = m;
+    if (copied) *copied = c ? 1 : 0;
+  });
+}
+
 SM_API sm_status sm_from_dlpack(void* managed, int versioned, sm_tensor* out) {
   return guard(__func__, [&] {
     require_out(out, "out");

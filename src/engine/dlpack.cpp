@@ -1,15 +1,202 @@
-// Placeholder until DLPack lands (issue 5): a clear SM_ERR_UNSUPPORTED.
+// DLPack export/import, zero copy. Layouts from include/stridemem_dlpack.h
+// (checked against Debian's dlpack.h in tests/unit/test_dlpack_layout.cpp).
 #include "engine/dlpack.hpp"
 
+#include <cstring>
+#include <memory>
+
 #include "core/error.hpp"
+#include "engine/ops.hpp"
+#include "stridemem_dlpack.h"
 
 namespace sm {
 
-void* to_dlpack(const TensorPtr&, bool) {
-  fail(SM_ERR_UNSUPPORTED, "DLPack export is not implemented in this build yet");
+namespace {
+
+sm_DLDataType to_dl_dtype(DType d) {
+  sm_DLDataType t;
+  t.lanes = 1;
+  t.bits = static_cast<uint8_t>(dtype_size(d) * 8);
+  switch (d) {
+    case DType::Bool: t.code = sm_kDLBool; break;
+    case DType::U8: t.code = sm_kDLUInt; break;
+    case DType::I8:
+    case DType::I16:
+    case DType::I32:
+    case DType::I64: t.code = sm_kDLInt; break;
+    case DType::BF16: t.code = sm_kDLBfloat; break;
+    default: t.code = sm_kDLFloat; break;
+  }
+  return t;
 }
-TensorPtr from_dlpack(void*, bool) {
-  fail(SM_ERR_UNSUPPORTED, "DLPack import is not implemented in this build yet");
+
+DType from_dl_dtype(sm_DLDataType t) {
+  if (t.lanes != 1)
+    fail(SM_ERR_DTYPE, "DLPack dtype with %u lanes is not supported (only 1)", t.lanes);
+  switch (t.code) {
+    case sm_kDLBool:
+      if (t.bits == 8) return DType::Bool;
+      break;
+    case sm_kDLUInt:
+      if (t.bits == 8) return DType::U8;
+      if (t.bits == 1) break;
+      break;
+    case sm_kDLInt:
+      if (t.bits == 8) return DType::I8;
+      if (t.bits == 16) return DType::I16;
+      if (t.bits == 32) return DType::I32;
+      if (t.bits == 64) return DType::I64;
+      break;
+    case sm_kDLFloat:
+      if (t.bits == 16) return DType::F16;
+      if (t.bits == 32) return DType::F32;
+      if (t.bits == 64) return DType::F64;
+      break;
+    case sm_kDLBfloat:
+      if (t.bits == 16) return DType::BF16;
+      break;
+    default: break;
+  }
+  fail(SM_ERR_DTYPE, "DLPack dtype (code %u, bits %u) has no stridemem dtype", t.code, t.bits);
+}
+
+sm_DLDevice to_dl_device(Device d) {
+  sm_DLDevice out;
+  out.device_type = static_cast<sm_DLDeviceType>(d.type);  // our codes are DLPack's
+  out.device_id = d.index;
+  return out;
+}
+
+Device from_dl_device(sm_DLDevice d) {
+  const int32_t type = static_cast<int32_t>(d.device_type);
+  if (type != SM_DEVICE_CPU && type != SM_DEVICE_CUDA && type != SM_DEVICE_CUDA_HOST)
+    fail(SM_ERR_DEVICE, "DLPack device type %d is not supported (CPU=1, CUDA=2, CUDAHost=3)", type);
+  Device dev{type, d.device_id};
+  backend_for(dev);  // exists and usable
+  return dev;
+}
+
+// Owns what an exported managed tensor points to.
+struct ExportContext {
+  TensorPtr keep;  // holds the storage alive
+  int64_t shape[kMaxDims];
+  int64_t strides[kMaxDims];
+  sm_DLManagedTensor legacy;
+  sm_DLManagedTensorVersioned versioned;
+};
+
+void fill_dl_tensor(sm_DLTensor& dl, ExportContext& ctx) {
+  const TensorImpl& t = *ctx.keep;
+  const Layout& l = t.layout();
+  for (int i = 0; i < l.ndim; ++i) {
+    ctx.shape[i] = l.sizes[i];
+    ctx.strides[i] = l.strides[i];
+  }
+  dl.data = t.data();
+  dl.device = to_dl_device(t.device());
+  dl.ndim = l.ndim;
+  dl.dtype = to_dl_dtype(t.dtype());
+  dl.shape = ctx.shape;
+  dl.strides = ctx.strides;
+  dl.byte_offset = 0;
+}
+
+void delete_legacy(sm_DLManagedTensor* self) {
+  if (self) delete static_cast<ExportContext*>(self->manager_ctx);
+}
+void delete_versioned(sm_DLManagedTensorVersioned* self) {
+  if (self) delete static_cast<ExportContext*>(self->manager_ctx);
+}
+
+bool has_negative_stride(const Layout& l) {
+  for (int i = 0; i < l.ndim; ++i)
+    if (l.strides[i] < 0 && l.sizes[i] > 1) return true;
+  return false;
+}
+
+}  // namespace
+
+void* to_dlpack_ex(const TensorPtr& t, bool versioned, bool normalize, bool* copied) {
+  TensorPtr src = t;
+  *copied = false;
+  if (normalize && has_negative_stride(t->layout())) {
+    src = clone(t, SM_PRESERVE);  // dense, positive strides
+    *copied = true;
+  }
+  auto ctx = std::make_unique<ExportContext>();
+  ctx->keep = src;
+  void* result;
+  if (versioned) {
+    sm_DLManagedTensorVersioned& m = ctx->versioned;
+    m.version.major = SM_DLPACK_MAJOR_VERSION;
+    m.version.minor = SM_DLPACK_MINOR_VERSION;
+    m.manager_ctx = ctx.get();
+    m.deleter = delete_versioned;
+    m.flags = 0;
+    if (src->storage()->read_only()) m.flags |= SM_DLPACK_FLAG_BITMASK_READ_ONLY;
+    if (*copied) m.flags |= SM_DLPACK_FLAG_BITMASK_IS_COPIED;
+    fill_dl_tensor(m.dl_tensor, *ctx);
+    result = &m;
+  } else {
+    sm_DLManagedTensor& m = ctx->legacy;
+    m.manager_ctx = ctx.get();
+    m.deleter = delete_legacy;
+    fill_dl_tensor(m.dl_tensor, *ctx);
+    result = &m;
+  }
+  ctx.release();  // owned by the consumer now, until it calls the deleter
+  return result;
+}
+
+void* to_dlpack(const TensorPtr& t, bool versioned) {
+  bool copied = false;
+  return to_dlpack_ex(t, versioned, false, &copied);
+}
+
+TensorPtr from_dlpack(void* managed, bool versioned) {
+  sm_DLTensor* dl;
+  bool read_only = false;
+  std::function<void()> on_free;
+  if (versioned) {
+    auto* m = static_cast<sm_DLManagedTensorVersioned*>(managed);
+    if (m->version.major != SM_DLPACK_MAJOR_VERSION)
+      fail(SM_ERR_UNSUPPORTED, "DLPack major version %u is not supported (this build reads %d.x)",
+           m->version.major, SM_DLPACK_MAJOR_VERSION);
+    dl = &m->dl_tensor;
+    read_only = (m->flags & SM_DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+    if (m->deleter) on_free = [m] { m->deleter(m); };
+  } else {
+    auto* m = static_cast<sm_DLManagedTensor*>(managed);
+    dl = &m->dl_tensor;
+    if (m->deleter) on_free = [m] { m->deleter(m); };
+  }
+  if (dl->ndim < 0 || dl->ndim > kMaxDims)
+    fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has ndim %d (supported: 0..%d)", dl->ndim, kMaxDims);
+  if (dl->ndim > 0 && !dl->shape) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has a NULL shape");
+  const DType dtype = from_dl_dtype(dl->dtype);
+  const Device dev = from_dl_device(dl->device);
+  const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
+  checked_numel(dl->shape, dl->ndim, itemsize);
+  Layout l;
+  if (dl->strides) {
+    l.ndim = dl->ndim;
+    for (int i = 0; i < dl->ndim; ++i) {
+      l.sizes[i] = dl->shape[i];
+      l.strides[i] = dl->strides[i];
+    }
+  } else {
+    l = dense_layout(dl->shape, dl->ndim, SM_CONTIGUOUS);
+  }
+  const Extent e = extent(l);
+  char* first = static_cast<char*>(dl->data) + dl->byte_offset;
+  if (!e.empty && !dl->data) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has NULL data");
+  // Storage spans exactly the elements reached; element [0, ...] sits at -lo.
+  const int64_t lo = e.empty ? 0 : e.lo;
+  const int64_t bytes = e.empty ? 0 : (e.hi - e.lo + 1) * itemsize;
+  l.offset = -lo;
+  auto storage = std::make_shared<Storage>(dev, first + lo * itemsize, bytes, std::move(on_free),
+                                           read_only);
+  return std::make_shared<const TensorImpl>(std::move(storage), l, dtype);
 }
 
 }  // namespace sm
