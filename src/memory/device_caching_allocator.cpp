@@ -1,0 +1,325 @@
+#include "memory/device_caching_allocator.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "core/error.hpp"
+
+namespace sm {
+
+// A run of bytes inside one segment (a device allocation). Segments are the
+// chains linked by prev/next; a block with neither is a whole segment.
+struct DeviceCachingAllocator::Block {
+  void* stream = nullptr;  // the stream it was allocated on (its pool key)
+  size_t size = 0;
+  char* ptr = nullptr;
+  size_t requested = 0;
+  bool allocated = false;
+  bool small = false;  // lives in the small pool (its segment is a small one)
+  Block* prev = nullptr;
+  Block* next = nullptr;
+  std::vector<void*> stream_uses;  // other streams that used it (record_stream)
+  int event_count = 0;             // outstanding events before it may be reused
+};
+
+bool DeviceCachingAllocator::BlockLess::operator()(const Block* a, const Block* b) const {
+  // By stream, then size (best fit = lower_bound), then address.
+  const std::less<const void*> lt;
+  if (a->stream != b->stream) return lt(a->stream, b->stream);
+  if (a->size != b->size) return a->size < b->size;
+  return lt(a->ptr, b->ptr);
+}
+
+DeviceCachingAllocator::~DeviceCachingAllocator() {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    wait_all_events_locked();
+  } catch (...) {
+    // The device is gone or broken: blocks still pending are simply dropped.
+  }
+  release_cached_locked();
+  for (void* e : spare_events_) ops_->event_destroy(e);
+  spare_events_.clear();
+}
+
+size_t DeviceCachingAllocator::round_size(size_t nbytes) {
+  if (nbytes == 0) return 0;
+  if (nbytes > SIZE_MAX - (kRound - 1)) return SIZE_MAX;
+  return (nbytes + kRound - 1) / kRound * kRound;
+}
+
+size_t DeviceCachingAllocator::segment_size(size_t rounded) {
+  if (rounded <= kSmallMax) return kSmallSegment;
+  if (rounded < kMediumLimit) return kMediumSegment;
+  if (rounded > SIZE_MAX - (kSegmentRound - 1)) return SIZE_MAX;
+  return (rounded + kSegmentRound - 1) / kSegmentRound * kSegmentRound;
+}
+
+namespace {
+std::string human_bytes(size_t n) {
+  char buf[64];
+  const double v = static_cast<double>(n);
+  if (n >= (size_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1 << 30));
+  else if (n >= (size_t(1) << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", v / (1 << 20));
+  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.2f KiB", v / 1024);
+  else std::snprintf(buf, sizeof buf, "%zu bytes", n);
+  return buf;
+}
+}  // namespace
+
+Allocation DeviceCachingAllocator::allocate(size_t nbytes) {
+  Allocation a;
+  a.requested = nbytes;
+  if (nbytes == 0) return a;  // zero-size storages are ordinary: no block
+  const size_t size = round_size(nbytes);
+  void* const stream = ops_->current_stream();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fault_injection_should_fail())
+    fail(SM_ERR_OUT_OF_MEMORY, "%s: allocation of %zu bytes failed (injected fault)",
+         ops_->device_name().c_str(), nbytes);
+  if (!pending_.empty()) process_events_locked();
+
+  Block* b = find_free_locked(size, stream);
+  if (b) {
+    st_.cache_hits++;
+  } else {
+    const size_t seg = segment_size(size);
+    void* p = seg == SIZE_MAX ? nullptr : ops_->raw_alloc(seg);
+    if (!p && seg != SIZE_MAX) {
+      // Give back every cached segment (after the events holding blocks have
+      // completed) and retry once before reporting.
+      wait_all_events_locked();
+      release_cached_locked();
+      p = ops_->raw_alloc(seg);
+    }
+    if (!p) fail_oom_locked(nbytes, size, seg == SIZE_MAX ? "the size overflows" : "the device refused");
+    try {
+      b = new Block();
+    } catch (...) {
+      ops_->raw_free(p);
+      throw;
+    }
+    b->stream = stream;
+    b->size = seg;
+    b->ptr = static_cast<char*>(p);
+    b->small = size <= kSmallMax;
+    segments_++;
+    st_.device_allocs++;
+    st_.reserved_bytes += static_cast<int64_t>(seg);
+    st_.peak_reserved_bytes = std::max(st_.peak_reserved_bytes, st_.reserved_bytes);
+  }
+  b = split_locked(b, size);
+  b->allocated = true;
+  b->requested = nbytes;
+  st_.num_allocs++;
+  st_.allocated_bytes += static_cast<int64_t>(b->size);
+  st_.requested_bytes += static_cast<int64_t>(nbytes);
+  st_.peak_allocated_bytes = std::max(st_.peak_allocated_bytes, st_.allocated_bytes);
+  a.ptr = b->ptr;
+  a.size = b->size;
+  a.ctx = b;
+  return a;
+}
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::find_free_locked(size_t size, void* stream) {
+  Pool& pool = size <= kSmallMax ? small_ : large_;
+  Block key;
+  key.stream = stream;
+  key.size = size;
+  key.ptr = nullptr;
+  auto it = pool.lower_bound(&key);
+  if (it == pool.end() || (*it)->stream != stream) return nullptr;
+  Block* b = *it;
+  pool.erase(it);
+  return b;
+}
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::split_locked(Block* b, size_t size) {
+  const size_t rest = b->size - size;
+  // Small pool: any remainder that can hold a request is worth keeping. Large
+  // pool: only remainders that are themselves large, so small requests never
+  // fragment large segments.
+  const bool split = b->small ? rest >= kRound : rest > kSmallMax;
+  if (!split) return b;
+  Block* r = new Block();
+  r->stream = b->stream;
+  r->small = b->small;
+  r->ptr = b->ptr + size;
+  r->size = rest;
+  r->prev = b;
+  r->next = b->next;
+  if (b->next) b->next->prev = r;
+  b->next = r;
+  b->size = size;
+  (r->small ? small_ : large_).insert(r);
+  return b;
+}
+
+void DeviceCachingAllocator::free_block_locked(Block* b) {
+  Pool& pool = b->small ? small_ : large_;
+  b->stream_uses.clear();
+  if (Block* p = b->prev; p && !p->allocated && p->event_count == 0) {
+    pool.erase(p);
+    p->size += b->size;
+    p->next = b->next;
+    if (b->next) b->next->prev = p;
+    delete b;
+    b = p;
+  }
+  if (Block* n = b->next; n && !n->allocated && n->event_count == 0) {
+    pool.erase(n);
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next) n->next->prev = b;
+    delete n;
+  }
+  pool.insert(b);
+}
+
+void DeviceCachingAllocator::deallocate(const Allocation& a) noexcept {
+  if (!a.ptr) return;
+  Block* b = static_cast<Block*>(a.ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  b->allocated = false;
+  st_.num_frees++;
+  st_.allocated_bytes -= static_cast<int64_t>(b->size);
+  st_.requested_bytes -= static_cast<int64_t>(b->requested);
+  b->requested = 0;
+  if (!b->stream_uses.empty()) {
+    insert_events_locked(b);
+    return;
+  }
+  try {
+    free_block_locked(b);
+  } catch (...) {
+    // The pool could not record it (host out of memory): the block stays out
+    // of circulation rather than risk handing it out twice.
+  }
+}
+
+void* DeviceCachingAllocator::take_event_locked() {
+  if (!spare_events_.empty()) {
+    void* e = spare_events_.back();
+    spare_events_.pop_back();
+    return e;
+  }
+  return ops_->event_create();
+}
+
+void DeviceCachingAllocator::insert_events_locked(Block* b) noexcept {
+  try {
+    pending_.reserve(pending_.size() + b->stream_uses.size());
+    spare_events_.reserve(spare_events_.size() + pending_.size() + b->stream_uses.size());
+    for (void* s : b->stream_uses) {
+      void* e = take_event_locked();
+      try {
+        ops_->event_record(e, s);
+      } catch (...) {
+        spare_events_.push_back(e);  // room reserved above
+        throw;
+      }
+      pending_.push_back(PendingEvent{e, b});
+      b->event_count++;
+    }
+    b->stream_uses.clear();
+  } catch (...) {
+    // An event could not be recorded, so nothing proves when that stream is
+    // done with the block: keep it out of circulation for good (an extra
+    // count no event will ever clear). Leaking beats a silent data race.
+    b->event_count++;
+  }
+  if (b->event_count == 0) free_block_locked(b);
+}
+
+void DeviceCachingAllocator::process_events_locked() {
+  for (size_t i = 0; i < pending_.size();) {
+    PendingEvent pe = pending_[i];
+    if (!ops_->event_query(pe.event)) {
+      ++i;
+      continue;
+    }
+    pending_[i] = pending_.back();
+    pending_.pop_back();
+    spare_events_.push_back(pe.event);
+    if (--pe.block->event_count == 0) free_block_locked(pe.block);
+  }
+}
+
+void DeviceCachingAllocator::wait_all_events_locked() {
+  for (const PendingEvent& pe : pending_) ops_->event_synchronize(pe.event);
+  process_events_locked();
+}
+
+void DeviceCachingAllocator::release_cached_locked() {
+  for (Pool* pool : {&small_, &large_}) {
+    for (auto it = pool->begin(); it != pool->end();) {
+      Block* b = *it;
+      if (b->prev || b->next) {  // part of a segment that still has live blocks
+        ++it;
+        continue;
+      }
+      it = pool->erase(it);
+      ops_->raw_free(b->ptr);
+      segments_--;
+      st_.device_frees++;
+      st_.reserved_bytes -= static_cast<int64_t>(b->size);
+      delete b;
+    }
+  }
+}
+
+void DeviceCachingAllocator::fail_oom_locked(size_t nbytes, size_t size, const char* why) {
+  size_t cached = 0;
+  for (Pool* pool : {&small_, &large_})
+    for (const Block* b : *pool) cached += b->size;
+  fail(SM_ERR_OUT_OF_MEMORY,
+       "%s: out of memory: tried to allocate %s (%zu bytes, rounded to %zu) and %s after "
+       "emptying the cache; stridemem holds %s in live blocks and %s reserved (%s cached free)",
+       ops_->device_name().c_str(), human_bytes(nbytes).c_str(), nbytes, size, why,
+       human_bytes(static_cast<size_t>(st_.allocated_bytes)).c_str(),
+       human_bytes(static_cast<size_t>(st_.reserved_bytes)).c_str(), human_bytes(cached).c_str());
+}
+
+AllocatorStats DeviceCachingAllocator::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return st_;
+}
+
+void DeviceCachingAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(mu_);
+  st_.peak_allocated_bytes = st_.allocated_bytes;
+  st_.peak_reserved_bytes = st_.reserved_bytes;
+}
+
+void DeviceCachingAllocator::empty_cache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  wait_all_events_locked();
+  release_cached_locked();
+}
+
+void DeviceCachingAllocator::record_stream(const Allocation& a, void* stream) {
+  if (!a.ptr) return;
+  Block* b = static_cast<Block*>(a.ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stream == b->stream) return;  // its own stream orders every later reuse already
+  if (std::find(b->stream_uses.begin(), b->stream_uses.end(), stream) == b->stream_uses.end())
+    b->stream_uses.push_back(stream);
+}
+
+DeviceCachingAllocator::CacheInfo DeviceCachingAllocator::cache_info() {
+  std::lock_guard<std::mutex> lock(mu_);
+  CacheInfo ci;
+  ci.segments = segments_;
+  for (Pool* pool : {&small_, &large_}) {
+    ci.free_blocks += pool->size();
+    for (const Block* b : *pool) ci.free_bytes += b->size;
+  }
+  std::vector<const Block*> seen;
+  for (const PendingEvent& pe : pending_)
+    if (std::find(seen.begin(), seen.end(), pe.block) == seen.end()) seen.push_back(pe.block);
+  ci.pending_blocks = seen.size();
+  return ci;
+}
+
+}  // namespace sm

@@ -1,0 +1,129 @@
+// The caching allocator for device memory (one per GPU), written without any
+// device API: the raw allocation, stream and event functions are injected
+// through DeviceMemoryOps, so the block logic is unit-tested on the CPU with
+// a fake device (tests/unit/test_device_caching_allocator.cpp) and the CUDA
+// backend plugs in cudaMalloc/cudaFree/cudaEvent*.
+//
+// The design PyTorch's CUDACachingAllocator made familiar:
+//  - requests round up to SM_ALLOC_ROUND (512 B);
+//  - small requests (<= SM_SMALL_BLOCK_MAX, 1 MiB) are carved from 2 MiB
+//    segments; large ones from segments of 20 MiB (requests under 10 MiB) or
+//    of the request rounded up to 2 MiB;
+//  - a free block is split when the rest is worth keeping (>= 512 B in the
+//    small pool, > 1 MiB in the large pool) and merged with free neighbours
+//    of its segment when freed;
+//  - a freed block goes back to the pool of the stream it was allocated on
+//    and is only handed out again for that stream: work queued on that stream
+//    is ordered after every earlier use. record_stream() adds other streams;
+//    freeing such a block records an event on each of them and the block
+//    waits (in `pending`) until all have completed;
+//  - the hot path (a cached allocate/deallocate) never frees device memory
+//    and never synchronizes: raw_free and event waits happen only in
+//    empty_cache() and in the retry after a failed raw_alloc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+
+namespace sm {
+
+// What a device offers the allocator. Streams and events are opaque handles;
+// nullptr is a valid stream (the device's default stream).
+class DeviceMemoryOps {
+ public:
+  virtual ~DeviceMemoryOps() = default;
+  // nullptr when the device has no room; throws sm::Error for other failures.
+  virtual void* raw_alloc(size_t nbytes) = 0;
+  virtual void raw_free(void* ptr) noexcept = 0;
+  // The calling thread's current stream on this device.
+  virtual void* current_stream() = 0;
+  virtual void* event_create() = 0;
+  virtual void event_destroy(void* event) noexcept = 0;
+  // Marks the point in `stream` after all work queued there so far.
+  virtual void event_record(void* event, void* stream) = 0;
+  // True once the work before the recorded point has finished.
+  virtual bool event_query(void* event) = 0;
+  virtual void event_synchronize(void* event) = 0;
+  // "cuda:0", for messages.
+  virtual std::string device_name() const = 0;
+};
+
+class DeviceCachingAllocator final : public Allocator {
+ public:
+  static constexpr size_t kRound = SM_ALLOC_ROUND;
+  static constexpr size_t kSmallMax = SM_SMALL_BLOCK_MAX;
+  static constexpr size_t kSmallSegment = 2u << 20;
+  static constexpr size_t kMediumSegment = 20u << 20;  // for large requests < 10 MiB
+  static constexpr size_t kMediumLimit = 10u << 20;
+  static constexpr size_t kSegmentRound = 2u << 20;
+
+  // ops must outlive the allocator.
+  explicit DeviceCachingAllocator(DeviceMemoryOps* ops) : ops_(ops) {}
+  // Returns cached segments to the device. Blocks still live are left alone
+  // (their storages own them).
+  ~DeviceCachingAllocator() override;
+  DeviceCachingAllocator(const DeviceCachingAllocator&) = delete;
+  DeviceCachingAllocator& operator=(const DeviceCachingAllocator&) = delete;
+
+  // On the calling thread's current stream.
+  Allocation allocate(size_t nbytes) override;
+  void deallocate(const Allocation& a) noexcept override;
+  AllocatorStats stats() override;
+  void reset_peak() override;
+  // Waits for pending events, then frees every segment with no live block.
+  void empty_cache() override;
+  void record_stream(const Allocation& a, void* stream) override;
+
+  // Rounding rules, public for tests. round_size: multiple of kRound (0 for
+  // 0, SIZE_MAX when it would overflow). segment_size: bytes reserved from
+  // the device for a rounded request that finds no cached block.
+  static size_t round_size(size_t nbytes);
+  static size_t segment_size(size_t rounded);
+
+  // Introspection for tests and the memory summary.
+  struct CacheInfo {
+    size_t segments = 0;        // device allocations held
+    size_t free_blocks = 0;     // blocks in the pools
+    size_t free_bytes = 0;
+    size_t pending_blocks = 0;  // freed, waiting for events
+  };
+  CacheInfo cache_info();
+
+ private:
+  struct Block;
+  struct BlockLess {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  using Pool = std::set<Block*, BlockLess>;
+  struct PendingEvent {
+    void* event;
+    Block* block;
+  };
+
+  Pool& pool_for(size_t size) { return size <= kSmallMax ? small_ : large_; }
+  Block* find_free_locked(size_t size, void* stream);
+  Block* split_locked(Block* b, size_t size);
+  void free_block_locked(Block* b);
+  void insert_events_locked(Block* b) noexcept;
+  void process_events_locked();
+  void wait_all_events_locked();
+  void release_cached_locked();
+  void* take_event_locked();
+  [[noreturn]] void fail_oom_locked(size_t nbytes, size_t size, const char* why);
+
+  DeviceMemoryOps* ops_;
+  std::mutex mu_;
+  Pool small_, large_;
+  std::vector<PendingEvent> pending_;
+  std::vector<void*> spare_events_;
+  size_t segments_ = 0;
+  AllocatorStats st_;
+};
+
+}  // namespace sm
