@@ -1,0 +1,100 @@
+"""Tiny test harness shared by tests/python/test_*.py.
+
+Each test file is a script: it records checks in a Results object and exits
+with Results.finish(): 0 when nothing failed, 1 otherwise. Skipped checks are
+reported as skipped and never counted as passed.
+"""
+
+import os
+import sys
+import traceback
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_REPO = os.path.dirname(os.path.dirname(_HERE))
+_BINDING = os.path.join(_REPO, "bindings", "python")
+if _BINDING not in sys.path:
+    sys.path.insert(0, _BINDING)
+
+
+def import_stridemem():
+    """Import the binding or exit(1) saying why (a missing library is a failure)."""
+    try:
+        import stridemem
+    except Exception as e:  # ImportError, OSError, version mismatch
+        print("FAIL: cannot import stridemem: %s" % e)
+        print("0 passed, 1 failed")
+        sys.exit(1)
+    return stridemem
+
+
+class Results(object):
+    def __init__(self, name, max_reports=40):
+        self.name = name
+        self.passed = 0
+        self.failed = 0
+        self.skipped = 0
+        self.max_reports = max_reports
+        self.reports = 0
+
+    def report(self, text):
+        if self.reports < self.max_reports:
+            print(text)
+        elif self.reports == self.max_reports:
+            print("... (further failure reports suppressed)")
+        self.reports += 1
+
+    def ok(self, what=""):
+        self.passed += 1
+
+    def fail(self, what):
+        self.failed += 1
+        self.report("FAIL: %s" % what)
+
+    def check(self, cond, what):
+        if cond:
+            self.passed += 1
+        else:
+            self.fail(what)
+        return bool(cond)
+
+    def equal(self, got, want, what):
+        return self.check(got == want, "%s: got %r, want %r" % (what, got, want))
+
+    def skip(self, what, why):
+        self.skipped += 1
+        print("SKIP: %s: %s" % (what, why))
+
+    def raises(self, status, fn, what, mentions=()):
+        """fn() must raise StrideMemError with this status and a message that
+        is non-empty and mentions each string of `mentions`."""
+        import stridemem
+        try:
+            fn()
+        except stridemem.StrideMemError as e:
+            good = e.status == status
+            self.check(good, "%s: status %s, want %s (%s)"
+                       % (what, e.status_name, stridemem.STATUS_NAMES.get(status, status),
+                          e.message))
+            self.check(bool(e.message), "%s: empty sm_last_error message" % what)
+            for m in mentions:
+                self.check(str(m).lower() in e.message.lower(),
+                           "%s: message %r does not mention %r" % (what, e.message, m))
+            return e
+        except Exception as e:
+            self.fail("%s: raised %s: %s, want StrideMemError %s"
+                      % (what, type(e).__name__, e, stridemem.STATUS_NAMES.get(status)))
+            return None
+        self.fail("%s: succeeded, want %s" % (what, stridemem.STATUS_NAMES.get(status)))
+        return None
+
+    def run(self, name, fn, *args):
+        """Run one test function; an unexpected exception is one failure."""
+        try:
+            fn(*args)
+        except Exception:
+            self.fail("%s raised:\n%s" % (name, traceback.format_exc()))
+
+    def finish(self):
+        print("%s: %d passed, %d failed, %d skipped"
+              % (self.name, self.passed, self.failed, self.skipped))
+        return 1 if self.failed or self.passed == 0 else 0

@@ -1,0 +1,296 @@
+#!/usr/bin/python3
+"""DLPack between stridemem and NumPy (CPU), both directions, zero copy.
+
+Export: numpy.from_dlpack(tensor) must see the same values *and the same
+memory* (a write through NumPy is visible through our handle and the other
+way round) for dense, permuted, sliced (negative steps too), expanded
+(reads only), 0-d and size-0 tensors of every dtype NumPy has. Import:
+stridemem.from_dlpack(ndarray) likewise. Deleters are counted: the NumPy
+owner's reference count returns exactly to where it was (so NumPy's deleter
+ran exactly once), and our storages are freed once the consumer lets go
+(memory statistics return to the baseline).
+
+If the library's sm_to_dlpack / sm_from_dlpack are not implemented, these
+checks fail (they are not skipped).
+"""
+
+import gc
+import os
+import sys
+import weakref
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _util import Results, import_stridemem  # noqa: E402
+
+sm = import_stridemem()
+R = Results("test_dlpack_numpy")
+
+NP_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+def addr(a):
+    return a.__array_interface__["data"][0]
+
+
+def stats():
+    gc.collect()
+    s = sm.memory_stats("cpu")
+    return s["active_storages"], s["allocated_bytes"]
+
+
+def sample(dtype, shape, seed=0):
+    g = np.random.default_rng(seed)
+    n = int(np.prod(shape)) if shape else 1
+    if dtype == "bool":
+        v = g.random(n) < 0.5
+    elif dtype.startswith(("int", "uint")):
+        v = g.integers(0, 100, n).astype(dtype)
+    else:
+        v = (g.standard_normal(n) * 10).astype(dtype)
+    return v.reshape(shape)
+
+
+def views(t, a):
+    """(name, stridemem view, NumPy equivalent view) for layouts we export."""
+    out = [("dense", t.retain(), a)]
+    if a.ndim >= 2:
+        out.append(("permuted", t.permute(*range(a.ndim - 1, -1, -1)), a.transpose()))
+        out.append(("sliced", t[1:, ::2], a[1:, ::2]))
+        out.append(("negative step", t[::-1, ::-2], a[::-1, ::-2]))
+        out.append(("flipped", t.flip([0, 1]), np.flip(a, (0, 1))))
+        out.append(("select", t.select(1, -1), a[:, -1]))
+    out.append(("size 0", t.narrow(0, 1, 0), a[1:1]))
+    out.append(("0-d", t.view(-1).select(0, 2), a.reshape(-1)[2, ...]))
+    return out
+
+
+def export_to_numpy(dtype):
+    base_np = sample(dtype, (4, 6), seed=3)
+    t = sm.from_numpy(base_np)
+    for name, v, want in views(t, base_np):
+        what = "export %s %s" % (dtype, name)
+        try:
+            arr = np.from_dlpack(v)
+        except Exception as e:
+            R.fail("%s: numpy.from_dlpack raised %s: %s" % (what, type(e).__name__, e))
+            v.close()
+            continue
+        R.equal(arr.shape, want.shape, what + ": shape")
+        R.equal(arr.dtype, want.dtype, what + ": dtype")
+        R.check(np.array_equal(arr, want), what + ": values")
+        if arr.size:
+            R.equal(addr(arr), v.data_ptr, what + ": same memory (data pointer)")
+            R.equal(tuple(s // arr.itemsize for s in arr.strides),
+                    tuple(st for st, n in zip(v.strides, v.shape)) if arr.ndim else (),
+                    what + ": strides")
+            # NumPy writes, we read.
+            flat_idx = (0,) * arr.ndim
+            newval = np.array(not arr[flat_idx] if dtype == "bool" else arr[flat_idx] + 1,
+                              dtype=arr.dtype)
+            arr[flat_idx] = newval
+            R.check(np.array_equal(v.numpy(), arr), what + ": a NumPy write is visible through us")
+            # We write, NumPy reads.
+            v.fill_(0 if dtype != "bool" else 1)
+            R.check(np.all(arr == (0 if dtype != "bool" else True)),
+                    what + ": our write is visible through NumPy")
+            t.copy_(sm.from_numpy(base_np))  # restore for the next view
+        v.close()
+        del arr
+    t.close()
+
+
+def export_expanded():
+    base_np = np.arange(3, dtype=np.float32)
+    t = sm.from_numpy(base_np)
+    v = t.unsqueeze(0).expand(4, 3)
+    arr = np.from_dlpack(v)
+    R.equal(arr.shape, (4, 3), "export expanded: shape")
+    R.equal(arr.strides, (0, 4), "export expanded: stride 0 kept")
+    R.check(np.array_equal(arr, np.broadcast_to(base_np, (4, 3))), "export expanded: values")
+    R.equal(addr(arr), t.data_ptr, "export expanded: same memory")
+    t.fill_(5.0)
+    R.check(np.all(arr == 5.0), "export expanded: our write is visible through NumPy")
+    del arr
+    v.close()
+    t.close()
+
+
+def export_lifetime():
+    s0 = stats()
+    t = sm.arange(0, 1, 1000, "float64")
+    ptr = t.data_ptr
+    arr = np.from_dlpack(t)
+    t.close()  # NumPy's array now owns the only reference
+    R.equal(stats()[0], s0[0] + 1, "export: the storage stays alive while NumPy holds it")
+    R.check(np.array_equal(arr, np.arange(1000.0)), "export: values after our handle closed")
+    R.equal(addr(arr), ptr, "export: memory unchanged after our handle closed")
+    consumed0 = sm.DLPACK_STATS["destructor_consumed"]
+    del arr
+    R.equal(stats(), s0, "export: NumPy's release ran our deleter (storage freed)")
+    R.check(sm.DLPACK_STATS["destructor_consumed"] >= consumed0,
+            "export: consumed capsule left alone by our destructor")
+
+    # A capsule nobody consumed: its destructor must free it.
+    t = sm.zeros(100, dtype="int32")
+    for versioned in (None, (1, 0)):
+        cap = t.__dlpack__(max_version=versioned)
+        name = "dltensor_versioned" if versioned else "dltensor"
+        R.check(("\"%s\"" % name) in repr(cap), "export: capsule named %s (%r)" % (name, cap))
+        del cap
+    t.close()
+    R.equal(stats(), s0, "export: unconsumed capsules were deleted by their destructor")
+
+    # Consumed by NumPy: our destructor must not delete again (refcounts stay sane).
+    t = sm.zeros(10, dtype="int32")
+    cap_holder = []
+
+    class Producer(object):
+        def __dlpack__(self, stream=None):
+            c = t.__dlpack__(stream=stream)
+            cap_holder.append(c)
+            return c
+
+        def __dlpack_device__(self):
+            return t.__dlpack_device__()
+
+    arr = np.from_dlpack(Producer())
+    R.check("used_dltensor" in repr(cap_holder[0]), "export: NumPy renamed the capsule to used_dltensor")
+    del cap_holder[:]
+    t.close()
+    R.check(np.array_equal(arr, np.zeros(10, np.int32)), "export: array valid after capsule death")
+    del arr
+    R.equal(stats(), s0, "export: storage freed exactly once")
+
+
+def import_from_numpy(dtype):
+    base = sample(dtype, (5, 4), seed=7)
+    cases = [("dense", base), ("transposed", base.T), ("sliced", base[1:4, ::2]),
+             ("negative step", base[::-2, ::-1]), ("size 0", base[2:2]), ("0-d", base[1, 2, ...])]
+    for name, a in cases:
+        what = "import %s %s" % (dtype, name)
+        r0 = sys.getrefcount(base)
+        try:
+            t = sm.from_dlpack(a)
+        except Exception as e:
+            R.fail("%s: from_dlpack raised %s: %s" % (what, type(e).__name__, e))
+            continue
+        R.equal(t.shape, a.shape, what + ": shape")
+        R.equal(t.dtype, dtype, what + ": dtype")
+        R.check(np.array_equal(t.numpy(), a), what + ": values")
+        if a.size:
+            R.equal(t.data_ptr, addr(a), what + ": same memory")
+            R.equal(t.strides, tuple(s // a.itemsize for s in a.strides), what + ": strides")
+            idx = (0,) * a.ndim
+            old = a[idx].copy()
+            t[idx] = 1 if dtype != "bool" else (not bool(old))
+            R.equal(a[idx].item(), np.array(1 if dtype != "bool" else not bool(old), a.dtype).item(),
+                    what + ": our write is visible through NumPy")
+            a[idx] = old
+            R.check(np.array_equal(t.numpy(), a), what + ": a NumPy write is visible through us")
+        v = t.flip([0]) if t.ndim else t.retain()
+        t.close()
+        R.check(sys.getrefcount(base) > r0 or a.base is not base and sys.getrefcount(a) > 1,
+                what + ": a view keeps the NumPy owner alive")
+        v.close()
+        gc.collect()
+        R.equal(sys.getrefcount(base), r0, what + ": NumPy's deleter ran exactly once")
+
+
+def import_lifetime():
+    a = np.arange(12.0).reshape(3, 4)
+    w = weakref.ref(a)
+    t = sm.from_dlpack(a)
+    del a
+    gc.collect()
+    R.check(w() is not None, "import: the NumPy array lives while our tensor does")
+    v = t.T
+    t.close()
+    gc.collect()
+    R.check(w() is not None, "import: a view keeps the imported memory alive")
+    R.check(np.array_equal(v.numpy(), np.arange(12.0).reshape(3, 4).T), "import: view values")
+    v.close()
+    gc.collect()
+    R.check(w() is None, "import: the NumPy array is freed when our last view dies")
+
+    # A read-only NumPy array cannot be exported by NumPy's legacy protocol:
+    # the error must come through untouched, and nothing be leaked.
+    ro = np.arange(4.0)
+    ro.flags.writeable = False
+    try:
+        sm.from_dlpack(ro)
+        R.fail("import: a read-only array was imported through legacy DLPack as writable")
+    except (BufferError, TypeError, ValueError):
+        R.ok()
+    except sm.StrideMemError as e:
+        R.check(e.status in (sm.ERR_READ_ONLY, sm.ERR_UNSUPPORTED), "import read-only: %s" % e)
+
+    # The capsule is consumed: a second import of the same capsule is refused.
+    b = np.arange(3, dtype=np.int16)
+    cap = b.__dlpack__()
+    t = sm.from_dlpack(cap)
+    R.check("used_dltensor" in repr(cap), "import: the capsule was renamed used_dltensor")
+    try:
+        sm.from_dlpack(cap)
+        R.fail("import: a consumed capsule was imported twice")
+    except BufferError:
+        R.ok()
+    del cap
+    R.check(np.array_equal(t.numpy(), b), "import: tensor valid after capsule death")
+    t.close()
+
+
+def roundtrip_self():
+    s0 = stats()
+    t = sm.arange(0, 1, 24, "float32").view(2, 3, 4).permute(2, 0, 1)[::-1]
+    for versioned in (False, True):
+        what = "self round trip (%s)" % ("versioned" if versioned else "legacy")
+        cap = t.__dlpack__(max_version=(1, 0) if versioned else None)
+        u = sm.from_dlpack(cap)
+        R.equal((u.shape, u.strides, u.data_ptr), (t.shape, t.strides, t.data_ptr), what + ": same layout and memory")
+        R.check(np.array_equal(u.numpy(), t.numpy()), what + ": values")
+        u.add_(1.0)
+        R.check(np.array_equal(u.numpy(), t.numpy()), what + ": writes shared")
+        del cap
+        u.close()
+    t.close()
+    R.equal(stats(), s0, "self round trip: everything freed")
+    R.equal(sm.Tensor.__dlpack_device__(sm.zeros(1)), (1, 0), "__dlpack_device__ of a CPU tensor")
+
+
+def export_normalized():
+    t = sm.arange(0, 1, 6, "int32").flip(0)
+    cap = t.__dlpack__(max_version=(1, 0), normalize=True)
+    u = sm.from_dlpack(cap)
+    R.check(np.array_equal(u.numpy(), t.numpy()), "normalized export: values")
+    R.check(all(s > 0 for s in u.strides) and not u.same_storage(t),
+            "normalized export of a negative-stride tensor is a dense copy (strides %s)" % (u.strides,))
+    u.close()
+    t.close()
+
+
+def main():
+    for dt in NP_DTYPES:
+        R.run("export " + dt, export_to_numpy, dt)
+        R.run("import " + dt, import_from_numpy, dt)
+    R.run("export expanded", export_expanded)
+    R.run("export lifetime", export_lifetime)
+    R.run("import lifetime", import_lifetime)
+    R.run("self round trip", roundtrip_self)
+    R.run("normalized export", export_normalized)
+    # bfloat16: NumPy has no such dtype and must refuse it; nothing may leak.
+    s0 = stats()
+    t = sm.zeros(3, dtype="bfloat16")
+    try:
+        np.from_dlpack(t)
+        R.fail("numpy.from_dlpack accepted a bfloat16 tensor")
+    except Exception:
+        R.ok()
+    t.close()
+    R.equal(stats(), s0, "bfloat16 export refused by NumPy: capsule freed")
+    return R.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
