@@ -7,6 +7,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "stridemem.h"
 #include "stridemem_dlpack.h"
 
 #define SAME_LAYOUT(ours, theirs, field) \
