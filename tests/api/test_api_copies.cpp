@@ -1,0 +1,610 @@
+// Copies: reshape (view or copy, and says which), contiguous, clone and its
+// memory formats, sm_to dtype conversions (exact f16/bf16 rounding),
+// copy_into (broadcast, conversion, overlap), index_select.
+#include <limits>
+
+#include "api_test_util.hpp"
+
+using namespace smt;
+
+namespace {
+
+int would_copy(sm_tensor t, const Shape& s) {
+  int v = -1;
+  const sm_status st =
+      sm_reshape_would_copy(t, s.empty() ? nullptr : s.data(), static_cast<int32_t>(s.size()), &v);
+  EXPECT_EQ(st, SM_OK) << "sm_reshape_would_copy: " << sm_last_error();
+  return v;
+}
+
+// sm_to(t, cpu, dtype) read back as raw bits / values.
+template <class Out>
+std::vector<Out> convert(sm_tensor t, sm_dtype to) {
+  Tensor o;
+  const sm_status st = sm_to(t, cpu(), to, o.out());
+  EXPECT_EQ(st, SM_OK) << "sm_to: " << sm_last_error();
+  if (st != SM_OK) return {};
+  EXPECT_EQ(dtype_of(o), to);
+  return read<Out>(o);
+}
+
+}  // namespace
+
+TEST(Reshape, ViewWhenPossible) {
+  Tensor base = iota({2, 3, 4});
+  Tensor r;
+  int copied = -1;
+  const int64_t shape[2] = {6, -1};
+  EXPECT_EQ(would_copy(base, {6, -1}), 0);
+  const sm_memory_stats_t s0 = stats();
+  SM_ASSERT_OK(sm_reshape(base, shape, 2, r.out(), &copied));
+  EXPECT_EQ(copied, 0);
+  EXPECT_EQ(stats().num_allocs, s0.num_allocs);
+  expect_layout(r, {6, 4}, {4, 1}, 0);
+  EXPECT_EQ(data_ptr_of(r), data_ptr_of(base));
+  EXPECT_EQ(same_storage(base, r), 1);
+  // copied may be NULL.
+  Tensor r2;
+  SM_ASSERT_OK(sm_reshape(base, shape, 2, r2.out(), nullptr));
+  EXPECT_EQ(shape_of(r2), (Shape{6, 4}));
+}
+
+TEST(Reshape, CopyWhenNeeded) {
+  Tensor base = iota({3, 4});
+  Tensor t;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
+  EXPECT_EQ(would_copy(t, {12}), 1);
+  EXPECT_EQ(would_copy(t, {4, 3}), 0);
+  EXPECT_EQ(would_copy(t, {2, 2, 3}), 0);
+  EXPECT_EQ(would_copy(t, {2, 6}), 1);
+  Tensor r;
+  int copied = -1;
+  const int64_t shape[1] = {12};
+  const int64_t v0 = version_of(base);
+  SM_ASSERT_OK(sm_reshape(t, shape, 1, r.out(), &copied));
+  EXPECT_EQ(copied, 1);
+  expect_layout(r, {12}, {1}, 0);
+  EXPECT_EQ(same_storage(base, r), 0);
+  EXPECT_EQ(read<float>(r), (std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+  EXPECT_EQ(version_of(base), v0) << "reading for a copy is not a write";
+  // The copy is independent.
+  SM_ASSERT_OK(sm_inplace_scalar(r, SM_OP_ZERO, 0, 0));
+  EXPECT_EQ(read<float>(base)[1], 1.0f);
+}
+
+TEST(Reshape, WouldCopyAgreesWithReshape) {
+  Tensor base = iota({2, 3, 4});
+  Tensor tr, sl, ex, fl;
+  SM_ASSERT_OK(sm_permute(base, std::vector<int32_t>{2, 0, 1}.data(), 3, tr.out()));
+  SM_ASSERT_OK(sm_slice(base, 2, 0, 4, 2, sl.out()));
+  Tensor row = iota({1, 4});
+  SM_ASSERT_OK(sm_expand(row, std::vector<int64_t>{3, 4}.data(), 2, ex.out()));
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{0, 1, 2}.data(), 3, fl.out()));
+  const std::vector<std::pair<sm_tensor, std::vector<Shape>>> cases = {
+      {base, {{24}, {4, 6}, {2, 12}, {2, 3, 2, 2}, {-1}}},
+      {tr, {{24}, {4, 6}, {8, 3}, {2, 2, 6}, {4, 2, 3}}},
+      {sl, {{12}, {2, 6}, {6, 2}, {2, 3, 2}}},
+      {ex, {{12}, {3, 2, 2}, {12, 1}}},
+      {fl, {{24}, {6, 4}, {4, 6}}},
+  };
+  for (const auto& c : cases) {
+    for (const Shape& s : c.second) {
+      const int w = would_copy(c.first, s);
+      Tensor r;
+      int copied = -1;
+      SM_ASSERT_OK(sm_reshape(c.first, s.data(), static_cast<int32_t>(s.size()), r.out(), &copied));
+      EXPECT_EQ(w, copied) << "shape size " << s.size() << " first " << s[0];
+      EXPECT_EQ(same_storage(c.first, r), copied ? 0 : 1);
+      // Same values in row-major order either way.
+      EXPECT_EQ(read<float>(r), read<float>(c.first));
+    }
+  }
+}
+
+TEST(Reshape, NegativeStridesMergeWithoutCopy) {
+  Tensor base = iota({2, 3}), f;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{0, 1}.data(), 2, f.out()));
+  Tensor r;
+  int copied = -1;
+  const int64_t shape[1] = {6};
+  SM_ASSERT_OK(sm_reshape(f, shape, 1, r.out(), &copied));
+  EXPECT_EQ(copied, 0);
+  expect_layout(r, {6}, {-1}, 5);
+  EXPECT_EQ(read<float>(r), (std::vector<float>{5, 4, 3, 2, 1, 0}));
+}
+
+TEST(Reshape, ZeroDimAndEmpty) {
+  Tensor one = iota({1}), s;
+  int copied = -1;
+  SM_ASSERT_OK(sm_reshape(one, nullptr, 0, s.out(), &copied));
+  EXPECT_EQ(ndim_of(s), 0);
+  EXPECT_EQ(copied, 0);
+  const int64_t shape[2] = {0, 6};
+  Tensor e;
+  SM_ASSERT_OK(sm_zeros(shape, 2, SM_FLOAT32, cpu(), e.out()));
+  Tensor r;
+  const int64_t ns[3] = {3, 0, 2};
+  SM_ASSERT_OK(sm_reshape(e, ns, 3, r.out(), &copied));
+  EXPECT_EQ(shape_of(r), (Shape{3, 0, 2}));
+  const int64_t inf[2] = {-1, 3};  // 0 elements: -1 is 0
+  Tensor r2;
+  SM_ASSERT_OK(sm_reshape(e, inf, 2, r2.out(), nullptr));
+  EXPECT_EQ(shape_of(r2), (Shape{0, 3}));
+}
+
+TEST(Contiguous, SameDataWhenAlreadyContiguous) {
+  Tensor base = iota({3, 4});
+  const sm_memory_stats_t s0 = stats();
+  Tensor c;
+  SM_ASSERT_OK(sm_contiguous(base, SM_CONTIGUOUS, c.out()));
+  EXPECT_EQ(stats().num_allocs, s0.num_allocs);
+  EXPECT_EQ(data_ptr_of(c), data_ptr_of(base));
+  EXPECT_EQ(same_storage(c, base), 1);
+  // It is a handle of its own.
+  base.reset();
+  EXPECT_EQ(read<float>(c)[11], 11.0f);
+}
+
+TEST(Contiguous, CopiesWhenNot) {
+  Tensor base = iota({3, 4});
+  Tensor t, c;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
+  SM_ASSERT_OK(sm_contiguous(t, SM_CONTIGUOUS, c.out()));
+  expect_layout(c, {4, 3}, {3, 1}, 0);
+  EXPECT_EQ(same_storage(c, base), 0);
+  EXPECT_EQ(read<float>(c), read<float>(t));
+  // Negative strides are copied too.
+  Tensor f, fc;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{1}.data(), 1, f.out()));
+  SM_ASSERT_OK(sm_contiguous(f, SM_CONTIGUOUS, fc.out()));
+  expect_layout(fc, {3, 4}, {4, 1}, 0);
+  EXPECT_EQ(read<float>(fc), (std::vector<float>{3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8}));
+}
+
+TEST(Contiguous, ChannelsLast) {
+  Tensor x = iota({2, 3, 4, 5});
+  Tensor cl;
+  SM_ASSERT_OK(sm_contiguous(x, SM_CHANNELS_LAST, cl.out()));
+  expect_layout(cl, {2, 3, 4, 5}, {60, 1, 15, 3}, 0);
+  EXPECT_EQ(same_storage(cl, x), 0);
+  EXPECT_EQ(read<float>(cl), read<float>(x));
+  Tensor again;
+  SM_ASSERT_OK(sm_contiguous(cl, SM_CHANNELS_LAST, again.out()));
+  EXPECT_EQ(data_ptr_of(again), data_ptr_of(cl));
+  Tensor back;
+  SM_ASSERT_OK(sm_contiguous(cl, SM_CONTIGUOUS, back.out()));
+  expect_layout(back, {2, 3, 4, 5}, {60, 20, 5, 1}, 0);
+  EXPECT_EQ(read<float>(back), read<float>(x));
+  // Preserve is for clone only.
+  sm_tensor out = sentinel_tensor();
+  EXPECT_EQ(sm_contiguous(x, SM_PRESERVE, &out), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(sm_contiguous(x, 17, &out), SM_ERR_INVALID_ARGUMENT);
+  expect_error_mentions({"sm_contiguous", "17"});
+  // channels_last needs 4 dims.
+  Tensor m = iota({3, 4});
+  expect_status_in(sm_contiguous(m, SM_CHANNELS_LAST, &out), {SM_ERR_SHAPE, SM_ERR_INVALID_ARGUMENT},
+                   "contiguous(2-D, channels_last)");
+  EXPECT_EQ(out, sentinel_tensor());
+}
+
+TEST(Clone, AlwaysCopies) {
+  Tensor base = iota({3, 4});
+  const sm_memory_stats_t s0 = stats();
+  Tensor c;
+  SM_ASSERT_OK(sm_clone(base, SM_CONTIGUOUS, c.out()));
+  EXPECT_EQ(stats().num_allocs, s0.num_allocs + 1);
+  EXPECT_NE(data_ptr_of(c), data_ptr_of(base));
+  EXPECT_EQ(same_storage(c, base), 0);
+  expect_layout(c, {3, 4}, {4, 1}, 0);
+  EXPECT_EQ(read<float>(c), read<float>(base));
+  SM_ASSERT_OK(sm_inplace_scalar(base, SM_OP_ZERO, 0, 0));
+  EXPECT_EQ(read<float>(c)[5], 5.0f);
+  // Clone of a view keeps only the view's elements.
+  Tensor s, cs;
+  SM_ASSERT_OK(sm_slice(c, 1, 1, 3, 1, s.out()));
+  SM_ASSERT_OK(sm_clone(s, SM_PRESERVE, cs.out()));
+  EXPECT_EQ(storage_nbytes_of(cs), 6 * 4);
+  EXPECT_EQ(offset_of(cs), 0);
+  EXPECT_EQ(read<float>(cs), (std::vector<float>{1, 2, 5, 6, 9, 10}));
+}
+
+TEST(Clone, PreserveKeepsADenseOrder) {
+  Tensor base = iota({3, 4});
+  Tensor t, ct;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
+  SM_ASSERT_OK(sm_clone(t, SM_PRESERVE, ct.out()));
+  expect_layout(ct, {4, 3}, {1, 4}, 0);
+  EXPECT_EQ(read<float>(ct), read<float>(t));
+  Tensor rc;
+  SM_ASSERT_OK(sm_clone(t, SM_CONTIGUOUS, rc.out()));
+  expect_layout(rc, {4, 3}, {3, 1}, 0);
+  // Not dense: row-major.
+  Tensor s, cs;
+  SM_ASSERT_OK(sm_slice(base, 1, 0, 4, 2, s.out()));
+  SM_ASSERT_OK(sm_clone(s, SM_PRESERVE, cs.out()));
+  expect_layout(cs, {3, 2}, {2, 1}, 0);
+  // Channels-last input stays channels-last.
+  Tensor x = iota({2, 3, 4, 5}), cl, pcl;
+  SM_ASSERT_OK(sm_clone(x, SM_CHANNELS_LAST, cl.out()));
+  SM_ASSERT_OK(sm_clone(cl, SM_PRESERVE, pcl.out()));
+  expect_layout(pcl, {2, 3, 4, 5}, {60, 1, 15, 3}, 0);
+  // A flipped (dense) tensor: same dim order, positive strides.
+  Tensor f, cf;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{0}.data(), 1, f.out()));
+  SM_ASSERT_OK(sm_clone(f, SM_PRESERVE, cf.out()));
+  expect_layout(cf, {3, 4}, {4, 1}, 0);
+  EXPECT_EQ(read<float>(cf), (std::vector<float>{8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3}));
+}
+
+TEST(Clone, ChannelsLastStridesArePyTorchs) {
+  Tensor x = iota({2, 3, 4, 5}), cl;
+  SM_ASSERT_OK(sm_clone(x, SM_CHANNELS_LAST, cl.out()));
+  expect_layout(cl, {2, 3, 4, 5}, {60, 1, 15, 3}, 0);
+  EXPECT_EQ(read<float>(cl), read<float>(x));
+  // Check the physical order: storage element 1 is [0,1,0,0] = 20.
+  Tensor flat;
+  SM_ASSERT_OK(sm_as_strided(cl, std::vector<int64_t>{4}.data(), std::vector<int64_t>{1}.data(),
+                             1, 0, flat.out()));
+  EXPECT_EQ(read<float>(flat), (std::vector<float>{0, 20, 40, 1}));
+
+  Tensor y = iota({2, 3, 4, 5, 6}), cl3;
+  SM_ASSERT_OK(sm_clone(y, SM_CHANNELS_LAST_3D, cl3.out()));
+  expect_layout(cl3, {2, 3, 4, 5, 6}, {360, 1, 90, 18, 3}, 0);
+  EXPECT_EQ(read<float>(cl3), read<float>(y));
+
+  // Size-1 dims get PyTorch's strides (products of max(size, 1)).
+  Tensor z = iota({2, 3, 1, 2}), cz;
+  SM_ASSERT_OK(sm_clone(z, SM_CHANNELS_LAST, cz.out()));
+  expect_layout(cz, {2, 3, 1, 2}, {6, 1, 6, 3}, 0);
+
+  sm_tensor out = sentinel_tensor();
+  expect_status_in(sm_clone(x, SM_CHANNELS_LAST_3D, &out), {SM_ERR_SHAPE, SM_ERR_INVALID_ARGUMENT},
+                   "clone(4-D, channels_last_3d)");
+  EXPECT_EQ(out, sentinel_tensor());
+}
+
+TEST(Clone, ZeroDimAndEmpty) {
+  Tensor one = iota({1}), s, cs;
+  SM_ASSERT_OK(sm_view(one, nullptr, 0, s.out()));
+  SM_ASSERT_OK(sm_clone(s, SM_PRESERVE, cs.out()));
+  EXPECT_EQ(ndim_of(cs), 0);
+  EXPECT_EQ(read<float>(cs), std::vector<float>{0});
+  EXPECT_EQ(same_storage(s, cs), 0);
+  const int64_t shape[4] = {0, 3, 2, 2};
+  Tensor e, ce;
+  SM_ASSERT_OK(sm_empty(shape, 4, SM_FLOAT16, cpu(), e.out()));
+  SM_ASSERT_OK(sm_clone(e, SM_CHANNELS_LAST, ce.out()));
+  EXPECT_EQ(shape_of(ce), (Shape{0, 3, 2, 2}));
+  EXPECT_EQ(nbytes_of(ce), 0);
+  Tensor co;
+  SM_ASSERT_OK(sm_contiguous(e, SM_CONTIGUOUS, co.out()));
+  EXPECT_EQ(numel_of(co), 0);
+}
+
+TEST(To, SameDeviceAndDtypeIsTheSameData) {
+  Tensor base = iota({3});
+  Tensor t;
+  SM_ASSERT_OK(sm_to(base, cpu(), SM_FLOAT32, t.out()));
+  EXPECT_EQ(data_ptr_of(t), data_ptr_of(base));
+  EXPECT_EQ(same_storage(t, base), 1);
+}
+
+TEST(To, DtypeChangeCopiesAndKeepsDenseLayout) {
+  Tensor base = iota({3, 4});
+  Tensor d;
+  SM_ASSERT_OK(sm_to(base, cpu(), SM_FLOAT64, d.out()));
+  EXPECT_EQ(same_storage(d, base), 0);
+  EXPECT_EQ(read<double>(d), (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  Tensor t, td;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
+  SM_ASSERT_OK(sm_to(t, cpu(), SM_FLOAT64, td.out()));
+  expect_layout(td, {4, 3}, {1, 4}, 0);
+  EXPECT_EQ(read<double>(td), (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+  // Not dense: row-major.
+  Tensor s, ts;
+  SM_ASSERT_OK(sm_slice(base, 1, 0, 4, 2, s.out()));
+  SM_ASSERT_OK(sm_to(s, cpu(), SM_INT32, ts.out()));
+  expect_layout(ts, {3, 2}, {2, 1}, 0);
+  EXPECT_EQ(read<int32_t>(ts), (std::vector<int32_t>{0, 2, 4, 6, 8, 10}));
+}
+
+TEST(To, IntegerAndBoolConversions) {
+  Tensor f = make<float>({2.7f, -2.7f, 0.5f, -0.5f, 3.9f, 0.0f}, {6});
+  EXPECT_EQ(convert<int32_t>(f, SM_INT32), (std::vector<int32_t>{2, -2, 0, 0, 3, 0}))
+      << "float to int truncates toward zero";
+  EXPECT_EQ(convert<uint8_t>(f, SM_BOOL), (std::vector<uint8_t>{1, 1, 1, 1, 1, 0}));
+  Tensor nz = make<float>({-0.0f, NAN, INFINITY}, {3});
+  EXPECT_EQ(convert<uint8_t>(nz, SM_BOOL), (std::vector<uint8_t>{0, 1, 1}));
+  Tensor i = make<int64_t>({300, -129, 255, -1, 0}, {5});
+  EXPECT_EQ(convert<int8_t>(i, SM_INT8), (std::vector<int8_t>{44, 127, -1, -1, 0})) << "wraps";
+  EXPECT_EQ(convert<uint8_t>(i, SM_UINT8), (std::vector<uint8_t>{44, 127, 255, 255, 0}));
+  EXPECT_EQ(convert<uint8_t>(i, SM_BOOL), (std::vector<uint8_t>{1, 1, 1, 1, 0}));
+  EXPECT_EQ(convert<double>(i, SM_FLOAT64), (std::vector<double>{300, -129, 255, -1, 0}));
+  Tensor b = make_bool({1, 0, 1}, {3});
+  EXPECT_EQ(convert<float>(b, SM_FLOAT32), (std::vector<float>{1, 0, 1}));
+  EXPECT_EQ(convert<int64_t>(b, SM_INT64), (std::vector<int64_t>{1, 0, 1}));
+  Tensor u = make<uint8_t>({255, 0, 128}, {3});
+  EXPECT_EQ(convert<float>(u, SM_FLOAT32), (std::vector<float>{255, 0, 128}));
+  EXPECT_EQ(convert<int16_t>(u, SM_INT16), (std::vector<int16_t>{255, 0, 128}));
+  // int64 -> float64 rounds to nearest (2^53 + 1 is not representable).
+  Tensor big = make<int64_t>({(int64_t(1) << 53) + 1}, {1});
+  EXPECT_EQ(convert<double>(big, SM_FLOAT64), std::vector<double>{9007199254740992.0});
+}
+
+TEST(To, Float16RoundsToNearestEven) {
+  const float p11 = std::ldexp(1.0f, -11);
+  const std::vector<float> in = {
+      1.0f,
+      1.0f + p11,                             // tie -> even (1.0)
+      1.0f + 3 * p11,                         // tie -> even (1 + 2^-9)
+      1.0f + 2 * p11,                         // exact 1 + 2^-10
+      1.0f + p11 + std::ldexp(1.0f, -20),     // above the tie -> up
+      65504.0f,                               // max finite
+      65519.0f,                               // below the tie with 65536 -> max
+      65520.0f,                               // tie with 2^16 -> inf
+      -2.0f,
+      std::ldexp(1.0f, -24),                  // smallest subnormal
+      std::ldexp(1.0f, -25),                  // tie with 0 -> 0
+      3 * std::ldexp(1.0f, -25),              // 1.5 ulp tie -> 2 ulp
+      std::ldexp(1.0f, -14),                  // smallest normal
+      -0.0f,
+      INFINITY,
+      0.1f,
+      -1e9f,
+  };
+  const std::vector<uint16_t> expect = {0x3C00, 0x3C00, 0x3C02, 0x3C01, 0x3C01, 0x7BFF,
+                                        0x7BFF, 0x7C00, 0xC000, 0x0001, 0x0000, 0x0002,
+                                        0x0400, 0x8000, 0x7C00, 0x2E66, 0xFC00};
+  Tensor f = make<float>(in, {static_cast<int64_t>(in.size())});
+  const std::vector<uint16_t> got = convert<uint16_t>(f, SM_FLOAT16);
+  ASSERT_EQ(got.size(), expect.size());
+  for (size_t k = 0; k < got.size(); ++k)
+    EXPECT_EQ(got[k], expect[k]) << "input " << in[k] << " (#" << k << ") got 0x" << std::hex
+                                 << got[k] << " expected 0x" << expect[k];
+  Tensor n = make<float>({NAN}, {1});
+  const std::vector<uint16_t> nb = convert<uint16_t>(n, SM_FLOAT16);
+  ASSERT_EQ(nb.size(), 1u);
+  EXPECT_EQ(nb[0] & 0x7C00, 0x7C00);
+  EXPECT_NE(nb[0] & 0x03FF, 0) << "NaN stays NaN";
+  // Same from float64.
+  std::vector<double> din(in.begin(), in.end());
+  Tensor d = make<double>(din, {static_cast<int64_t>(din.size())});
+  EXPECT_EQ(convert<uint16_t>(d, SM_FLOAT16), expect);
+}
+
+TEST(To, Float16FromFloat64IsRoundedOnce) {
+  // Via float32 this would round twice (to 1 + 2^-11, then to even 1.0).
+  Tensor d = make<double>({1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)}, {1});
+  EXPECT_EQ(convert<uint16_t>(d, SM_FLOAT16), std::vector<uint16_t>{0x3C01});
+  Tensor b = make<double>({1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)}, {1});
+  EXPECT_EQ(convert<uint16_t>(b, SM_BFLOAT16), std::vector<uint16_t>{0x3F81});
+}
+
+TEST(To, BFloat16RoundsToNearestEven) {
+  const float p8 = std::ldexp(1.0f, -8);
+  const std::vector<float> in = {1.0f,
+                                 1.0f + p8,                          // tie -> 1.0
+                                 1.0f + 3 * p8,                      // tie -> 1 + 2^-6
+                                 1.0f + p8 + std::ldexp(1.0f, -20),  // above -> up
+                                 bits_to_float(0x7F7FFFFF),          // f32 max -> inf
+                                 -1.5f,
+                                 0.1f,
+                                 -0.0f,
+                                 -INFINITY};
+  const std::vector<uint16_t> expect = {0x3F80, 0x3F80, 0x3F82, 0x3F81, 0x7F80,
+                                        0xBFC0, 0x3DCD, 0x8000, 0xFF80};
+  Tensor f = make<float>(in, {static_cast<int64_t>(in.size())});
+  const std::vector<uint16_t> got = convert<uint16_t>(f, SM_BFLOAT16);
+  ASSERT_EQ(got.size(), expect.size());
+  for (size_t k = 0; k < got.size(); ++k)
+    EXPECT_EQ(got[k], expect[k]) << "#" << k << " got 0x" << std::hex << got[k];
+  Tensor n = make<float>({NAN}, {1});
+  const std::vector<uint16_t> nb = convert<uint16_t>(n, SM_BFLOAT16);
+  ASSERT_EQ(nb.size(), 1u);
+  EXPECT_EQ(nb[0] & 0x7F80, 0x7F80);
+  EXPECT_NE(nb[0] & 0x007F, 0) << "NaN stays NaN";
+}
+
+TEST(To, SixteenBitFloatsWidenExactly) {
+  const std::vector<uint16_t> h = {0x3C01, 0x0001, 0x7BFF, 0xFC00, 0x8000, 0x3555};
+  Tensor th = make<uint16_t>(h, {6}, SM_FLOAT16);
+  const std::vector<float> f = convert<float>(th, SM_FLOAT32);
+  ASSERT_EQ(f.size(), h.size());
+  for (size_t k = 0; k < h.size(); ++k)
+    EXPECT_EQ(static_cast<double>(f[k]), half_to_double(h[k])) << "#" << k;
+  EXPECT_TRUE(std::signbit(f[4]));
+  const std::vector<double> d = convert<double>(th, SM_FLOAT64);
+  ASSERT_EQ(d.size(), h.size());
+  for (size_t k = 0; k < h.size(); ++k) EXPECT_EQ(d[k], half_to_double(h[k])) << "#" << k;
+
+  const std::vector<uint16_t> b = {0x3F81, 0xC2F7, 0x0001, 0x7F80};
+  Tensor tb = make<uint16_t>(b, {4}, SM_BFLOAT16);
+  const std::vector<float> fb = convert<float>(tb, SM_FLOAT32);
+  ASSERT_EQ(fb.size(), b.size());
+  for (size_t k = 0; k < b.size(); ++k) EXPECT_EQ(fb[k], bf16_to_float(b[k])) << "#" << k;
+  // float16 -> bfloat16: 1 + 2^-10 is below half of bfloat16's ulp (2^-8
+  // at 1.0), so it rounds down to 1.0.
+  EXPECT_EQ(convert<uint16_t>(th, SM_BFLOAT16)[0], 0x3F80);
+  // float16 -> int: 1 + 2^-10 truncates to 1.
+  EXPECT_EQ(convert<int32_t>(th, SM_INT32)[0], 1);
+}
+
+TEST(CopyInto, ConvertsAndBroadcasts) {
+  const int64_t shape[2] = {3, 4};
+  Tensor dst;
+  SM_ASSERT_OK(sm_zeros(shape, 2, SM_FLOAT64, cpu(), dst.out()));
+  const int64_t v0 = version_of(dst);
+  Tensor row = make<int32_t>({1, 2, 3, 4}, {4});
+  SM_ASSERT_OK(sm_copy_into(dst, row));
+  EXPECT_EQ(version_of(dst), v0 + 1);
+  EXPECT_EQ(read<double>(dst), (std::vector<double>{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}));
+  Tensor col = make<float>({10, 20, 30}, {3, 1});
+  SM_ASSERT_OK(sm_copy_into(dst, col));
+  EXPECT_EQ(read<double>(dst), (std::vector<double>{10, 10, 10, 10, 20, 20, 20, 20, 30, 30, 30, 30}));
+  Tensor s = make<float>({7}, {});
+  SM_ASSERT_OK(sm_copy_into(dst, s));
+  EXPECT_EQ(read<double>(dst), std::vector<double>(12, 7.0));
+  Tensor one = make<int8_t>({-1}, {1, 1});
+  SM_ASSERT_OK(sm_copy_into(dst, one));
+  EXPECT_EQ(read<double>(dst), std::vector<double>(12, -1.0));
+  EXPECT_EQ(version_of(dst), v0 + 4);
+  // Float into int converts (truncation), as a copy allows.
+  Tensor idst;
+  SM_ASSERT_OK(sm_zeros(shape, 2, SM_INT32, cpu(), idst.out()));
+  Tensor fr = make<float>({1.5f, -1.5f, 2.99f, 100.f}, {4});
+  SM_ASSERT_OK(sm_copy_into(idst, fr));
+  EXPECT_EQ(read<int32_t>(idst)[1], -1);
+  EXPECT_EQ(read<int32_t>(idst)[2], 2);
+}
+
+TEST(CopyInto, IntoStridedDestinations) {
+  Tensor base = iota({3, 4});
+  Tensor t;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));  // (4,3)
+  Tensor src = make<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {4, 3});
+  SM_ASSERT_OK(sm_copy_into(t, src));
+  EXPECT_EQ(read<float>(t), read<float>(src));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11}));
+  // Negative-stride destination.
+  Tensor f;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{0, 1}.data(), 2, f.out()));
+  Tensor src2 = iota({3, 4});
+  SM_ASSERT_OK(sm_copy_into(f, src2));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
+  // Strided source with a negative step into a column.
+  Tensor col, rsrc;
+  SM_ASSERT_OK(sm_select(base, 1, 2, col.out()));
+  Tensor v = iota({6});
+  SM_ASSERT_OK(sm_slice(v, 0, SM_SLICE_NONE, SM_SLICE_NONE, -2, rsrc.out()));  // 5, 3, 1
+  SM_ASSERT_OK(sm_copy_into(col, rsrc));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{11, 10, 5, 8, 7, 6, 3, 4, 3, 2, 1, 0}));
+}
+
+TEST(CopyInto, ZeroDimAndEmpty) {
+  Tensor a = make<float>({1}, {}), b = make<double>({2.5}, {});
+  SM_ASSERT_OK(sm_copy_into(a, b));
+  EXPECT_EQ(read<float>(a), std::vector<float>{2.5f});
+  const int64_t shape[2] = {0, 4};
+  Tensor e1, e2;
+  SM_ASSERT_OK(sm_zeros(shape, 2, SM_FLOAT32, cpu(), e1.out()));
+  SM_ASSERT_OK(sm_zeros(shape, 2, SM_INT64, cpu(), e2.out()));
+  SM_EXPECT_OK(sm_copy_into(e1, e2));
+  Tensor row = iota({4});
+  SM_EXPECT_OK(sm_copy_into(e1, row));  // (4) broadcasts to (0, 4)
+}
+
+TEST(CopyInto, ShapeMismatchIsRefused) {
+  Tensor dst = iota({3, 4});
+  const TensorSnap before = snap(dst);
+  Tensor bad = iota({3});
+  EXPECT_EQ(sm_copy_into(dst, bad), SM_ERR_SHAPE);
+  expect_error_mentions({"sm_copy_into", "[3]", "[3, 4]"});
+  Tensor more = iota({1, 3, 4});
+  EXPECT_EQ(sm_copy_into(dst, more), SM_ERR_SHAPE);
+  EXPECT_EQ(snap(dst), before);
+}
+
+TEST(CopyInto, OverlapRules) {
+  Tensor base = iota({8});
+  // Expanded destination: its elements overlap each other.
+  Tensor one, e;
+  SM_ASSERT_OK(sm_slice(base, 0, 0, 1, 1, one.out()));
+  SM_ASSERT_OK(sm_expand(one, std::vector<int64_t>{4}.data(), 1, e.out()));
+  Tensor src = iota({4});
+  const TensorSnap before = snap(base);
+  EXPECT_EQ(sm_copy_into(e, src), SM_ERR_OVERLAP);
+  expect_error_mentions({"sm_copy_into"});
+  EXPECT_EQ(snap(base), before);
+  // Partially overlapping source.
+  Tensor lo, mid;
+  SM_ASSERT_OK(sm_slice(base, 0, 0, 4, 1, lo.out()));
+  SM_ASSERT_OK(sm_slice(base, 0, 2, 6, 1, mid.out()));
+  EXPECT_EQ(sm_copy_into(lo, mid), SM_ERR_OVERLAP);
+  EXPECT_EQ(snap(base), before);
+  // Identical source (the same handle, or an identical view) is allowed.
+  SM_EXPECT_OK(sm_copy_into(lo, lo));
+  Tensor lo2;
+  SM_ASSERT_OK(sm_slice(base, 0, 0, 4, 1, lo2.out()));
+  SM_EXPECT_OK(sm_copy_into(lo, lo2));
+  EXPECT_EQ(read<float>(lo), (std::vector<float>{0, 1, 2, 3}));
+  // Disjoint halves of one storage, one with a negative stride: allowed.
+  Tensor rev, hi_rev;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{0}.data(), 1, rev.out()));
+  SM_ASSERT_OK(sm_slice(rev, 0, 0, 4, 1, hi_rev.out()));  // base[7], [6], [5], [4]
+  SM_ASSERT_OK(sm_copy_into(lo, hi_rev));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{7, 6, 5, 4, 4, 5, 6, 7}));
+  // Negative stride partially overlapping: refused.
+  Tensor part;
+  SM_ASSERT_OK(sm_slice(rev, 0, 2, 6, 1, part.out()));  // base[5], [4], [3], [2]
+  const TensorSnap b2 = snap(base);
+  EXPECT_EQ(sm_copy_into(lo, part), SM_ERR_OVERLAP);
+  EXPECT_EQ(snap(base), b2);
+  // Interleaved but disjoint (even and odd elements): allowed.
+  Tensor even, odd;
+  SM_ASSERT_OK(sm_slice(base, 0, 0, 8, 2, even.out()));
+  SM_ASSERT_OK(sm_slice(base, 0, 1, 8, 2, odd.out()));
+  SM_ASSERT_OK(sm_copy_into(even, odd));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{6, 6, 4, 4, 5, 5, 7, 7}));
+}
+
+TEST(IndexSelect, Int64AndInt32IndicesWithNegatives) {
+  Tensor m = iota({3, 4});
+  Tensor idx = make<int64_t>({2, 0, -1}, {3});
+  Tensor r;
+  SM_ASSERT_OK(sm_index_select(m, 0, idx, r.out()));
+  expect_layout(r, {3, 4}, {4, 1}, 0);
+  EXPECT_EQ(read<float>(r), (std::vector<float>{8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ(same_storage(r, m), 0);
+  Tensor idx32 = make<int32_t>({3, -4, 1}, {3});
+  Tensor c;
+  SM_ASSERT_OK(sm_index_select(m, -1, idx32, c.out()));
+  EXPECT_EQ(shape_of(c), (Shape{3, 3}));
+  EXPECT_EQ(read<float>(c), (std::vector<float>{3, 0, 1, 7, 4, 5, 11, 8, 9}));
+  // Always a copy, even for the identity index.
+  Tensor id = make<int64_t>({0, 1, 2}, {3}), same;
+  SM_ASSERT_OK(sm_index_select(m, 0, id, same.out()));
+  EXPECT_EQ(same_storage(same, m), 0);
+  EXPECT_EQ(read<float>(same), read<float>(m));
+}
+
+TEST(IndexSelect, StridedInputsAndEmptyIndex) {
+  Tensor m = iota({3, 4});
+  Tensor t;
+  SM_ASSERT_OK(sm_transpose(m, 0, 1, t.out()));  // (4,3)
+  Tensor idxbase = make<int64_t>({1, 99, 3, 99}, {4}), idx;
+  SM_ASSERT_OK(sm_slice(idxbase, 0, 0, 4, 2, idx.out()));  // {1, 3}, stride 2
+  Tensor r;
+  SM_ASSERT_OK(sm_index_select(t, 0, idx, r.out()));
+  EXPECT_EQ(read<float>(r), (std::vector<float>{1, 5, 9, 3, 7, 11}));
+  const int64_t z[1] = {0};
+  Tensor empty_idx, e;
+  SM_ASSERT_OK(sm_empty(z, 1, SM_INT32, cpu(), empty_idx.out()));
+  SM_ASSERT_OK(sm_index_select(m, 1, empty_idx, e.out()));
+  EXPECT_EQ(shape_of(e), (Shape{3, 0}));
+  // Repeated indices are fine.
+  Tensor rep = make<int32_t>({2, 2, 2}, {3}), rr;
+  SM_ASSERT_OK(sm_index_select(m, 0, rep, rr.out()));
+  EXPECT_EQ(read<float>(rr), (std::vector<float>{8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11}));
+}
+
+TEST(IndexSelect, RefusesOutOfRangeAndBadIndexDtype) {
+  Tensor m = iota({3, 4});
+  sm_tensor out = sentinel_tensor();
+  Tensor hi = make<int64_t>({0, 3}, {2});
+  Tensor lo = make<int32_t>({-4}, {1});
+  Tensor fl = make<float>({0, 1}, {2});
+  Tensor i16 = make<int16_t>({0, 1}, {2});
+  const TensorSnap before = snap(m);
+  const GlobalSnap g0 = global_snap();
+  EXPECT_EQ(sm_index_select(m, 0, hi, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"sm_index_select", "3"});
+  EXPECT_EQ(sm_index_select(m, 0, lo, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"sm_index_select", "-4"});
+  EXPECT_EQ(sm_index_select(m, 0, fl, &out), SM_ERR_DTYPE);
+  expect_error_mentions({"sm_index_select", "float32"});
+  EXPECT_EQ(sm_index_select(m, 0, i16, &out), SM_ERR_DTYPE);
+  EXPECT_EQ(sm_index_select(m, 2, hi, &out), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_EQ(out, sentinel_tensor());
+  EXPECT_EQ(global_snap(), g0);
+  EXPECT_EQ(snap(m), before);
+}

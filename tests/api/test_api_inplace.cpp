@@ -1,0 +1,364 @@
+// In-place ops: every op on every kind of dtype, through strided views
+// (transposed, negative strides, 0-d, empty), dtype rules, overlap
+// refusals, version counters.
+#include "api_test_util.hpp"
+
+using namespace smt;
+
+namespace {
+
+template <class T>
+std::vector<T> after_scalar(const std::vector<T>& in, sm_op op, double a, double b = 0,
+                            sm_dtype dtype = DT<T>::value) {
+  Tensor t = make<T>(in, {static_cast<int64_t>(in.size())}, dtype);
+  const int64_t v0 = version_of(t);
+  const sm_status st = sm_inplace_scalar(t, op, a, b);
+  EXPECT_EQ(st, SM_OK) << "op " << op << ": " << sm_last_error();
+  EXPECT_EQ(version_of(t), v0 + 1) << "op " << op;
+  return read<T>(t);
+}
+
+// Expects the op to be refused with `code`, the tensor and its version untouched.
+template <class T>
+void expect_refused(const std::vector<T>& in, sm_op op, double a, double b, sm_status code,
+                    sm_dtype dtype = DT<T>::value) {
+  Tensor t = make<T>(in, {static_cast<int64_t>(in.size())}, dtype);
+  const TensorSnap before = snap(t);
+  const sm_status st = sm_inplace_scalar(t, op, a, b);
+  EXPECT_EQ(st, code) << "op " << op << " a " << a << " on " << sm_dtype_name(dtype) << " -> "
+                      << status_name(st) << ": " << sm_last_error();
+  if (st != SM_OK) expect_error_mentions({"sm_inplace_scalar"});
+  EXPECT_EQ(snap(t), before);
+}
+
+}  // namespace
+
+TEST(InplaceScalar, FloatOps) {
+  const std::vector<float> x = {-2, -0.5f, 0, 1.5f, 4};
+  EXPECT_EQ(after_scalar(x, SM_OP_FILL, 3), std::vector<float>(5, 3));
+  EXPECT_EQ(after_scalar(x, SM_OP_ZERO, 0), std::vector<float>(5, 0));
+  EXPECT_EQ(after_scalar(x, SM_OP_ADD, 1.5), (std::vector<float>{-0.5f, 1, 1.5f, 3, 5.5f}));
+  EXPECT_EQ(after_scalar(x, SM_OP_SUB, 1), (std::vector<float>{-3, -1.5f, -1, 0.5f, 3}));
+  EXPECT_EQ(after_scalar(x, SM_OP_MUL, -2), (std::vector<float>{4, 1, 0, -3, -8}));
+  EXPECT_EQ(after_scalar(x, SM_OP_DIV, 2), (std::vector<float>{-1, -0.25f, 0, 0.75f, 2}));
+  EXPECT_EQ(after_scalar(x, SM_OP_CLAMP, -1, 1), (std::vector<float>{-1, -0.5f, 0, 1, 1}));
+  EXPECT_EQ(after_scalar(x, SM_OP_CLAMP, NAN, 1), (std::vector<float>{-2, -0.5f, 0, 1, 1}))
+      << "NaN min = no lower bound";
+  EXPECT_EQ(after_scalar(x, SM_OP_CLAMP, -1, NAN), (std::vector<float>{-1, -0.5f, 0, 1.5f, 4}))
+      << "NaN max = no upper bound";
+  EXPECT_EQ(after_scalar(x, SM_OP_RELU, 0), (std::vector<float>{0, 0, 0, 1.5f, 4}));
+  EXPECT_EQ(after_scalar(x, SM_OP_NEG, 0), (std::vector<float>{2, 0.5f, 0, -1.5f, -4}));
+  EXPECT_EQ(after_scalar(x, SM_OP_ABS, 0), (std::vector<float>{2, 0.5f, 0, 1.5f, 4}));
+  EXPECT_EQ(after_scalar(std::vector<float>{0, 1, 4, 2.25f}, SM_OP_SQRT, 0),
+            (std::vector<float>{0, 1, 2, 1.5f}));
+  const std::vector<float> s = after_scalar(std::vector<float>{-1}, SM_OP_SQRT, 0);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(std::isnan(s[0]));
+  const std::vector<float> e = after_scalar(std::vector<float>{0, 1, -1}, SM_OP_EXP, 0);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0], 1.0f);
+  EXPECT_FLOAT_EQ(e[1], 2.7182817f);
+  EXPECT_FLOAT_EQ(e[2], 0.36787945f);
+  // NaN elements stay NaN through clamp.
+  const std::vector<float> cn = after_scalar(std::vector<float>{NAN}, SM_OP_CLAMP, 0, 1);
+  ASSERT_EQ(cn.size(), 1u);
+  EXPECT_TRUE(std::isnan(cn[0]));
+}
+
+TEST(InplaceScalar, DoubleOps) {
+  const std::vector<double> x = {-2, 0.1, 9};
+  EXPECT_EQ(after_scalar(x, SM_OP_ADD, 0.2), (std::vector<double>{-1.8, 0.1 + 0.2, 9.2}));
+  EXPECT_EQ(after_scalar(x, SM_OP_DIV, 3), (std::vector<double>{-2 / 3.0, 0.1 / 3, 3}));
+  EXPECT_EQ(after_scalar(std::vector<double>{9, 2}, SM_OP_SQRT, 0),
+            (std::vector<double>{3, std::sqrt(2.0)}));
+  EXPECT_EQ(after_scalar(std::vector<double>{1}, SM_OP_EXP, 0), std::vector<double>{std::exp(1.0)});
+}
+
+TEST(InplaceScalar, IntegerOpsAndWrapAround) {
+  const std::vector<int32_t> x = {-7, -1, 0, 5, 100};
+  EXPECT_EQ(after_scalar(x, SM_OP_ADD, 3), (std::vector<int32_t>{-4, 2, 3, 8, 103}));
+  EXPECT_EQ(after_scalar(x, SM_OP_SUB, 2), (std::vector<int32_t>{-9, -3, -2, 3, 98}));
+  EXPECT_EQ(after_scalar(x, SM_OP_MUL, -3), (std::vector<int32_t>{21, 3, 0, -15, -300}));
+  EXPECT_EQ(after_scalar(x, SM_OP_CLAMP, -2, 50), (std::vector<int32_t>{-2, -1, 0, 5, 50}));
+  EXPECT_EQ(after_scalar(x, SM_OP_RELU, 0), (std::vector<int32_t>{0, 0, 0, 5, 100}));
+  EXPECT_EQ(after_scalar(x, SM_OP_NEG, 0), (std::vector<int32_t>{7, 1, 0, -5, -100}));
+  EXPECT_EQ(after_scalar(x, SM_OP_ABS, 0), (std::vector<int32_t>{7, 1, 0, 5, 100}));
+  EXPECT_EQ(after_scalar(x, SM_OP_FILL, -9), std::vector<int32_t>(5, -9));
+  EXPECT_EQ(after_scalar(x, SM_OP_ZERO, 0), std::vector<int32_t>(5, 0));
+  // Integer arithmetic wraps.
+  EXPECT_EQ(after_scalar(std::vector<int8_t>{127, -128, 100}, SM_OP_ADD, 1),
+            (std::vector<int8_t>{-128, -127, 101}));
+  EXPECT_EQ(after_scalar(std::vector<int8_t>{100}, SM_OP_MUL, 2), std::vector<int8_t>{-56});
+  EXPECT_EQ(after_scalar(std::vector<int8_t>{-128}, SM_OP_NEG, 0), std::vector<int8_t>{-128});
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{250, 0}, SM_OP_ADD, 10),
+            (std::vector<uint8_t>{4, 10}));
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0}, SM_OP_SUB, 1), std::vector<uint8_t>{255});
+  EXPECT_EQ(after_scalar(std::vector<int16_t>{32767}, SM_OP_ADD, 1), std::vector<int16_t>{-32768});
+  EXPECT_EQ(after_scalar(std::vector<int64_t>{1}, SM_OP_ADD, 1099511627776.0),
+            std::vector<int64_t>{1099511627777});
+}
+
+TEST(InplaceScalar, SixteenBitFloatsComputeInFloat32) {
+  // 1 + 2^-11 rounds (ties to even) back to 1.0; 1 + 3*2^-11 to 1 + 2^-9.
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0x3C00}, SM_OP_ADD, std::ldexp(1.0, -11), 0,
+                         SM_FLOAT16),
+            std::vector<uint16_t>{0x3C00});
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0x3C00}, SM_OP_ADD, 3 * std::ldexp(1.0, -11), 0,
+                         SM_FLOAT16),
+            std::vector<uint16_t>{0x3C02});
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0x7BFF}, SM_OP_MUL, 2, 0, SM_FLOAT16),
+            std::vector<uint16_t>{0x7C00})
+      << "65504 * 2 overflows to inf";
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0x4400}, SM_OP_SQRT, 0, 0, SM_FLOAT16),
+            std::vector<uint16_t>{0x4000});  // sqrt(4) = 2
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0x4080}, SM_OP_SQRT, 0, 0, SM_BFLOAT16),
+            std::vector<uint16_t>{0x4000});  // bfloat16 sqrt(4) = 2
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0x3F80}, SM_OP_ADD, std::ldexp(1.0, -8), 0,
+                         SM_BFLOAT16),
+            std::vector<uint16_t>{0x3F80});
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0xC000, 0x3C00}, SM_OP_RELU, 0, 0, SM_FLOAT16),
+            (std::vector<uint16_t>{0x0000, 0x3C00}));
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0xC000}, SM_OP_ABS, 0, 0, SM_BFLOAT16),
+            std::vector<uint16_t>{0x4000});
+}
+
+TEST(InplaceScalar, BoolOnlyFillsAndZeroes) {
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1, 0}, SM_OP_FILL, 1, 0, SM_BOOL),
+            (std::vector<uint8_t>{1, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1, 1}, SM_OP_ZERO, 0, 0, SM_BOOL),
+            (std::vector<uint8_t>{0, 0, 0}));
+  for (sm_op op : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV, SM_OP_NEG, SM_OP_SQRT, SM_OP_EXP})
+    expect_refused<uint8_t>({0, 1}, op, 1, 0, SM_ERR_DTYPE, SM_BOOL);
+}
+
+TEST(InplaceScalar, DtypeRefusals) {
+  // Floating-only ops on integers.
+  for (sm_op op : {SM_OP_DIV, SM_OP_SQRT, SM_OP_EXP})
+    expect_refused<int32_t>({4, 9}, op, 2, 0, SM_ERR_DTYPE);
+  expect_refused<int64_t>({4}, SM_OP_DIV, 1, 0, SM_ERR_DTYPE);
+  expect_refused<uint8_t>({4}, SM_OP_SQRT, 0, 0, SM_ERR_DTYPE);
+  // Fractional scalars on integers.
+  expect_refused<int32_t>({1, 2}, SM_OP_ADD, 2.5, 0, SM_ERR_DTYPE);
+  expect_refused<int32_t>({1, 2}, SM_OP_SUB, 0.1, 0, SM_ERR_DTYPE);
+  expect_refused<int8_t>({1, 2}, SM_OP_MUL, 1.5, 0, SM_ERR_DTYPE);
+  expect_refused<int32_t>({1, 2}, SM_OP_CLAMP, 0.5, 3, SM_ERR_DTYPE);
+  expect_refused<int16_t>({1, 2}, SM_OP_ADD, NAN, 0, SM_ERR_DTYPE);
+  // The message names the dtype.
+  Tensor t = make<int32_t>({1}, {1});
+  EXPECT_EQ(sm_inplace_scalar(t, SM_OP_ADD, 2.5, 0), SM_ERR_DTYPE);
+  expect_error_mentions({"sm_inplace_scalar", "int32", "2.5"});
+  // Unknown op.
+  expect_refused<float>({1}, 12, 0, 0, SM_ERR_INVALID_ARGUMENT);
+  expect_refused<float>({1}, -1, 0, 0, SM_ERR_INVALID_ARGUMENT);
+}
+
+TEST(InplaceScalar, ThroughStridedViews) {
+  Tensor base = iota({3, 4});
+  // A column (stride 4).
+  Tensor col;
+  SM_ASSERT_OK(sm_select(base, 1, 1, col.out()));
+  SM_ASSERT_OK(sm_inplace_scalar(col, SM_OP_MUL, 10, 0));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{0, 10, 2, 3, 4, 50, 6, 7, 8, 90, 10, 11}));
+  // A transposed, reversed, step-2 view: base[::-1, ::2].T.
+  Tensor r, s, t;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{0}.data(), 1, r.out()));
+  SM_ASSERT_OK(sm_slice(r, 1, 0, 4, 2, s.out()));
+  SM_ASSERT_OK(sm_transpose(s, 0, 1, t.out()));
+  expect_layout(t, {2, 3}, {2, -4}, 8);
+  SM_ASSERT_OK(sm_inplace_scalar(t, SM_OP_NEG, 0, 0));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{-0.0f, 10, -2, 3, -4, 50, -6, 7, -8, 90, -10, 11}));
+  // A 0-d view.
+  Tensor e;
+  SM_ASSERT_OK(sm_select(col, 0, 2, e.out()));
+  SM_ASSERT_OK(sm_inplace_scalar(e, SM_OP_ADD, 1, 0));
+  EXPECT_EQ(read<float>(base)[9], 91.0f);
+  // Non-dense but non-overlapping (padded rows): allowed.
+  Tensor pad;
+  SM_ASSERT_OK(sm_as_strided(base, std::vector<int64_t>{2, 2}.data(),
+                             std::vector<int64_t>{5, 1}.data(), 2, 1, pad.out()));
+  SM_ASSERT_OK(sm_inplace_scalar(pad, SM_OP_FILL, 0, 0));
+  EXPECT_EQ(read<float>(base), (std::vector<float>{-0.0f, 0, 0, 3, -4, 50, 0, 0, -8, 91, -10, 11}));
+}
+
+TEST(InplaceScalar, ZeroDimAndEmpty) {
+  Tensor s = make<float>({4}, {});
+  for (sm_op op : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG,
+                   SM_OP_ABS, SM_OP_SQRT, SM_OP_EXP, SM_OP_FILL, SM_OP_ZERO})
+    SM_EXPECT_OK(sm_inplace_scalar(s, op, 1, 2));
+  EXPECT_EQ(read<float>(s), std::vector<float>{0});
+  const int64_t shape[2] = {2, 0};
+  Tensor e;
+  SM_ASSERT_OK(sm_empty(shape, 2, SM_INT32, cpu(), e.out()));
+  for (sm_op op : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG, SM_OP_ABS,
+                   SM_OP_FILL, SM_OP_ZERO})
+    SM_EXPECT_OK(sm_inplace_scalar(e, op, 1, 2));
+  // Dtype rules hold even with nothing to write.
+  EXPECT_EQ(sm_inplace_scalar(e, SM_OP_SQRT, 0, 0), SM_ERR_DTYPE);
+}
+
+TEST(InplaceScalar, OverlappingDestinationIsRefused) {
+  Tensor one = iota({1}), e;
+  SM_ASSERT_OK(sm_expand(one, std::vector<int64_t>{5}.data(), 1, e.out()));
+  const TensorSnap before = snap(one);
+  for (sm_op op : {SM_OP_FILL, SM_OP_ZERO, SM_OP_ADD, SM_OP_NEG}) {
+    EXPECT_EQ(sm_inplace_scalar(e, op, 1, 0), SM_ERR_OVERLAP) << "op " << op;
+    expect_error_mentions({"sm_inplace_scalar"});
+  }
+  EXPECT_EQ(snap(one), before) << "values and version unchanged";
+  // as_strided with a zero stride over a size > 1 dim likewise.
+  Tensor base = iota({4}), z;
+  SM_ASSERT_OK(sm_as_strided(base, std::vector<int64_t>{2, 2}.data(),
+                             std::vector<int64_t>{0, 1}.data(), 2, 0, z.out()));
+  EXPECT_EQ(sm_inplace_scalar(z, SM_OP_ADD, 1, 0), SM_ERR_OVERLAP);
+  // A stride-0 dim of size 1 is no overlap.
+  Tensor ok;
+  SM_ASSERT_OK(sm_as_strided(base, std::vector<int64_t>{1, 2}.data(),
+                             std::vector<int64_t>{0, 1}.data(), 2, 0, ok.out()));
+  SM_EXPECT_OK(sm_inplace_scalar(ok, SM_OP_ADD, 1, 0));
+}
+
+TEST(InplaceTensor, OpsWithBroadcastAndAlpha) {
+  const int64_t shape[2] = {2, 3};
+  Tensor t;
+  SM_ASSERT_OK(sm_full(shape, 2, 10, SM_FLOAT32, cpu(), t.out()));
+  Tensor row = make<float>({1, 2, 4}, {3});
+  const int64_t v0 = version_of(t);
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_ADD, row, 2.0));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{12, 14, 18, 12, 14, 18}));
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_SUB, row, 0.5));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{11.5f, 13, 16, 11.5f, 13, 16}));
+  Tensor col = make<float>({2, -1}, {2, 1});
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_MUL, col, 1.0));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{23, 26, 32, -11.5f, -13, -16}));
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_DIV, row, 1.0));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{23, 13, 8, -11.5f, -6.5f, -4}));
+  Tensor s = make<double>({0.25}, {});
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_FILL, s, 1.0));
+  EXPECT_EQ(read<float>(t), std::vector<float>(6, 0.25f));
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_FILL, row, 1.0));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{1, 2, 4, 1, 2, 4}));
+  EXPECT_EQ(version_of(t), v0 + 6);
+}
+
+TEST(InplaceTensor, MixedDtypes) {
+  // Integer other into a float tensor: fine.
+  Tensor f = make<float>({0.5f, 1.5f}, {2});
+  Tensor i = make<int32_t>({1, 2}, {2});
+  SM_ASSERT_OK(sm_inplace_tensor(f, SM_OP_ADD, i, 1.0));
+  EXPECT_EQ(read<float>(f), (std::vector<float>{1.5f, 3.5f}));
+  // Integer + integer with integral alpha: fine, wraps.
+  Tensor a = make<int8_t>({120, -3}, {2});
+  Tensor b = make<int64_t>({4, 5}, {2});
+  SM_ASSERT_OK(sm_inplace_tensor(a, SM_OP_ADD, b, 2.0));
+  EXPECT_EQ(read<int8_t>(a), (std::vector<int8_t>{-128, 7}));
+  // f16 destination, f64 source: computed in float32, rounded once more.
+  Tensor h = make<uint16_t>({0x3C00}, {1}, SM_FLOAT16);
+  Tensor d = make<double>({std::ldexp(1.0, -10)}, {1});
+  SM_ASSERT_OK(sm_inplace_tensor(h, SM_OP_ADD, d, 1.0));
+  EXPECT_EQ(read<uint16_t>(h), std::vector<uint16_t>{0x3C01});
+}
+
+TEST(InplaceTensor, DtypeRefusals) {
+  Tensor i = make<int32_t>({1, 2}, {2});
+  Tensor f = make<float>({1, 2}, {2});
+  Tensor i2 = make<int32_t>({1, 2}, {2});
+  Tensor b = make_bool({1, 0}, {2});
+  const TensorSnap before = snap(i);
+  EXPECT_EQ(sm_inplace_tensor(i, SM_OP_ADD, f, 1.0), SM_ERR_DTYPE) << "float other into int";
+  expect_error_mentions({"sm_inplace_tensor", "float32", "int32"});
+  EXPECT_EQ(sm_inplace_tensor(i, SM_OP_MUL, f, 1.0), SM_ERR_DTYPE);
+  EXPECT_EQ(sm_inplace_tensor(i, SM_OP_DIV, i2, 1.0), SM_ERR_DTYPE) << "DIV is floating only";
+  EXPECT_EQ(sm_inplace_tensor(i, SM_OP_ADD, i2, 0.5), SM_ERR_DTYPE) << "fractional alpha";
+  EXPECT_EQ(sm_inplace_tensor(b, SM_OP_ADD, b, 1.0), SM_ERR_DTYPE) << "bool arithmetic";
+  EXPECT_EQ(snap(i), before);
+  // Ops without a tensor form.
+  for (sm_op op : std::vector<sm_op>{SM_OP_ZERO, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG, SM_OP_ABS, SM_OP_SQRT,
+                   SM_OP_EXP, 12, -1}) {
+    EXPECT_EQ(sm_inplace_tensor(f, op, f, 1.0), SM_ERR_INVALID_ARGUMENT) << "op " << op;
+  }
+  // Bool fill from bool is fine.
+  Tensor b2 = make_bool({0, 1}, {2});
+  SM_EXPECT_OK(sm_inplace_tensor(b, SM_OP_FILL, b2, 1.0));
+  EXPECT_EQ(read_bool(b), (std::vector<uint8_t>{0, 1}));
+}
+
+TEST(InplaceTensor, ThroughTransposedAndNegativeStrideViews) {
+  Tensor base = iota({3, 4});
+  Tensor t;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));  // (4,3)
+  Tensor add = make<float>({100, 200, 300}, {3});
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_ADD, add, 1.0));
+  EXPECT_EQ(read<float>(base),
+            (std::vector<float>{100, 101, 102, 103, 204, 205, 206, 207, 308, 309, 310, 311}));
+  Tensor f;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{1}.data(), 1, f.out()));
+  Tensor ramp = make<float>({0, 1, 2, 3}, {4});
+  SM_ASSERT_OK(sm_inplace_tensor(f, SM_OP_SUB, ramp, 1.0));  // base[i][k] -= 3 - k
+  EXPECT_EQ(read<float>(base),
+            (std::vector<float>{97, 99, 101, 103, 201, 203, 205, 207, 305, 307, 309, 311}));
+  // Source with negative strides and a transposed layout.
+  Tensor src = iota({4, 3}), srct, srcf;
+  SM_ASSERT_OK(sm_transpose(src, 0, 1, srct.out()));  // (3,4) strides (1,3)
+  SM_ASSERT_OK(sm_flip(srct, std::vector<int32_t>{0}.data(), 1, srcf.out()));
+  SM_ASSERT_OK(sm_inplace_tensor(base, SM_OP_FILL, srcf, 1.0));
+  // srcf[i][j] = src[j][2 - i] = 3j + 2 - i
+  EXPECT_EQ(read<float>(base), (std::vector<float>{2, 5, 8, 11, 1, 4, 7, 10, 0, 3, 6, 9}));
+}
+
+TEST(InplaceTensor, SelfAndIdenticalViewsAreAllowed) {
+  Tensor t = make<float>({1, 2, 3}, {3});
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_ADD, t, 1.0));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{2, 4, 6}));
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_MUL, t, 1.0));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{4, 16, 36}));
+  Tensor same;
+  SM_ASSERT_OK(sm_slice(t, 0, SM_SLICE_NONE, SM_SLICE_NONE, 1, same.out()));
+  SM_ASSERT_OK(sm_inplace_tensor(t, SM_OP_SUB, same, 0.5));
+  EXPECT_EQ(read<float>(t), (std::vector<float>{2, 8, 18}));
+}
+
+TEST(InplaceTensor, OverlapRefusals) {
+  Tensor base = iota({6});
+  Tensor a, b;
+  SM_ASSERT_OK(sm_slice(base, 0, 0, 4, 1, a.out()));
+  SM_ASSERT_OK(sm_slice(base, 0, 1, 5, 1, b.out()));
+  const TensorSnap before = snap(base);
+  EXPECT_EQ(sm_inplace_tensor(a, SM_OP_ADD, b, 1.0), SM_ERR_OVERLAP);
+  expect_error_mentions({"sm_inplace_tensor"});
+  EXPECT_EQ(sm_inplace_tensor(a, SM_OP_FILL, b, 1.0), SM_ERR_OVERLAP);
+  EXPECT_EQ(snap(base), before);
+  Tensor one, e;
+  SM_ASSERT_OK(sm_slice(base, 0, 5, 6, 1, one.out()));
+  SM_ASSERT_OK(sm_expand(one, std::vector<int64_t>{4}.data(), 1, e.out()));
+  Tensor src = iota({4});
+  EXPECT_EQ(sm_inplace_tensor(e, SM_OP_ADD, src, 1.0), SM_ERR_OVERLAP);
+  EXPECT_EQ(snap(base), before);
+  // An expanded *source* is fine (it is only read).
+  Tensor dst = iota({4});
+  SM_ASSERT_OK(sm_inplace_tensor(dst, SM_OP_ADD, e, 1.0));
+  EXPECT_EQ(read<float>(dst), (std::vector<float>{5, 6, 7, 8}));
+}
+
+TEST(InplaceTensor, ShapeRefusals) {
+  Tensor t = iota({2, 3});
+  const TensorSnap before = snap(t);
+  Tensor bad = iota({2});
+  EXPECT_EQ(sm_inplace_tensor(t, SM_OP_ADD, bad, 1.0), SM_ERR_SHAPE);
+  expect_error_mentions({"sm_inplace_tensor", "[2]", "[2, 3]"});
+  Tensor big = iota({4, 2, 3});
+  EXPECT_EQ(sm_inplace_tensor(t, SM_OP_ADD, big, 1.0), SM_ERR_SHAPE)
+      << "other cannot be broadcast to a larger shape than t";
+  EXPECT_EQ(snap(t), before);
+}
+
+TEST(InplaceTensor, ZeroDimAndEmpty) {
+  Tensor s = make<float>({2}, {}), o = make<float>({3}, {});
+  SM_ASSERT_OK(sm_inplace_tensor(s, SM_OP_MUL, o, 1.0));
+  EXPECT_EQ(read<float>(s), std::vector<float>{6});
+  const int64_t shape[2] = {0, 3};
+  Tensor e, eo;
+  SM_ASSERT_OK(sm_zeros(shape, 2, SM_FLOAT32, cpu(), e.out()));
+  SM_ASSERT_OK(sm_zeros(shape, 2, SM_FLOAT32, cpu(), eo.out()));
+  SM_EXPECT_OK(sm_inplace_tensor(e, SM_OP_ADD, eo, 1.0));
+  SM_EXPECT_OK(sm_inplace_tensor(e, SM_OP_ADD, o, 1.0));  // 0-d broadcasts to (0, 3)
+}
