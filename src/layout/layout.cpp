@@ -304,7 +304,9 @@ bool is_non_overlapping_and_dense(const Layout& l) {
   for (int k = 0; k < n; ++k) {
     int d = order[k];
     if (uabs(l.strides[d]) != expected) return false;
-    expected *= static_cast<uint64_t>(l.sizes[d]);  // bounded by the next |stride| check
+    // Past 2^64 no later |stride| can match: only the outermost may overflow.
+    if (__builtin_mul_overflow(expected, static_cast<uint64_t>(l.sizes[d]), &expected))
+      return k == n - 1;
   }
   return true;
 }

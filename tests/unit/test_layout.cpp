@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdint>
 #include <functional>
+#include <numeric>
 #include <initializer_list>
 #include <ostream>
 #include <random>
@@ -1244,6 +1245,153 @@ TEST(LayoutViews, SplitChunk) {
   EXPECT_SM_ERROR(sm::chunk_ranges(a, 0, 0), SM_ERR_INVALID_ARGUMENT);
   EXPECT_SM_ERROR(sm::chunk_ranges(a, 0, -2), SM_ERR_INVALID_ARGUMENT);
   EXPECT_SM_ERROR(sm::chunk_ranges(a, 3, 2), SM_ERR_OUT_OF_BOUNDS);
+}
+
+
+// ---- randomized: every view op against brute-force index mapping ---------------
+
+// Calls fn on every multi-index of sizes (row-major).
+void for_each_index(const V& sizes, const std::function<void(const V&)>& fn) {
+  for (int64_t s : sizes)
+    if (s == 0) return;
+  V idx(sizes.size(), 0);
+  for (;;) {
+    fn(idx);
+    int d = static_cast<int>(sizes.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++idx[static_cast<size_t>(d)] < sizes[static_cast<size_t>(d)]) break;
+      idx[static_cast<size_t>(d)] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+TEST(LayoutViews, RandomizedAgainstIndexMapping) {
+  std::mt19937_64 rng(2024);
+  auto rnd = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int checked[12] = {};
+  for (int iter = 0; iter < 20000; ++iter) {
+    // Random base layout with any-sign strides, placed inside a storage.
+    Layout l;
+    l.ndim = static_cast<int>(rnd(0, 4));
+    for (int d = 0; d < l.ndim; ++d) {
+      l.sizes[d] = rnd(0, 4) == 0 ? rnd(0, 1) : rnd(2, 4);
+      l.strides[d] = rnd(-7, 7);
+    }
+    sm::Extent e = sm::extent(l);
+    l.offset = e.empty ? rnd(0, 3) : -e.lo + rnd(0, 3);
+    const int64_t storage = sm::required_storage_bytes(l, 1) + 4;
+    sm::check_in_storage(l, 1, storage);
+    const int nd = l.ndim;
+    const V sz = sizes_of(l);
+    auto size_at = [&](int d) { return sz[static_cast<size_t>(d)]; };
+    int op = static_cast<int>(rnd(0, 11));
+    Layout r;
+    std::function<V(const V&)> src;  // result index -> base index
+    if (op == 0 && nd > 0) {  // slice
+      int d = static_cast<int>(rnd(0, nd - 1));
+      int64_t step = rnd(0, 1) ? rnd(1, 3) : -rnd(1, 3);
+      int64_t a = rnd(0, 4) == 0 ? SM_SLICE_NONE : rnd(-6, 6);
+      int64_t b = rnd(0, 4) == 0 ? SM_SLICE_NONE : rnd(-6, 6);
+      r = sm::slice(l, d, a, b, step);
+      V pick = py_slice(size_at(d), a, b, step);
+      ASSERT_EQ(r.sizes[d], static_cast<int64_t>(pick.size()));
+      src = [=](const V& i) { V j = i; j[static_cast<size_t>(d)] = pick[static_cast<size_t>(i[static_cast<size_t>(d)])]; return j; };
+    } else if (op == 1 && nd > 0) {  // narrow
+      int d = static_cast<int>(rnd(0, nd - 1));
+      int64_t n = size_at(d), start = rnd(-n, n), s0 = start < 0 ? start + n : start;
+      int64_t len = rnd(0, n - s0);
+      r = sm::narrow(l, d, start, len);
+      src = [=](const V& i) { V j = i; j[static_cast<size_t>(d)] += s0; return j; };
+    } else if (op == 2 && nd > 0 && l.numel() > 0) {  // select
+      int d = static_cast<int>(rnd(0, nd - 1));
+      int64_t n = size_at(d), k = rnd(-n, n - 1), k0 = k < 0 ? k + n : k;
+      r = sm::select(l, d, k);
+      src = [=](const V& i) { V j = i; j.insert(j.begin() + d, k0); return j; };
+    } else if (op == 3) {  // permute
+      std::vector<int32_t> p(static_cast<size_t>(nd));
+      std::iota(p.begin(), p.end(), 0);
+      std::shuffle(p.begin(), p.end(), rng);
+      r = sm::permute(l, p.data(), nd);
+      src = [=](const V& i) { V j(i.size()); for (size_t k = 0; k < i.size(); ++k) j[static_cast<size_t>(p[k])] = i[k]; return j; };
+    } else if (op == 4) {  // flip
+      std::vector<int32_t> dims;
+      for (int d = 0; d < nd; ++d)
+        if (rnd(0, 1)) dims.push_back(d);
+      r = sm::flip(l, dims.data(), static_cast<int>(dims.size()));
+      src = [=](const V& i) { V j = i; for (int32_t d : dims) j[static_cast<size_t>(d)] = sz[static_cast<size_t>(d)] - 1 - i[static_cast<size_t>(d)]; return j; };
+    } else if (op == 5 && nd > 0) {  // unfold
+      int d = static_cast<int>(rnd(0, nd - 1));
+      int64_t size = rnd(0, size_at(d)), step = rnd(1, 3);
+      r = sm::unfold(l, d, size, step);
+      ASSERT_EQ(r.sizes[d], (size_at(d) - size) / step + 1);
+      src = [=](const V& i) { V j(i.begin(), i.end() - 1); j[static_cast<size_t>(d)] = i[static_cast<size_t>(d)] * step + i.back(); return j; };
+    } else if (op == 6 && nd >= 2) {  // diagonal
+      int d1 = static_cast<int>(rnd(0, nd - 1)), d2 = static_cast<int>(rnd(0, nd - 1));
+      if (d1 == d2) continue;
+      int64_t off = rnd(-5, 5);
+      r = sm::diagonal(l, off, d1, d2);
+      src = [=](const V& i) {
+        V j;
+        size_t k = 0;
+        for (int d = 0; d < nd; ++d) j.push_back(d == d1 || d == d2 ? 0 : i[k++]);
+        int64_t t = i.back();
+        j[static_cast<size_t>(d1)] = t + (off < 0 ? -off : 0);
+        j[static_cast<size_t>(d2)] = t + (off > 0 ? off : 0);
+        return j;
+      };
+    } else if (op == 7) {  // expand
+      int extra = static_cast<int>(rnd(0, 2));
+      V shape;
+      for (int k = 0; k < extra; ++k) shape.push_back(rnd(0, 3));
+      for (int d = 0; d < nd; ++d) shape.push_back(size_at(d) == 1 ? rnd(0, 3) : (rnd(0, 1) ? -1 : size_at(d)));
+      r = sm::expand(l, shape.data(), static_cast<int>(shape.size()));
+      src = [=](const V& i) { V j; for (int d = 0; d < nd; ++d) j.push_back(sz[static_cast<size_t>(d)] == 1 ? 0 : i[static_cast<size_t>(d + extra)]); return j; };
+    } else if (op == 8) {  // squeeze all
+      r = sm::squeeze(l, nullptr, 0);
+      src = [=](const V& i) { V j; size_t k = 0; for (int d = 0; d < nd; ++d) j.push_back(sz[static_cast<size_t>(d)] == 1 ? 0 : i[k++]); return j; };
+    } else if (op == 9) {  // unsqueeze
+      int d = static_cast<int>(rnd(0, nd));
+      r = sm::unsqueeze(l, d);
+      src = [=](const V& i) { V j = i; j.erase(j.begin() + d); return j; };
+    } else if (op == 10 && nd > 0) {  // transpose
+      int a = static_cast<int>(rnd(0, nd - 1)), b = static_cast<int>(rnd(0, nd - 1));
+      r = sm::transpose(l, a, b);
+      src = [=](const V& i) { V j = i; std::swap(j[static_cast<size_t>(a)], j[static_cast<size_t>(b)]); return j; };
+    } else if (op == 11 && nd > 0) {  // movedim of one dim
+      int32_t a = static_cast<int32_t>(rnd(0, nd - 1)), b = static_cast<int32_t>(rnd(0, nd - 1));
+      r = sm::movedim(l, &a, &b, 1);
+      src = [=](const V& i) {
+        V rest = i;  // remove position b, then insert at a
+        int64_t v = rest[static_cast<size_t>(b)];
+        rest.erase(rest.begin() + b);
+        rest.insert(rest.begin() + a, v);
+        return rest;
+      };
+    } else {
+      continue;
+    }
+    ++checked[op];
+    for_each_index(sizes_of(r), [&](const V& i) { ASSERT_EQ(at(r, i), at(l, src(i))); });
+    // No view escapes the storage, empty ones included (offset >= 0).
+    sm::check_in_storage(r, 1, storage);
+  }
+  for (int op = 0; op < 12; ++op) EXPECT_GT(checked[op], 300) << "op " << op;
+}
+
+TEST(LayoutViews, EmptyNegativeStrideKeepsOffset) {
+  // An empty view with a negative stride at offset 0: no op may push the
+  // offset below 0 (the storage check would then refuse a harmless view).
+  Layout e = L({0, 3}, {3, -1}, 0);
+  int32_t d1[] = {1};
+  EXPECT_GE(sm::flip(e, d1, 1).offset, 0);
+  EXPECT_GE(sm::select(e, 1, 2).offset, 0);
+  EXPECT_GE(sm::narrow(e, 1, 2, 1).offset, 0);
+  EXPECT_GE(sm::slice(e, 1, 1, SM_SLICE_NONE, 1).offset, 0);
+  EXPECT_GE(sm::diagonal(L({0, 3, 3}, {9, -3, -1}), 1, 1, 2).offset, 0);
+  sm::check_in_storage(sm::select(e, 1, 2), 4, 0);
 }
 
 // Errors never modify the input: functions return a new Layout.
