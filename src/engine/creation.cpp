@@ -70,7 +70,8 @@ TensorPtr wrap_host(const void* data, const Layout& l, DType dtype, int64_t nbyt
 }  // namespace
 
 TensorPtr from_host(const void* data, const int64_t* shape, int ndim, DType dtype, Device device) {
-  const int64_t nbytes = checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype)));
+  const int64_t nbytes =
+      checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype))) * static_cast<int64_t>(dtype_size(dtype));
   if (!data && nbytes > 0) fail(SM_ERR_INVALID_ARGUMENT, "data is NULL but the shape holds %lld bytes", (long long)nbytes);
   const Layout l = dense_layout(shape, ndim, SM_CONTIGUOUS);
   TensorPtr out = empty_with_layout(l, dtype, device);

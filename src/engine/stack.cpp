@@ -13,7 +13,7 @@ StackState::StackState(Device device, int64_t capacity) : capacity_(capacity) {
 
 TensorPtr StackState::push(const int64_t* shape, int ndim, DType dtype) {
   const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t nbytes = checked_numel(shape, ndim, itemsize);
+  const int64_t nbytes = checked_numel(shape, ndim, itemsize) * itemsize;  // no overflow: checked
   Layout l = dense_layout(shape, ndim, SM_CONTIGUOUS);
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t top = entries_.empty() ? 0 : entries_.back().end;
