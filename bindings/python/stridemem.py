@@ -19,9 +19,11 @@ the zero-copy wrappers need it. NumPy has no bfloat16: bfloat16 tensors are
 exchanged with NumPy as ``uint16`` arrays holding the raw bit patterns.
 """
 
+import atexit
 import ctypes
 import itertools
 import os
+import sys
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
                     c_int, c_int32, c_int64, c_size_t, c_uint8, c_uint16,
@@ -1069,6 +1071,8 @@ class Tensor(object):
             _call_dl_deleter(managed.value, versioned)
             raise
         DLPACK_STATS["exported"] += 1
+        dlpack_collect()
+        _live_capsules[id(capsule)] = capsule
         return capsule
 
 
@@ -1114,6 +1118,29 @@ _PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(c_void_p, c_void_p, c_void_p)(
 
 DLPACK_STATS = {"exported": 0, "destructor_deleted": 0, "destructor_consumed": 0}
 
+# Exported capsules are held here until nobody else holds them. Why: a
+# consumer may drop a capsule while a Python exception is pending (NumPy does
+# so when it refuses a dtype); a ctypes callback run at that moment cannot
+# work (every ctypes call inside it re-raises the pending exception, and the
+# exception is then lost). Holding a reference means the capsule's destructor
+# only ever runs from dlpack_collect(), in ordinary Python context. It is
+# called by every export and import and by memory_stats, memory_summary and
+# empty_cache, and at exit.
+_live_capsules = {}
+
+
+def dlpack_collect():
+    """Releases exported capsules that only this module still holds (their
+    destructor runs now: deleter called unless a consumer took the capsule).
+    Returns how many were released."""
+    dead = [k for k in list(_live_capsules) if sys.getrefcount(_live_capsules[k]) == 2]
+    for k in dead:
+        _live_capsules.pop(k, None)
+    return len(dead)
+
+
+atexit.register(dlpack_collect)
+
 
 def _call_dl_deleter(ptr, versioned):
     if not ptr:
@@ -1144,6 +1171,7 @@ _capsule_destructor_ptr = ctypes.cast(_capsule_destructor, c_void_p)
 def from_dlpack(obj):
     """Zero-copy import of any object with __dlpack__ (or a raw capsule).
     Asks for a versioned capsule first and falls back to the legacy one."""
+    dlpack_collect()
     if type(obj).__name__ == "PyCapsule":
         capsule = obj
     else:
@@ -1399,6 +1427,7 @@ def cuda_device_count():
 
 
 def memory_stats(device="cpu"):
+    dlpack_collect()
     s = SmMemoryStats()
     s.struct_size = ctypes.sizeof(SmMemoryStats)
     _call("sm_memory_stats", _dev(device), byref(s))
@@ -1410,10 +1439,12 @@ def reset_peak_stats(device="cpu"):
 
 
 def empty_cache(device="cpu"):
+    dlpack_collect()
     _call("sm_empty_cache", _dev(device))
 
 
 def memory_summary(device="cpu"):
+    dlpack_collect()
     size = 1 << 14
     while True:
         buf = ctypes.create_string_buffer(size)
