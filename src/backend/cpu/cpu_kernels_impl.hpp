@@ -1,0 +1,16 @@
+// The CPU kernel entry points behind sm::cpu_kernels() (cpu_kernels.cpp),
+// split by family so the many dtype instantiations compile in parallel.
+#pragma once
+
+#include "backend/backend.hpp"
+
+namespace sm {
+namespace cpu {
+
+void copy(const TensorDesc& dst, const TensorDesc& src);                    // cpu_copy.cpp
+void scalar_op(const TensorDesc& dst, sm_op op, double a, double b);        // cpu_scalar_ops.cpp
+void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other,   // cpu_tensor_ops.cpp
+               double alpha);
+
+}  // namespace cpu
+}  // namespace sm

@@ -1,0 +1,150 @@
+#include "backend/cpu/cpu_loops.hpp"
+
+#include "backend/cpu/thread_pool.hpp"
+
+namespace sm {
+namespace cpu {
+
+namespace {
+
+// Row pieces below this many bytes are not split further for threading.
+constexpr int64_t kMinRowPieceBytes = 64 << 10;
+// Aim for at least this many bytes per range handed to a thread.
+constexpr int64_t kMinRangeBytes = 256 << 10;
+
+struct Run {
+  const LoopSpec* spec;
+  BlockGrid g;
+  char* d;
+  const char* s;
+  int tile_dim;  // -1: rows mode
+  int64_t dstep[kMaxDims];  // bytes between cells along each dim
+  int64_t sstep[kMaxDims];
+  int64_t dstride_inner, sstride_inner;  // elements
+  int64_t dstride_k, sstride_k;
+
+  void range(int64_t begin, int64_t end) const {
+    const int nd = g.ndim;
+    const int inner = nd - 1;
+    int64_t coord[kMaxDims];
+    g.coords(begin, coord);
+    int64_t doff = 0, soff = 0;
+    for (int i = 0; i < nd; ++i) {
+      doff += coord[i] * dstep[i];
+      soff += coord[i] * sstep[i];
+    }
+    for (int64_t w = begin; w < end; ++w) {
+      const int64_t cols = g.extent(inner, coord[inner]);
+      if (tile_dim >= 0) {
+        const int64_t rows = g.extent(tile_dim, coord[tile_dim]);
+        spec->tile(spec->ctx, d + doff, s + soff, rows, cols, dstride_k, dstride_inner, sstride_k,
+                   sstride_inner);
+      } else {
+        spec->row(spec->ctx, d + doff, s + soff, cols, dstride_inner, sstride_inner);
+      }
+      for (int i = inner; i >= 0; --i) {
+        if (++coord[i] < g.cells[i]) {
+          doff += dstep[i];
+          soff += sstep[i];
+          break;
+        }
+        doff -= (g.cells[i] - 1) * dstep[i];
+        soff -= (g.cells[i] - 1) * sstep[i];
+        coord[i] = 0;
+      }
+    }
+  }
+};
+
+// Tiles without a dedicated kernel: rows of the row kernel.
+void tile_by_rows(const LoopSpec& spec, char* d, const char* s, int64_t rows, int64_t cols,
+                  int64_t dsr, int64_t dsc, int64_t ssr, int64_t ssc) {
+  for (int64_t r = 0; r < rows; ++r)
+    spec.row(spec.ctx, d + r * dsr * spec.dsize, s + r * ssr * spec.ssize, cols, dsc, ssc);
+}
+
+}  // namespace
+
+int64_t tile_edge(int bytes) {
+  const int64_t e = 256 / (bytes > 0 ? bytes : 1);
+  return e < 16 ? 16 : e;
+}
+
+void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
+  if (p.empty) return;
+  d += p.offsets[0] * spec.dsize;
+  s += p.offsets[1] * spec.ssize;
+  if (p.ndim == 0) {
+    spec.row(spec.ctx, d, s, 1, 0, 0);
+    return;
+  }
+  const int nd = p.ndim;
+  const int inner = nd - 1;
+  const int64_t numel = p.numel();
+  const int64_t total_bytes = numel * spec.bytes_per_elem;
+  const int threads = total_bytes >= kParallelMinBytes ? get_cpu_threads() : 1;
+
+  Run run;
+  run.spec = &spec;
+  run.d = d;
+  run.s = s;
+  run.tile_dim = -1;
+  int64_t block[kMaxDims];
+  for (int i = 0; i < nd; ++i) block[i] = 1;
+
+  const int k = pick_tile_dim(p, 1);
+  const int maxsize = spec.dsize > spec.ssize ? spec.dsize : spec.ssize;
+  if (k >= 0 && p.sizes[k] >= 2 && p.sizes[inner] >= 2) {
+    run.tile_dim = k;
+    block[k] = tile_edge(maxsize);
+    block[inner] = tile_edge(maxsize);
+  } else {
+    block[inner] = p.sizes[inner];
+    // Few long rows: cut them so every thread gets work.
+    const int64_t outer = numel / p.sizes[inner];
+    const int64_t row_bytes = p.sizes[inner] * maxsize;
+    if (threads > 1 && outer < 8 * threads && row_bytes > 2 * kMinRowPieceBytes) {
+      int64_t pieces = (8 * threads + outer - 1) / outer;
+      int64_t piece = (p.sizes[inner] + pieces - 1) / pieces;
+      const int64_t min_piece = kMinRowPieceBytes / maxsize;
+      if (piece < min_piece) piece = min_piece;
+      block[inner] = piece;
+    }
+  }
+  run.g = make_block_grid(p, block);
+  for (int i = 0; i < nd; ++i) {
+    run.dstep[i] = run.g.block[i] * p.strides[0][i] * spec.dsize;
+    run.sstep[i] = run.g.block[i] * p.strides[1][i] * spec.ssize;
+  }
+  run.dstride_inner = p.strides[0][inner];
+  run.sstride_inner = p.strides[1][inner];
+  run.dstride_k = k >= 0 ? p.strides[0][k] : 0;
+  run.sstride_k = k >= 0 ? p.strides[1][k] : 0;
+
+  LoopSpec local = spec;
+  if (run.tile_dim >= 0 && !spec.tile) {
+    // Route tiles through a trampoline that calls the row kernel per row.
+    struct Tramp {
+      static void fn(const void* ctx, char* dd, const char* ss, int64_t rows, int64_t cols,
+                     int64_t dsr, int64_t dsc, int64_t ssr, int64_t ssc) {
+        tile_by_rows(*static_cast<const LoopSpec*>(ctx), dd, ss, rows, cols, dsr, dsc, ssr, ssc);
+      }
+    };
+    local.tile = &Tramp::fn;
+    local.ctx = &spec;
+    run.spec = &local;
+  }
+
+  const int64_t cells = run.g.total();
+  if (threads <= 1 || cells < 2) {
+    run.range(0, cells);
+    return;
+  }
+  const int64_t bytes_per_cell = total_bytes / cells + 1;
+  int64_t grain = kMinRangeBytes / bytes_per_cell;
+  if (grain < 1) grain = 1;
+  parallel_for(cells, grain, [&run](int64_t b, int64_t e) { run.range(b, e); });
+}
+
+}  // namespace cpu
+}  // namespace sm

@@ -1,0 +1,671 @@
+// CPU kernels (sm::cpu_kernels()) against naive references on random
+// layouts: permutations, gaps, negative strides, broadcast sources, size-0,
+// size-1 and 0-d tensors, every dtype pair, threaded and concurrent calls.
+// Destination buffers are compared whole, so writes outside the view (into
+// gaps between strided elements) are caught too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/cpu/cpu_elem.hpp"
+#include "backend/cpu/cpu_loops.hpp"
+#include "backend/cpu/thread_pool.hpp"
+
+namespace {
+
+using sm::DType;
+using sm::TensorDesc;
+
+const DType kAllDTypes[] = {DType::Bool, DType::U8,  DType::I8,   DType::I16, DType::I32,
+                            DType::I64,  DType::F16, DType::BF16, DType::F32, DType::F64};
+
+size_t isz(DType d) { return sm::dtype_size(d); }
+
+// A strided operand over its own byte buffer.
+struct Operand {
+  Operand(DType d, std::vector<int64_t> sz, std::vector<int64_t> st)
+      : dtype(d), sizes(std::move(sz)), strides(std::move(st)) {}
+  DType dtype;
+  std::vector<int64_t> sizes, strides;
+  std::vector<unsigned char> buf;
+  int64_t base = 0;  // element index of [0, ..., 0] inside buf
+
+  void alloc() {
+    int64_t lo = 0, hi = 0;
+    bool empty = false;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == 0) empty = true;
+      const int64_t span = (std::max<int64_t>(sizes[d], 1) - 1) * strides[d];
+      (span < 0 ? lo : hi) += span;
+    }
+    base = -lo;
+    buf.assign(static_cast<size_t>(empty ? 1 : hi - lo + 1) * isz(dtype), 0);
+  }
+  unsigned char* at(int64_t elem) { return buf.data() + (base + elem) * isz(dtype); }
+  TensorDesc desc() {
+    TensorDesc t;
+    t.data = at(0);
+    t.dtype = dtype;
+    t.ndim = static_cast<int>(sizes.size());
+    for (int i = 0; i < t.ndim; ++i) t.sizes[i] = sizes[i], t.strides[i] = strides[i];
+    return t;
+  }
+  int64_t nelems() const { return static_cast<int64_t>(buf.size() / isz(dtype)); }
+};
+
+// Calls f(dst_offset, src_offset) for every logical index in row-major order.
+template <typename F>
+void for_each_index(const std::vector<int64_t>& sizes, const std::vector<int64_t>& s0,
+                    const std::vector<int64_t>& s1, F f) {
+  const int nd = static_cast<int>(sizes.size());
+  for (int64_t s : sizes)
+    if (s == 0) return;
+  std::vector<int64_t> idx(nd, 0);
+  for (;;) {
+    int64_t o0 = 0, o1 = 0;
+    for (int d = 0; d < nd; ++d) o0 += idx[d] * s0[d], o1 += idx[d] * s1[d];
+    f(o0, o1);
+    int d = nd - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Random but valid element bits: bool 0/1, floats include NaN, inf, -0,
+// subnormals and values beyond every integer range.
+void fill_random(Operand& op, std::mt19937_64& rng) {
+  const size_t n = static_cast<size_t>(op.nelems());
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char* p = op.buf.data() + i * isz(op.dtype);
+    const uint64_t r = rng();
+    switch (op.dtype) {
+      case DType::Bool: p[0] = r & 1; break;
+      case DType::F32: {
+        static const float special[] = {0.0f, -0.0f, 1.5f, -2.5f, 1e30f, -1e30f, 3e9f,
+                                        std::numeric_limits<float>::infinity(),
+                                        std::numeric_limits<float>::quiet_NaN(), 1e-40f};
+        float v = (r % 4 == 0) ? special[(r >> 8) % 10]
+                               : static_cast<float>(static_cast<int64_t>(r >> 40) - (1 << 23)) / 64.0f;
+        if (r % 17 == 0) {
+          uint32_t bits = static_cast<uint32_t>(r >> 16);
+          std::memcpy(&v, &bits, 4);
+        }
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::F64: {
+        static const double special[] = {0.0, -0.0, 0.5, -7.25, 1e300, -1e19, 1e19,
+                                         std::numeric_limits<double>::infinity(),
+                                         std::numeric_limits<double>::quiet_NaN(), 1e-310};
+        double v = (r % 4 == 0) ? special[(r >> 8) % 10]
+                                : static_cast<double>(static_cast<int64_t>(r >> 20)) / 1024.0;
+        if (r % 17 == 0) std::memcpy(&v, &r, 8);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      default: std::memcpy(p, &r, isz(op.dtype)); break;  // ints, f16, bf16: any bits
+    }
+  }
+}
+
+struct Case {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> dst_strides, src_strides;
+};
+
+// Dense strides in a random dim order, with random gaps and flips; the
+// source may also broadcast (stride 0) any dim.
+std::vector<int64_t> random_strides(std::mt19937_64& rng, const std::vector<int64_t>& sizes,
+                                    bool allow_broadcast) {
+  const int nd = static_cast<int>(sizes.size());
+  std::vector<int> perm(nd);
+  for (int d = 0; d < nd; ++d) perm[d] = d;
+  if (rng() % 4 != 0) std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int64_t> st(nd);
+  int64_t acc = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    const int d = perm[i];
+    const int64_t gap = rng() % 5 == 0 ? 1 + static_cast<int64_t>(rng() % 3) : 1;
+    st[d] = acc * gap;
+    acc *= std::max<int64_t>(sizes[d], 1) * gap;
+    if (rng() % 4 == 0) st[d] = -st[d];
+    if (allow_broadcast && rng() % 6 == 0) st[d] = 0;
+  }
+  return st;
+}
+
+Case random_case(std::mt19937_64& rng, int64_t max_numel = 40000) {
+  Case c;
+  for (;;) {
+    c.sizes.clear();
+    const int nd = static_cast<int>(rng() % 7);
+    int64_t numel = 1;
+    for (int d = 0; d < nd; ++d) {
+      const uint64_t r = rng() % 20;
+      int64_t s = r == 0 ? 0 : r < 3 ? 1 : r < 5 ? 30 + static_cast<int64_t>(rng() % 110)
+                                              : 2 + static_cast<int64_t>(rng() % 6);
+      c.sizes.push_back(s);
+      numel *= std::max<int64_t>(s, 1);
+    }
+    if (numel <= max_numel) break;
+  }
+  c.dst_strides = random_strides(rng, c.sizes, false);
+  c.src_strides = random_strides(rng, c.sizes, true);
+  return c;
+}
+
+bool is_nan_elem(DType d, const unsigned char* p) {
+  switch (d) {
+    case DType::F16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return (b & 0x7FFF) > 0x7C00;
+    }
+    case DType::BF16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return (b & 0x7FFF) > 0x7F80;
+    }
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f != f;
+    }
+    case DType::F64: {
+      double f;
+      std::memcpy(&f, p, 8);
+      return f != f;
+    }
+    default: return false;
+  }
+}
+
+// Whole buffers equal element by element; with nan_equal, any two NaNs match.
+::testing::AssertionResult same_elements(const Operand& got, const std::vector<unsigned char>& want,
+                                         bool nan_equal) {
+  const size_t es = isz(got.dtype);
+  if (got.buf.size() != want.size()) return ::testing::AssertionFailure() << "size differs";
+  for (size_t i = 0; i < want.size(); i += es) {
+    if (std::memcmp(got.buf.data() + i, want.data() + i, es) == 0) continue;
+    if (nan_equal && is_nan_elem(got.dtype, got.buf.data() + i) &&
+        is_nan_elem(got.dtype, want.data() + i))
+      continue;
+    uint64_t a = 0, b = 0;
+    std::memcpy(&a, got.buf.data() + i, es);
+    std::memcpy(&b, want.data() + i, es);
+    char msg[128];
+    std::snprintf(msg, sizeof msg, "element %zu of %zu: got bits 0x%llx, want 0x%llx", i / es,
+                  want.size() / es, static_cast<unsigned long long>(a),
+                  static_cast<unsigned long long>(b));
+    return ::testing::AssertionFailure() << msg;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::string describe(const Case& c, DType d, DType s) {
+  std::string out = std::string(sm::dtype_name(d)) + " <- " + sm::dtype_name(s) + " sizes [";
+  for (auto v : c.sizes) out += std::to_string(v) + ",";
+  out += "] dst strides [";
+  for (auto v : c.dst_strides) out += std::to_string(v) + ",";
+  out += "] src strides [";
+  for (auto v : c.src_strides) out += std::to_string(v) + ",";
+  return out + "]";
+}
+
+// Reference copy: convert<D>(S) element by element; the same dtype moves
+// bits unchanged (NaN payloads included), as memcpy would.
+void reference_copy(Operand& dst, std::vector<unsigned char>& want, Operand& src) {
+  sm::dispatch_dtype(dst.dtype, [&](auto dv) {
+    using D = decltype(dv);
+    sm::dispatch_dtype(src.dtype, [&](auto sv) {
+      using S = decltype(sv);
+      for_each_index(dst.sizes, dst.strides, src.strides, [&](int64_t od, int64_t os) {
+        S x;
+        std::memcpy(&x, src.at(os), sizeof(S));
+        D y;
+        if constexpr (std::is_same<D, S>::value) y = x; else y = sm::convert<D>(x);
+        std::memcpy(want.data() + (dst.base + od) * sizeof(D), &y, sizeof(D));
+      });
+    });
+  });
+}
+
+void run_copy_case(const Case& c, DType dt, DType st, std::mt19937_64& rng) {
+  Operand dst{dt, c.sizes, c.dst_strides}, src{st, c.sizes, c.src_strides};
+  dst.alloc();
+  src.alloc();
+  fill_random(dst, rng);
+  fill_random(src, rng);
+  std::vector<unsigned char> want = dst.buf;
+  reference_copy(dst, want, src);
+  sm::cpu_kernels().copy(dst.desc(), src.desc());
+  ASSERT_TRUE(same_elements(dst, want, false)) << describe(c, dt, st);
+}
+
+TEST(CpuKernels, CopyEveryDtypePairRandomLayouts) {
+  std::mt19937_64 rng(7);
+  for (DType dt : kAllDTypes)
+    for (DType st : kAllDTypes)
+      for (int i = 0; i < 25; ++i) {
+        const Case c = random_case(rng, 6000);
+        run_copy_case(c, dt, st, rng);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(CpuKernels, CopySameDtypeManyLayouts) {
+  // Plain copies take the bit-moving paths (memcpy rows, fills, transposes).
+  std::mt19937_64 rng(11);
+  const DType kinds[] = {DType::Bool, DType::I16, DType::F32, DType::F64, DType::BF16, DType::U8};
+  for (int i = 0; i < 600; ++i) {
+    const Case c = random_case(rng);
+    const DType d = kinds[i % 6];
+    run_copy_case(c, d, d, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(CpuKernels, TransposesOfEveryElementSizeAndEdge) {
+  // Exact transposes with sizes around the micro-kernel and tile edges.
+  std::mt19937_64 rng(3);
+  const int64_t dims[] = {1, 2, 3, 7, 8, 9, 63, 64, 65, 130, 257};
+  const DType kinds[] = {DType::U8, DType::I16, DType::F32, DType::F64};
+  for (DType d : kinds)
+    for (int64_t r : dims)
+      for (int64_t cdim : dims) {
+        Case c{{r, cdim}, {cdim, 1}, {1, r}};
+        run_copy_case(c, d, d, rng);
+        if (HasFatalFailure()) return;
+        // Source transposed and flipped in its fast dim.
+        Case f{{r, cdim}, {cdim, 1}, {-1, r}};
+        run_copy_case(f, d, d, rng);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(CpuKernels, ZeroDimSizeZeroAndBroadcast) {
+  std::mt19937_64 rng(5);
+  run_copy_case(Case{{}, {}, {}}, DType::F32, DType::I64, rng);              // 0-d
+  run_copy_case(Case{{}, {}, {}}, DType::BF16, DType::BF16, rng);
+  run_copy_case(Case{{3, 0, 4}, {4, 4, 1}, {0, 1, 0}}, DType::F32, DType::F32, rng);  // empty
+  run_copy_case(Case{{0}, {1}, {1}}, DType::I8, DType::F64, rng);
+  run_copy_case(Case{{5, 7}, {7, 1}, {0, 0}}, DType::F64, DType::F16, rng);  // scalar broadcast
+  run_copy_case(Case{{5, 7}, {7, 1}, {1, 0}}, DType::I32, DType::I32, rng);  // column broadcast
+  run_copy_case(Case{{5, 7}, {7, 1}, {0, 1}}, DType::U8, DType::U8, rng);    // row broadcast
+  run_copy_case(Case{{5, 7}, {-7, -1}, {0, -1}}, DType::I16, DType::I16, rng);
+}
+
+TEST(CpuKernels, CopyOntoItselfIsANoOp) {
+  std::mt19937_64 rng(9);
+  Operand t{DType::F32, {6, 5}, {1, 6}};
+  t.alloc();
+  fill_random(t, rng);
+  const std::vector<unsigned char> before = t.buf;
+  sm::cpu_kernels().copy(t.desc(), t.desc());
+  EXPECT_TRUE(same_elements(t, before, false));
+}
+
+TEST(CpuKernels, Bf16FastPathMatchesReference) {
+  // The branch-free float -> bf16 rounding gives the same bits as the
+  // one-step double rounding of dtype.hpp over a sweep of all float bits.
+  uint64_t mismatches = 0;
+  for (uint64_t u = 0; u < (1ull << 32); u += 251) {
+    const uint32_t bits = static_cast<uint32_t>(u);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (sm::cpu::float_to_bf16_bits(f) != sm::double_to_bf16_bits(f)) ++mismatches;
+  }
+  const uint32_t edges[] = {0x7F7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00001u, 0xFFFFFFFFu,
+                            0x00008000u, 0x00018000u, 0x3F808000u, 0x3F818000u, 0x80000001u};
+  for (uint32_t bits : edges) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    EXPECT_EQ(sm::cpu::float_to_bf16_bits(f), sm::double_to_bf16_bits(f)) << std::hex << bits;
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
+// ---- in-place ops -------------------------------------------------------------
+
+bool floating(DType d) { return sm::is_floating(d); }
+
+// Independent reference of the scalar-op contract in backend.hpp.
+template <typename T>
+T ref_scalar(T v, sm_op op, double a, double b) {
+  if (op == SM_OP_FILL) return sm::Convert<T>::from_double(a);
+  if (op == SM_OP_ZERO) return sm::Convert<T>::from_double(0.0);
+  if constexpr (sm::IsFloatLike<T>::value) {
+    using C = typename std::conditional<std::is_same<T, double>::value, double, float>::type;
+    C x = static_cast<C>(sm::Convert<T>::to_double(v));
+    const C ca = static_cast<C>(a), cb = static_cast<C>(b);
+    C r = x;
+    switch (op) {
+      case SM_OP_ADD: r = x + ca; break;
+      case SM_OP_SUB: r = x - ca; break;
+      case SM_OP_MUL: r = x * ca; break;
+      case SM_OP_DIV: r = x / ca; break;
+      case SM_OP_CLAMP:
+        if (std::isnan(x)) break;
+        if (!std::isnan(a) && r < ca) r = ca;
+        if (!std::isnan(b) && r > cb) r = cb;
+        break;
+      case SM_OP_RELU: r = std::isnan(x) ? x : (x < 0 ? C(0) : x); break;
+      case SM_OP_NEG: r = -x; break;
+      case SM_OP_ABS: r = std::fabs(x); break;
+      case SM_OP_SQRT: r = std::sqrt(x); break;
+      case SM_OP_EXP: r = std::exp(x); break;
+    }
+    return sm::Convert<T>::from_double(static_cast<double>(r));
+  } else {
+    const int64_t x = sm::Convert<T>::to_int(v);
+    const int64_t ia = std::isnan(a) ? 0 : static_cast<int64_t>(a);
+    const int64_t ib = std::isnan(b) ? 0 : static_cast<int64_t>(b);
+    const uint64_t ux = static_cast<uint64_t>(x), ua = static_cast<uint64_t>(ia);
+    int64_t r = x;
+    switch (op) {
+      case SM_OP_ADD: r = static_cast<int64_t>(ux + ua); break;
+      case SM_OP_SUB: r = static_cast<int64_t>(ux - ua); break;
+      case SM_OP_MUL: r = static_cast<int64_t>(ux * ua); break;
+      case SM_OP_CLAMP:
+        if (!std::isnan(a) && r < ia) r = ia;
+        if (!std::isnan(b) && r > ib) r = ib;
+        break;
+      case SM_OP_RELU: r = x < 0 ? 0 : x; break;
+      case SM_OP_NEG: r = static_cast<int64_t>(0 - ux); break;
+      case SM_OP_ABS: r = x < 0 ? static_cast<int64_t>(0 - ux) : x; break;
+      default: break;
+    }
+    return sm::Convert<T>::from_int(r);
+  }
+}
+
+void run_scalar_case(const Case& c, DType dt, sm_op op, double a, double b, std::mt19937_64& rng) {
+  Operand dst{dt, c.sizes, c.dst_strides};
+  dst.alloc();
+  fill_random(dst, rng);
+  std::vector<unsigned char> want = dst.buf;
+  sm::dispatch_dtype(dt, [&](auto tv) {
+    using T = decltype(tv);
+    for_each_index(dst.sizes, dst.strides, dst.strides, [&](int64_t o, int64_t) {
+      T x;
+      std::memcpy(&x, want.data() + (dst.base + o) * sizeof(T), sizeof(T));
+      const T y = ref_scalar<T>(x, op, a, b);
+      std::memcpy(want.data() + (dst.base + o) * sizeof(T), &y, sizeof(T));
+    });
+  });
+  sm::cpu_kernels().scalar_op(dst.desc(), op, a, b);
+  ASSERT_TRUE(same_elements(dst, want, true))
+      << describe(c, dt, dt) << " op " << op << " a " << a << " b " << b;
+}
+
+TEST(CpuKernels, ScalarOpsEveryDtype) {
+  std::mt19937_64 rng(21);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : kAllDTypes) {
+    std::vector<sm_op> ops = {SM_OP_FILL, SM_OP_ZERO};
+    if (dt != DType::Bool) {
+      for (sm_op o : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG,
+                      SM_OP_ABS})
+        ops.push_back(o);
+      if (floating(dt))
+        for (sm_op o : {SM_OP_DIV, SM_OP_SQRT, SM_OP_EXP}) ops.push_back(o);
+    }
+    for (sm_op op : ops) {
+      for (int i = 0; i < 12; ++i) {
+        const Case c = random_case(rng, 5000);
+        double a, b;
+        if (floating(dt)) {
+          const double as[] = {0.1, -2.5, 3.0, 1e10, nan, -0.0};
+          a = as[i % 6];
+          b = as[(i / 2) % 6] + 1.0;
+          if (i % 5 == 0) b = nan;
+        } else {
+          const double as[] = {-3, 0, 5, 200, -129, 1e12};
+          a = as[i % 6];
+          b = a + static_cast<double>(i * 7 % 40);
+          if (op == SM_OP_CLAMP && i % 4 == 0) a = nan;
+          if (op == SM_OP_CLAMP && i % 3 == 0) b = nan;
+          if (op == SM_OP_FILL && dt == DType::Bool) a = i % 2;
+        }
+        run_scalar_case(c, dt, op, a, b, rng);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(CpuKernels, ClampAndReluNaNRules) {
+  std::mt19937_64 rng(1);
+  Operand t{DType::F32, {4}, {1}};
+  t.alloc();
+  const float nanf = std::numeric_limits<float>::quiet_NaN();
+  const float in[4] = {nanf, -5.0f, 0.5f, 9.0f};
+  std::memcpy(t.buf.data(), in, sizeof in);
+  sm::cpu_kernels().scalar_op(t.desc(), SM_OP_CLAMP, std::nan(""), 1.0);  // no lower bound
+  float out[4];
+  std::memcpy(out, t.buf.data(), sizeof out);
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_EQ(out[1], -5.0f);
+  EXPECT_EQ(out[2], 0.5f);
+  EXPECT_EQ(out[3], 1.0f);
+  sm::cpu_kernels().scalar_op(t.desc(), SM_OP_RELU, 0, 0);
+  std::memcpy(out, t.buf.data(), sizeof out);
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[3], 1.0f);
+}
+
+TEST(CpuKernels, IntegerArithmeticWraps) {
+  Operand t{DType::I64, {3}, {1}};
+  t.alloc();
+  const int64_t in[3] = {INT64_MAX, INT64_MIN, 7};
+  std::memcpy(t.buf.data(), in, sizeof in);
+  sm::cpu_kernels().scalar_op(t.desc(), SM_OP_ADD, 1, 0);
+  int64_t out[3];
+  std::memcpy(out, t.buf.data(), sizeof out);
+  EXPECT_EQ(out[0], INT64_MIN);
+  EXPECT_EQ(out[1], INT64_MIN + 1);
+  sm::cpu_kernels().scalar_op(t.desc(), SM_OP_NEG, 0, 0);  // -(INT64_MIN) wraps to itself
+  std::memcpy(out, t.buf.data(), sizeof out);
+  EXPECT_EQ(out[0], INT64_MIN);
+  Operand u{DType::U8, {2}, {1}};
+  u.alloc();
+  u.buf[0] = 250;
+  u.buf[1] = 3;
+  sm::cpu_kernels().scalar_op(u.desc(), SM_OP_ADD, 10, 0);
+  EXPECT_EQ(u.buf[0], 4);
+  EXPECT_EQ(u.buf[1], 13);
+}
+
+// Independent reference of the tensor-op contract.
+template <typename D, typename S>
+D ref_binary(D x, S y, sm_op op, double alpha) {
+  constexpr bool dbl = std::is_same<D, double>::value || std::is_same<S, double>::value;
+  constexpr bool flt = sm::IsFloatLike<D>::value || sm::IsFloatLike<S>::value;
+  auto as_float = [](auto v) -> float {
+    using V = decltype(v);
+    if constexpr (sm::IsFloatLike<V>::value) return static_cast<float>(sm::Convert<V>::to_double(v));
+    else return static_cast<float>(sm::Convert<V>::to_int(v));
+  };
+  if constexpr (dbl) {
+    const double a = sm::Convert<D>::to_double(x), b = sm::Convert<S>::to_double(y);
+    double r = op == SM_OP_ADD ? a + alpha * b : op == SM_OP_SUB ? a - alpha * b
+             : op == SM_OP_MUL ? a * b : a / b;
+    return sm::Convert<D>::from_double(r);
+  } else if constexpr (flt) {
+    const float a = as_float(x), b = as_float(y), al = static_cast<float>(alpha);
+    float r = op == SM_OP_ADD ? a + al * b : op == SM_OP_SUB ? a - al * b
+            : op == SM_OP_MUL ? a * b : a / b;
+    return sm::Convert<D>::from_double(r);
+  } else {
+    const uint64_t a = static_cast<uint64_t>(sm::Convert<D>::to_int(x));
+    const uint64_t b = static_cast<uint64_t>(sm::Convert<S>::to_int(y));
+    const uint64_t al = static_cast<uint64_t>(static_cast<int64_t>(alpha));
+    uint64_t r = op == SM_OP_ADD ? a + al * b : op == SM_OP_SUB ? a - al * b : a * b;
+    return sm::Convert<D>::from_int(static_cast<int64_t>(r));
+  }
+}
+
+void run_tensor_case(const Case& c, DType dt, DType st, sm_op op, double alpha, std::mt19937_64& rng) {
+  Operand dst{dt, c.sizes, c.dst_strides}, src{st, c.sizes, c.src_strides};
+  dst.alloc();
+  src.alloc();
+  fill_random(dst, rng);
+  fill_random(src, rng);
+  std::vector<unsigned char> want = dst.buf;
+  sm::dispatch_dtype(dt, [&](auto dv) {
+    using D = decltype(dv);
+    sm::dispatch_dtype(st, [&](auto sv) {
+      using S = decltype(sv);
+      for_each_index(dst.sizes, dst.strides, src.strides, [&](int64_t od, int64_t os) {
+        D x;
+        S y;
+        std::memcpy(&x, want.data() + (dst.base + od) * sizeof(D), sizeof(D));
+        std::memcpy(&y, src.at(os), sizeof(S));
+        D r;
+        if constexpr (std::is_same<D, S>::value) r = y; else r = sm::convert<D>(y);
+        if (op != SM_OP_FILL) r = ref_binary<D, S>(x, y, op, alpha);
+        std::memcpy(want.data() + (dst.base + od) * sizeof(D), &r, sizeof(D));
+      });
+    });
+  });
+  sm::cpu_kernels().tensor_op(dst.desc(), op, src.desc(), alpha);
+  ASSERT_TRUE(same_elements(dst, want, true))
+      << describe(c, dt, st) << " op " << op << " alpha " << alpha;
+}
+
+TEST(CpuKernels, TensorOpsEveryDtypePair) {
+  std::mt19937_64 rng(33);
+  for (DType dt : kAllDTypes) {
+    if (dt == DType::Bool) continue;  // only FILL on bool: covered by copies
+    for (DType st : kAllDTypes) {
+      for (sm_op op : {SM_OP_FILL, SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV}) {
+        if (op == SM_OP_DIV && !floating(dt) && !floating(st)) continue;
+        for (int i = 0; i < 4; ++i) {
+          const Case c = random_case(rng, 3000);
+          const double alpha = (i % 2) ? 1.0 : (floating(dt) || floating(st) ? -0.5 : 3.0);
+          run_tensor_case(c, dt, st, op, alpha, rng);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuKernels, TensorOpWithItself) {
+  // other identical to dst: dst = dst + 2 * dst, through a transposed view.
+  Operand t{DType::F32, {9, 13}, {1, 9}};
+  t.alloc();
+  std::vector<float> v(t.buf.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) - 40.0f;
+  std::memcpy(t.buf.data(), v.data(), t.buf.size());
+  sm::cpu_kernels().tensor_op(t.desc(), SM_OP_ADD, t.desc(), 2.0);
+  std::vector<float> out(v.size());
+  std::memcpy(out.data(), t.buf.data(), t.buf.size());
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(out[i], 3.0f * v[i]) << i;
+}
+
+// ---- threading --------------------------------------------------------------------
+
+struct ThreadsGuard {
+  int saved = sm::get_cpu_threads();
+  ~ThreadsGuard() { sm::set_cpu_threads(saved); }
+};
+
+TEST(CpuKernels, ThreadSetting) {
+  ThreadsGuard g;
+  sm::set_cpu_threads(3);
+  EXPECT_EQ(sm::get_cpu_threads(), 3);
+  sm::set_cpu_threads(0);
+  const int cores = sm::get_cpu_threads();
+  EXPECT_GE(cores, 1);
+  sm::set_cpu_threads(-4);  // treated as 0
+  EXPECT_EQ(sm::get_cpu_threads(), cores);
+  sm::set_cpu_threads(100000);
+  EXPECT_EQ(sm::get_cpu_threads(), 256);
+}
+
+TEST(CpuKernels, ParallelForCoversEveryItemOnce) {
+  ThreadsGuard g;
+  for (int threads : {1, 2, 3, 8}) {
+    sm::set_cpu_threads(threads);
+    std::vector<std::atomic<int>> hits(10007);
+    for (auto& h : hits) h = 0;
+    sm::parallel_for(static_cast<int64_t>(hits.size()), 10, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    });
+    for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+  }
+}
+
+TEST(CpuKernels, LargeThreadedCopies) {
+  // Above the threading threshold: transposes, permutations, conversions,
+  // row pieces of a plain copy, in-place ops, with 1, 2 and 3 threads.
+  ThreadsGuard g;
+  std::mt19937_64 rng(77);
+  const Case cases[] = {
+      {{700, 900}, {900, 1}, {1, 700}},
+      {{3, 40, 50, 60}, {120000, 60, 2400, 1}, {1, 180, 3, 7200}},
+      {{600000}, {1}, {1}},
+      {{2, 300000}, {300000, 1}, {1, 2}},
+      {{1000, 700}, {700, 1}, {0, 1}},
+      {{512, 1024}, {1, -512}, {1024, 1}},
+  };
+  for (int threads : {1, 2, 3}) {
+    sm::set_cpu_threads(threads);
+    for (const Case& c : cases) {
+      run_copy_case(c, DType::F32, DType::F32, rng);
+      run_copy_case(c, DType::BF16, DType::F32, rng);
+      run_copy_case(c, DType::F16, DType::F16, rng);
+      run_tensor_case(c, DType::F32, DType::F32, SM_OP_ADD, 1.0, rng);
+      run_scalar_case(c, DType::I32, SM_OP_MUL, 3, 0, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(CpuKernels, ConcurrentCallersFromManyThreads) {
+  // Several user threads copy at once: the pool serves one, the others run
+  // on their own thread; every result must be right and nothing may hang.
+  ThreadsGuard g;
+  sm::set_cpu_threads(2);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> users;
+  for (int u = 0; u < 4; ++u) {
+    users.emplace_back([u, &failures] {
+      const int64_t R = 300 + u, C = 500;
+      std::vector<float> src(static_cast<size_t>(R * C)), dst(src.size());
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i * 3 + u);
+      for (int rep = 0; rep < 20; ++rep) {
+        TensorDesc d, s;
+        d.data = dst.data();
+        s.data = src.data();
+        d.ndim = s.ndim = 2;
+        d.sizes[0] = s.sizes[0] = C;
+        d.sizes[1] = s.sizes[1] = R;
+        d.strides[0] = R, d.strides[1] = 1;
+        s.strides[0] = 1, s.strides[1] = C;
+        sm::cpu_kernels().copy(d, s);
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t c = 0; c < C; ++c)
+            if (dst[c * R + r] != src[r * C + c]) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : users) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
