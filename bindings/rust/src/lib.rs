@@ -1,0 +1,90 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # Crate layout
+//!
+//! * [`sys`]: the raw `extern "C"` declarations, mirroring `stridemem.h`.
+//! * [`Tensor`] (views, copies, in-place ops, host I/O), [`Storage`],
+//!   [`Stack`], [`DType`], [`Device`], [`MemoryStats`], [`Error`].
+//! * [`DlpackTensor`]: DLPack interop.
+//!
+//! Every fallible call returns [`Result`]; the [`Error`] carries the
+//! library's status and its message.
+
+pub mod sys;
+
+mod device;
+mod dlpack;
+mod dtype;
+mod error;
+mod memory;
+mod stack;
+mod tensor;
+
+pub use device::{Device, cuda_device_count, num_threads, set_num_threads};
+pub use dlpack::DlpackTensor;
+pub use dtype::{BFloat16, DType, Element, Float16, MemoryFormat};
+pub use error::{Error, Result, Status};
+pub use memory::{MemoryStats, debug, empty_cache, memory_stats, memory_summary, reset_peak_stats};
+pub use stack::{Mark, Stack};
+pub use tensor::{MAX_DIMS, Op, Storage, Tensor};
+
+use std::sync::OnceLock;
+
+/// The version of the library loaded at run time (`sm_version`).
+///
+/// ```
+/// let (major, minor, patch) = stridemem::version();
+/// assert_eq!((major, minor), (stridemem::sys::SM_VERSION_MAJOR, stridemem::sys::SM_VERSION_MINOR));
+/// # let _ = patch;
+/// ```
+pub fn version() -> (i32, i32, i32) {
+    let (mut major, mut minor, mut patch) = (0, 0, 0);
+    // SAFETY: three valid out-pointers.
+    let status = unsafe { sys::sm_version(&mut major, &mut minor, &mut patch) };
+    if status != sys::SM_OK {
+        return (-1, -1, -1);
+    }
+    (major, minor, patch)
+}
+
+/// The version of the header these bindings mirror
+/// (`SM_VERSION_MAJOR/MINOR/PATCH` in [`sys`]).
+pub fn header_version() -> (i32, i32, i32) {
+    (sys::SM_VERSION_MAJOR, sys::SM_VERSION_MINOR, sys::SM_VERSION_PATCH)
+}
+
+/// Is a library of version `lib` compatible with bindings for `header`?
+/// Semver: the same major and at least the header's minor; while the major
+/// is 0, the minor must match exactly.
+pub fn is_compatible(header: (i32, i32, i32), lib: (i32, i32, i32)) -> bool {
+    if header.0 != lib.0 {
+        return false;
+    }
+    if header.0 == 0 { header.1 == lib.1 } else { lib.1 >= header.1 }
+}
+
+/// Checks once per process, at the first constructor call, that the loaded
+/// library matches the header these bindings were written against (as
+/// SQLite recommends). Every constructor returns this error when it does
+/// not.
+pub fn ensure_compatible() -> Result<()> {
+    static CHECK: OnceLock<Result<()>> = OnceLock::new();
+    CHECK
+        .get_or_init(|| {
+            let lib = version();
+            let header = header_version();
+            if is_compatible(header, lib) {
+                Ok(())
+            } else {
+                Err(Error::new(
+                    Status::Unsupported,
+                    format!(
+                        "libstridemem {}.{}.{} is not compatible with these bindings, written for \
+                         stridemem.h {}.{}.{}",
+                        lib.0, lib.1, lib.2, header.0, header.1, header.2
+                    ),
+                ))
+            }
+        })
+        .clone()
+}

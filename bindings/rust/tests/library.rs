@@ -1,0 +1,127 @@
+//! The library as a whole: version, dtypes and devices as the library sees
+//! them, CUDA behaviour without a GPU, threads setting.
+
+use stridemem::{DType, Device, Status, Tensor, sys};
+
+#[test]
+fn header_constants_match_the_repository_version() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../VERSION")).unwrap();
+    let version = text.trim();
+    assert_eq!(version, sys::SM_VERSION_STRING, "update sys::SM_VERSION_* to the VERSION file");
+    let parts: Vec<i32> = version.split('.').map(|p| p.parse().unwrap()).collect();
+    assert_eq!(parts, vec![sys::SM_VERSION_MAJOR, sys::SM_VERSION_MINOR, sys::SM_VERSION_PATCH]);
+    assert_eq!(stridemem::header_version(), (parts[0], parts[1], parts[2]));
+}
+
+#[test]
+fn the_loaded_library_is_the_expected_version() {
+    assert_eq!(stridemem::version(), stridemem::header_version());
+    stridemem::ensure_compatible().unwrap();
+    // sys: NULL out-pointers are refused, not written.
+    // SAFETY: the library checks its pointers.
+    let code = unsafe { sys::sm_version(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) };
+    assert_eq!(code, sys::SM_ERR_INVALID_ARGUMENT);
+}
+
+#[test]
+fn compatibility_rule() {
+    use stridemem::is_compatible;
+    assert!(is_compatible((1, 2, 0), (1, 2, 5)));
+    assert!(is_compatible((1, 2, 3), (1, 4, 0)));
+    assert!(!is_compatible((1, 2, 0), (1, 1, 9)));
+    assert!(!is_compatible((1, 2, 0), (2, 2, 0)));
+    assert!(is_compatible((0, 1, 0), (0, 1, 7)));
+    assert!(!is_compatible((0, 1, 0), (0, 2, 0)), "0.x minors break");
+}
+
+#[test]
+fn dtype_sizes_and_names_match_the_library() {
+    for dtype in DType::ALL {
+        // SAFETY: plain value calls returning static data.
+        let (size, name) = unsafe {
+            (sys::sm_dtype_size(dtype.code()), std::ffi::CStr::from_ptr(sys::sm_dtype_name(dtype.code())))
+        };
+        assert_eq!(size, dtype.size(), "{dtype:?}");
+        assert_eq!(name.to_str().unwrap(), dtype.name(), "{dtype:?}");
+        assert_eq!(dtype.to_string(), dtype.name());
+    }
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(sys::sm_dtype_size(sys::SM_NUM_DTYPES), 0);
+        assert_eq!(std::ffi::CStr::from_ptr(sys::sm_dtype_name(-1)).to_str().unwrap(), "unknown");
+    }
+    assert!(DType::F16.is_floating_point() && DType::BF16.is_floating_point());
+    assert!(!DType::I64.is_floating_point() && !DType::Bool.is_floating_point());
+}
+
+#[test]
+fn status_strings_come_from_the_library() {
+    for code in 0..=13 {
+        // SAFETY: any code is accepted; the result is static and never NULL.
+        let p = unsafe { sys::sm_status_string(code) };
+        assert!(!p.is_null());
+        if code > 0 {
+            // SAFETY: as above.
+            let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_str().unwrap();
+            assert_eq!(Status::from_code(code).description(), s);
+        }
+    }
+}
+
+#[test]
+fn devices_map_to_the_c_struct() {
+    for d in [Device::Cpu, Device::Cuda(0), Device::Cuda(3), Device::CudaHost] {
+        assert_eq!(Device::from_raw(d.to_raw()), Some(d));
+    }
+    assert_eq!(Device::Cpu.to_raw(), sys::sm_device { type_: 1, index: 0 });
+    assert_eq!(Device::Cuda(2).to_raw(), sys::sm_device { type_: 2, index: 2 });
+    assert_eq!(Device::CudaHost.to_raw(), sys::sm_device { type_: 3, index: 0 });
+    assert_eq!(Device::from_raw(sys::sm_device { type_: 9, index: 0 }), None);
+    assert_eq!(Device::Cuda(1).to_string(), "cuda:1");
+    assert_eq!(Device::Cpu.to_string(), "cpu");
+}
+
+#[test]
+fn cpu_device_calls() {
+    Device::Cpu.synchronize().unwrap();
+    let n = stridemem::cuda_device_count().unwrap();
+    assert!(n >= 0);
+}
+
+#[test]
+fn cuda_without_a_gpu_is_a_clear_device_error() {
+    if stridemem::cuda_device_count().unwrap() > 0 {
+        return; // a GPU machine: covered by the CUDA tests
+    }
+    let err = Tensor::zeros(&[4], DType::F32, Device::Cuda(0)).unwrap_err();
+    assert_eq!(err.status(), Status::Device);
+    assert!(!err.message().is_empty());
+    assert_eq!(Device::Cuda(0).synchronize().unwrap_err().status(), Status::Device);
+    assert_eq!(stridemem::memory_stats(Device::Cuda(0)).unwrap_err().status(), Status::Device);
+    assert_eq!(stridemem::Stack::new(Device::Cuda(0), 1024).unwrap_err().status(), Status::Device);
+    assert_eq!(Device::Cuda(0).stream().unwrap_err().status(), Status::Device);
+    // SAFETY: NULL is the default stream.
+    assert_eq!(unsafe { Device::Cuda(0).set_stream(std::ptr::null_mut()) }.unwrap_err().status(), Status::Device);
+    // The CPU path keeps working.
+    let t = Tensor::zeros(&[4], DType::F32, Device::Cpu).unwrap();
+    // SAFETY: NULL stream; on a CPU tensor this is a no-op or an error, never a crash.
+    let _ = unsafe { t.record_stream(std::ptr::null_mut()) };
+    assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0; 4]);
+}
+
+#[test]
+fn cpu_worker_threads_setting() {
+    let before = stridemem::num_threads().unwrap();
+    assert!(before >= 1, "{before}");
+    stridemem::set_num_threads(2).unwrap();
+    assert_eq!(stridemem::num_threads().unwrap(), 2);
+    // A large copy still works with any setting.
+    stridemem::set_num_threads(1).unwrap();
+    let big = Tensor::arange(0.0, 1.0, 1 << 20, DType::F32, Device::Cpu).unwrap();
+    let t = big.view(&[1024, 1024]).unwrap().transpose(0, 1).unwrap().contiguous().unwrap();
+    assert_eq!(t.to_vec::<f32>().unwrap()[1], 1024.0);
+    stridemem::set_num_threads(0).unwrap();
+    assert!(stridemem::num_threads().unwrap() >= 1);
+    assert!(stridemem::set_num_threads(-1).is_err());
+    stridemem::set_num_threads(before).unwrap();
+}
