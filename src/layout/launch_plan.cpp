@@ -1,0 +1,228 @@
+#include "layout/launch_plan.hpp"
+
+#include <climits>
+
+namespace sm {
+
+namespace {
+
+int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+// A single element (every dim of size 1) still needs one dim for the kernels.
+void ensure_one_dim(IterPlan& it) {
+  if (it.empty || it.ndim > 0) return;
+  it.ndim = 1;
+  it.sizes[0] = 1;
+  for (int k = 0; k < it.nops; ++k) it.strides[k][0] = 1;
+}
+
+// Every index (plus one tile of slack for transposes) and every offset reached
+// by any operand fits in int32.
+bool fits_index32(const IterPlan& it) {
+  constexpr int64_t kLimit = INT32_MAX - 1024;
+  int64_t n = 1;
+  for (int d = 0; d < it.ndim; ++d) {
+    if (__builtin_mul_overflow(n, it.sizes[d], &n) || n > kLimit) return false;
+  }
+  for (int k = 0; k < it.nops; ++k) {
+    int64_t reach = 0, term;
+    for (int d = 0; d < it.ndim; ++d) {
+      if (__builtin_mul_overflow(it.sizes[d] - 1, abs64(it.strides[k][d]), &term) ||
+          __builtin_add_overflow(reach, term, &reach) || reach > kLimit)
+        return false;
+    }
+  }
+  return true;
+}
+
+uintptr_t address(const void* data, int64_t byte_offset) {
+  return reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(byte_offset);
+}
+
+// The widest unit (bytes, a multiple of elem) that every operand can move
+// along the shared stride-1 innermost dim: the row length, each base address
+// and every outer stride (in bytes) must be multiples of it.
+int vector_width(const IterPlan& it, int elem, const uintptr_t* addrs) {
+  const int inner = it.ndim - 1;
+  for (int w = 16; w > elem; w /= 2) {
+    bool ok = (it.sizes[inner] * elem) % w == 0;
+    for (int k = 0; ok && k < it.nops; ++k) {
+      ok = addrs[k] % static_cast<uintptr_t>(w) == 0;
+      for (int d = 0; ok && d < inner; ++d) ok = (it.strides[k][d] * elem) % w == 0;
+    }
+    if (ok) return w;
+  }
+  return elem;
+}
+
+// Rescales the plan's dims from elements of `elem` bytes to units of w bytes
+// (the innermost dim has stride 1 or 0 for every operand).
+void to_units(IterPlan& it, int elem, int w) {
+  const int inner = it.ndim - 1;
+  const int64_t f = w / elem;
+  it.sizes[inner] /= f;
+  for (int k = 0; k < it.nops; ++k)
+    for (int d = 0; d < inner; ++d) it.strides[k][d] = it.strides[k][d] * elem / w;
+}
+
+void finish_elementwise(KernelPlan& p, const DeviceProps& props) {
+  p.kind = KernelKind::Elementwise;
+  p.numel = p.it.numel();
+  p.index32 = fits_index32(p.it);
+  bool contiguous = p.it.ndim == 1;
+  for (int k = 0; contiguous && k < p.it.nops; ++k) contiguous = p.it.strides[k][0] == 1;
+  p.contiguous = contiguous;
+  p.launch = plan_elementwise_launch(p.numel, props);
+}
+
+// The transposed access pattern: operand 0 has stride 1 on the innermost dim
+// j, operand 1 has stride +-1 on another dim i. Fills the Transpose fields
+// and returns true, or returns false (the plan is then unchanged).
+bool try_transpose(KernelPlan& p, int elem, const void* dst_data, const void* src_data,
+                   const DeviceProps& props) {
+  IterPlan& it = p.it;
+  if (it.ndim < 2) return false;
+  const int j = it.ndim - 1;
+  if (it.strides[0][j] != 1) return false;
+  const int i = pick_tile_dim(it, 1);
+  if (i < 0 || abs64(it.strides[1][i]) != 1) return false;
+  if (it.sizes[i] < kMinTransposeExtent || it.sizes[j] < kMinTransposeExtent) return false;
+  if (it.strides[1][i] < 0) {
+    // Walk i backwards for both operands so the source reads forwards.
+    for (int k = 0; k < 2; ++k) {  // same dtype: the same element size
+      p.byte_offset[k] += (it.sizes[i] - 1) * it.strides[k][i] * elem;
+      it.strides[k][i] = -it.strides[k][i];
+    }
+  }
+  p.kind = KernelKind::Transpose;
+  p.dim_i = i;
+  p.dim_j = j;
+  p.tile = transpose_tile(elem);
+  p.pack = elem < 4 ? 4 / elem : 1;
+  const uintptr_t dst_addr = address(dst_data, p.byte_offset[0]);
+  const uintptr_t src_addr = address(src_data, p.byte_offset[1]);
+  if (p.pack > 1) {
+    bool ps = it.sizes[i] % p.pack == 0 && src_addr % 4 == 0;
+    bool pd = it.sizes[j] % p.pack == 0 && dst_addr % 4 == 0;
+    for (int d = 0; d < it.ndim; ++d) {
+      if (d != i) ps = ps && (it.strides[1][d] * elem) % 4 == 0;
+      if (d != j) pd = pd && (it.strides[0][d] * elem) % 4 == 0;
+    }
+    p.pack_src = ps;
+    p.pack_dst = pd;
+  }
+  p.numel = it.numel();
+  p.index32 = fits_index32(it);
+  p.tiles_i = (it.sizes[i] + p.tile - 1) / p.tile;
+  p.tiles_j = (it.sizes[j] + p.tile - 1) / p.tile;
+  p.total_tiles = p.tiles_i * p.tiles_j * (p.numel / (it.sizes[i] * it.sizes[j]));
+  p.launch.block = kTransposeBlockX * kTransposeBlockY;
+  p.launch.items = 1;
+  p.launch.grid = p.total_tiles < props.max_grid_x ? p.total_tiles : props.max_grid_x;
+  return true;
+}
+
+KernelPlan start_plan(int nops, const TensorDesc* const* ops) {
+  KernelPlan p;
+  const int64_t* strides[kMaxOperands] = {};
+  for (int k = 0; k < nops; ++k) strides[k] = ops[k]->strides;
+  p.it = plan_iteration(nops, ops[0]->sizes, ops[0]->ndim, strides, true);
+  ensure_one_dim(p.it);
+  for (int k = 0; k < nops; ++k)
+    p.byte_offset[k] = p.it.offsets[k] * static_cast<int64_t>(dtype_size(ops[k]->dtype));
+  return p;
+}
+
+}  // namespace
+
+int transpose_tile(int elem_bytes) {
+  switch (elem_bytes) {
+    case 1: return 128;
+    case 2: return 64;
+    default: return 32;
+  }
+}
+
+Launch plan_elementwise_launch(int64_t units, const DeviceProps& props) {
+  Launch l;
+  l.block = kElementwiseBlock < props.max_threads_per_block ? kElementwiseBlock
+                                                           : props.max_threads_per_block;
+  if (units <= 0) return l;
+  const int64_t wave = static_cast<int64_t>(props.sm_count) * props.max_threads_per_sm;
+  l.items = units >= 4 * wave ? 4 : 1;
+  const int64_t per_block = static_cast<int64_t>(l.block) * l.items;
+  const int64_t blocks = (units + per_block - 1) / per_block;
+  l.grid = blocks < props.max_grid_x ? blocks : props.max_grid_x;
+  return l;
+}
+
+KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceProps& props) {
+  const TensorDesc* ops[2] = {&dst, &src};
+  KernelPlan p = start_plan(2, ops);
+  if (p.it.empty) return p;
+  if (dst.dtype != src.dtype) {  // conversion: element units, each its own size
+    finish_elementwise(p, props);
+    return p;
+  }
+  const int elem = static_cast<int>(dtype_size(dst.dtype));
+  IterPlan& it = p.it;
+  const int inner = it.ndim - 1;
+  const bool shared_inner = it.strides[0][inner] == 1 && it.strides[1][inner] == 1;
+  if (shared_inner && it.ndim == 1) {
+    p.kind = KernelKind::Memcpy;
+    p.memcpy_bytes = it.sizes[0] * elem;
+    p.numel = it.sizes[0];
+    return p;
+  }
+  if (shared_inner) {
+    const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
+                                address(src.data, p.byte_offset[1])};
+    const int w = vector_width(it, elem, addrs);
+    to_units(it, elem, w);
+    p.unit_bytes = w;
+    finish_elementwise(p, props);
+    return p;
+  }
+  if (try_transpose(p, elem, dst.data, src.data, props)) return p;
+  p.unit_bytes = elem;
+  finish_elementwise(p, props);
+  return p;
+}
+
+KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props) {
+  const TensorDesc* ops[1] = {&dst};
+  KernelPlan p = start_plan(1, ops);
+  if (p.it.empty) return p;
+  const int elem = static_cast<int>(dtype_size(dst.dtype));
+  int w = elem;
+  if (p.it.strides[0][p.it.ndim - 1] == 1) {
+    const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
+    w = vector_width(p.it, elem, addrs);
+    to_units(p.it, elem, w);
+  }
+  p.unit_bytes = w;
+  finish_elementwise(p, props);
+  return p;
+}
+
+KernelPlan plan_unary(const TensorDesc& dst, const DeviceProps& props) {
+  const TensorDesc* ops[1] = {&dst};
+  KernelPlan p = start_plan(1, ops);
+  if (p.it.empty) return p;
+  finish_elementwise(p, props);
+  return p;
+}
+
+KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allow_transpose,
+                       const DeviceProps& props) {
+  const TensorDesc* ops[2] = {&dst, &other};
+  KernelPlan p = start_plan(2, ops);
+  if (p.it.empty) return p;
+  if (allow_transpose && dst.dtype == other.dtype &&
+      try_transpose(p, static_cast<int>(dtype_size(dst.dtype)), dst.data, other.data, props))
+    return p;
+  finish_elementwise(p, props);
+  return p;
+}
+
+}  // namespace sm

@@ -1,0 +1,754 @@
+// Planning for the CUDA kernels, checked on the CPU: fast division, the
+// kernel each call gets, and, above all, that executing a plan moves every
+// element where it belongs. The emulators below walk the plan exactly as the
+// CUDA kernels do (same parameter structs, same SM_HOST_DEVICE index helpers,
+// same tile loops), on host buffers, for random views, and compare the whole
+// destination buffer with a naive reference (so a write outside the view is
+// caught too).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "layout/launch_plan.hpp"
+
+namespace sm {
+namespace {
+
+// ---- fast division ----------------------------------------------------------------
+
+template <typename U>
+void check_div(U d, U n) {
+  const FastDivmod<U> f(d);
+  const U q = f.div(n);
+  ASSERT_EQ(q, n / d) << "n=" << n << " d=" << d;
+  ASSERT_EQ(f.mod(n, q), n % d) << "n=" << n << " d=" << d;
+}
+
+TEST(FastDivmod, Exact32) {
+  const uint32_t lim = uint32_t(1) << 31;
+  std::mt19937 rng(1);
+  std::vector<uint32_t> ds = {1, 2, 3, 5, 7, 10, 31, 32, 33, 64, 127, 1000, 65535, 65536, 65537,
+                              (1u << 30) - 1, 1u << 30, (1u << 30) + 1, lim - 1, lim};
+  for (int i = 0; i < 300; ++i) ds.push_back(1 + rng() % (lim - 1));
+  for (int i = 0; i < 50; ++i) ds.push_back(1 + rng() % 300);
+  for (uint32_t d : ds) {
+    for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, lim - 1, lim - 2, lim - d})
+      if (n < lim) check_div<uint32_t>(d, n);
+    for (int k = 0; k < 200; ++k) check_div<uint32_t>(d, rng() % lim);
+  }
+  for (uint32_t n = 0; n < 5000; ++n)
+    for (uint32_t d = 1; d < 70; ++d) check_div<uint32_t>(d, n);
+}
+
+TEST(FastDivmod, Exact64) {
+  const uint64_t lim = uint64_t(1) << 63;
+  std::mt19937_64 rng(2);
+  std::vector<uint64_t> ds = {1, 2, 3, 7, 1000, (uint64_t(1) << 31) + 1, uint64_t(1) << 32,
+                              (uint64_t(1) << 32) + 3, (uint64_t(1) << 62) + 1, lim - 1, lim};
+  for (int i = 0; i < 300; ++i) ds.push_back(1 + rng() % (lim - 1));
+  for (int i = 0; i < 100; ++i) ds.push_back(1 + rng() % 5000000);
+  for (uint64_t d : ds) {
+    for (uint64_t n : {uint64_t(0), uint64_t(1), d - 1, d, d + 1, lim - 1, lim - d})
+      if (n < lim) check_div<uint64_t>(d, n);
+    for (int k = 0; k < 200; ++k) check_div<uint64_t>(d, rng() % lim);
+    for (int k = 0; k < 50; ++k) check_div<uint64_t>(d, rng() % (uint64_t(1) << 40));
+  }
+}
+
+TEST(OffsetCalc, MatchesRowMajorDecomposition) {
+  KernelPlan p;
+  p.it.nops = 2;
+  p.it.ndim = 3;
+  const int64_t sizes[3] = {3, 5, 7};
+  const int64_t s0[3] = {35, 7, 1}, s1[3] = {-2, 30, 0};
+  for (int d = 0; d < 3; ++d) {
+    p.it.sizes[d] = sizes[d];
+    p.it.strides[0][d] = s0[d];
+    p.it.strides[1][d] = s1[d];
+  }
+  const auto c32 = make_offset_calc<uint32_t, 2>(p);
+  const auto c64 = make_offset_calc<uint64_t, 2>(p);
+  uint32_t lin = 0;
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t b = 0; b < 5; ++b)
+      for (int64_t c = 0; c < 7; ++c, ++lin) {
+        int32_t o32[2];
+        int64_t o64[2];
+        c32.get(lin, o32);
+        c64.get(lin, o64);
+        EXPECT_EQ(o32[0], a * 35 + b * 7 + c);
+        EXPECT_EQ(o32[1], a * -2 + b * 30);
+        EXPECT_EQ(o64[0], o32[0]);
+        EXPECT_EQ(o64[1], o32[1]);
+      }
+}
+
+// ---- launch shapes ----------------------------------------------------------------
+
+TEST(ElementwiseLaunch, FromDeviceProperties) {
+  DeviceProps props;  // 132 SMs x 2048 threads
+  Launch l = plan_elementwise_launch(1000, props);
+  EXPECT_EQ(l.block, 256);
+  EXPECT_EQ(l.items, 1);
+  EXPECT_EQ(l.grid, 4);
+  const int64_t wave = 132 * 2048;
+  l = plan_elementwise_launch(4 * wave, props);
+  EXPECT_EQ(l.items, 4);
+  EXPECT_EQ(l.grid, 4 * wave / 1024);
+  l = plan_elementwise_launch(4 * wave - 1, props);
+  EXPECT_EQ(l.items, 1);
+  props.max_grid_x = 1000;
+  l = plan_elementwise_launch(int64_t(1) << 40, props);
+  EXPECT_EQ(l.grid, 1000);  // the kernels' grid-stride loops cover the rest
+  props.max_threads_per_block = 128;
+  EXPECT_EQ(plan_elementwise_launch(10, props).block, 128);
+  // A smaller device reaches the 4-units regime sooner.
+  DeviceProps small;
+  small.sm_count = 2;
+  EXPECT_EQ(plan_elementwise_launch(4 * 2 * 2048, small).items, 4);
+}
+
+// ---- kernel choice --------------------------------------------------------------------
+
+TensorDesc desc(void* data, DType dt, std::vector<int64_t> sizes, std::vector<int64_t> strides) {
+  TensorDesc d;
+  d.data = data;
+  d.dtype = dt;
+  d.ndim = static_cast<int>(sizes.size());
+  for (int i = 0; i < d.ndim; ++i) {
+    d.sizes[i] = sizes[i];
+    d.strides[i] = strides[i];
+  }
+  return d;
+}
+
+// Fake, well-aligned device addresses (planning never dereferences).
+void* const kDst = reinterpret_cast<void*>(uintptr_t(0x7f0000000000));
+void* const kSrc = reinterpret_cast<void*>(uintptr_t(0x7f1000000000));
+void* at(void* base, int64_t bytes) { return static_cast<char*>(base) + bytes; }
+
+TEST(PlanCopy, ContiguousIsOneMemcpy) {
+  DeviceProps props;
+  const KernelPlan p = plan_copy(desc(kDst, DType::F32, {4, 5, 6}, {30, 6, 1}),
+                                 desc(kSrc, DType::F32, {4, 5, 6}, {30, 6, 1}), props);
+  EXPECT_EQ(p.kind, KernelKind::Memcpy);
+  EXPECT_EQ(p.memcpy_bytes, 4 * 5 * 6 * 4);
+}
+
+TEST(PlanCopy, EmptyAndSingleElement) {
+  DeviceProps props;
+  EXPECT_EQ(plan_copy(desc(kDst, DType::F32, {4, 0}, {0, 1}), desc(kSrc, DType::F32, {4, 0}, {0, 1}),
+                      props).kind,
+            KernelKind::Empty);
+  const KernelPlan p = plan_copy(desc(kDst, DType::F64, {}, {}), desc(kSrc, DType::F64, {}, {}), props);
+  EXPECT_EQ(p.kind, KernelKind::Memcpy);
+  EXPECT_EQ(p.memcpy_bytes, 8);
+}
+
+TEST(PlanCopy, SharedStrideOneDimIsVectorized) {
+  DeviceProps props;
+  // Columns 0..63 of a [64, 128] f32 matrix: rows of 256 bytes, 16-byte units.
+  KernelPlan p = plan_copy(desc(kDst, DType::F32, {64, 64}, {64, 1}),
+                           desc(kSrc, DType::F32, {64, 64}, {128, 1}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_EQ(p.it.sizes[1], 16);
+  EXPECT_EQ(p.it.strides[0][0], 16);
+  EXPECT_EQ(p.it.strides[1][0], 32);
+  EXPECT_EQ(p.numel, 64 * 16);
+  EXPECT_TRUE(p.index32);
+  // Source one element off 16-byte alignment: 4-byte units only.
+  p = plan_copy(desc(kDst, DType::F32, {64, 64}, {64, 1}),
+                desc(at(kSrc, 4), DType::F32, {64, 64}, {128, 1}), props);
+  EXPECT_EQ(p.unit_bytes, 4);
+  // Rows of 6 halves (12 bytes): 4-byte units.
+  p = plan_copy(desc(kDst, DType::F16, {10, 6}, {6, 1}), desc(kSrc, DType::F16, {10, 6}, {8, 1}),
+                props);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_EQ(p.it.sizes[1], 3);
+  // A row broadcast down the columns still shares the stride-1 dim.
+  p = plan_copy(desc(kDst, DType::BF16, {100, 256}, {256, 1}),
+                desc(kSrc, DType::BF16, {100, 256}, {0, 1}), props);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_EQ(p.it.strides[1][0], 0);
+}
+
+TEST(PlanCopy, CrossedStrideOneDimsAreATiledTranspose) {
+  DeviceProps props;
+  // [512, 256] f32 destination from a transposed view.
+  KernelPlan p = plan_copy(desc(kDst, DType::F32, {512, 256}, {256, 1}),
+                           desc(kSrc, DType::F32, {512, 256}, {1, 512}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_EQ(p.dim_j, 1);
+  EXPECT_EQ(p.dim_i, 0);
+  EXPECT_EQ(p.tile, 32);
+  EXPECT_EQ(p.pack, 1);
+  EXPECT_EQ(p.total_tiles, 16 * 8);
+  EXPECT_EQ(p.launch.block, 256);
+  EXPECT_EQ(p.launch.grid, 128);
+  // fp16: 64-element tiles, both sides packed two halves to a 4-byte access.
+  p = plan_copy(desc(kDst, DType::F16, {8, 512, 256}, {512 * 256, 256, 1}),
+                desc(kSrc, DType::F16, {8, 512, 256}, {512 * 256, 1, 512}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_EQ(p.tile, 64);
+  EXPECT_EQ(p.pack, 2);
+  EXPECT_TRUE(p.pack_src);
+  EXPECT_TRUE(p.pack_dst);
+  EXPECT_EQ(p.total_tiles, 8 * 8 * 4);
+  // An odd extent cannot be packed on that side.
+  p = plan_copy(desc(kDst, DType::F16, {511, 256}, {256, 1}),
+                desc(kSrc, DType::F16, {511, 256}, {1, 511}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_FALSE(p.pack_src);
+  EXPECT_TRUE(p.pack_dst);
+  // u8: 128-element tiles, 4 per packed access.
+  p = plan_copy(desc(kDst, DType::U8, {256, 256}, {256, 1}),
+                desc(kSrc, DType::U8, {256, 256}, {1, 256}), props);
+  EXPECT_EQ(p.tile, 128);
+  EXPECT_EQ(p.pack, 4);
+  // NCHW -> NHWC (channels_last): C is the source's stride-1 candidate? No:
+  // the source moves fastest along W; the destination along C.
+  const int64_t N = 4, C = 64, H = 32, W = 32;
+  p = plan_copy(desc(kDst, DType::F32, {N, C, H, W}, {H * W * C, 1, W * C, C}),
+                desc(kSrc, DType::F32, {N, C, H, W}, {C * H * W, H * W, W, 1}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_EQ(p.it.ndim, 3);  // H and W merge
+  EXPECT_EQ(p.it.sizes[p.dim_j], C);
+  EXPECT_EQ(p.it.sizes[p.dim_i], H * W);
+}
+
+TEST(PlanCopy, ThinTransposesAndStridedSourcesAreElementwise) {
+  DeviceProps props;
+  // 3 channels: too thin for tiles.
+  KernelPlan p = plan_copy(desc(kDst, DType::F32, {3, 1000}, {1000, 1}),
+                           desc(kSrc, DType::F32, {3, 1000}, {1, 3}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 4);
+  // Every other element of the source: no stride-1 dim on the source.
+  p = plan_copy(desc(kDst, DType::F32, {100, 100}, {100, 1}),
+                desc(kSrc, DType::F32, {100, 100}, {400, 2}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 4);
+}
+
+TEST(PlanCopy, ConversionsAreElementwiseInElements) {
+  DeviceProps props;
+  KernelPlan p = plan_copy(desc(kDst, DType::BF16, {64, 64}, {64, 1}),
+                           desc(kSrc, DType::F32, {64, 64}, {64, 1}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 0);
+  EXPECT_TRUE(p.contiguous);
+  EXPECT_EQ(p.numel, 4096);
+  p = plan_copy(desc(kDst, DType::F16, {64, 64}, {64, 1}),
+                desc(kSrc, DType::F32, {64, 64}, {1, 64}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_FALSE(p.contiguous);
+}
+
+TEST(PlanCopy, NegativeStridesWalkTheDestinationForwards) {
+  DeviceProps props;
+  // Both flipped: one memcpy from the last element's address.
+  KernelPlan p = plan_copy(desc(at(kDst, 99 * 4), DType::F32, {100}, {-1}),
+                           desc(at(kSrc, 99 * 4), DType::F32, {100}, {-1}), props);
+  EXPECT_EQ(p.kind, KernelKind::Memcpy);
+  EXPECT_EQ(p.byte_offset[0], -99 * 4);
+  EXPECT_EQ(p.byte_offset[1], -99 * 4);
+  // Source flipped along its stride-1 dim of a transpose: the tile reads forwards.
+  p = plan_copy(desc(kDst, DType::F32, {64, 48}, {48, 1}),
+                desc(at(kSrc, 63 * 4), DType::F32, {64, 48}, {-1, 64}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_EQ(p.it.strides[1][p.dim_i], 1);
+  EXPECT_EQ(p.it.strides[0][p.dim_i], -48);
+  EXPECT_EQ(p.byte_offset[1], -63 * 4);
+  EXPECT_EQ(p.byte_offset[0], 63 * 48 * 4);
+}
+
+TEST(PlanCopy, IndexWidthFollowsTheReach) {
+  DeviceProps props;
+  const int64_t big = int64_t(1) << 31;
+  KernelPlan p = plan_copy(desc(kDst, DType::U8, {big / 1024, 1024}, {1024, 1}),
+                           desc(kSrc, DType::U8, {big / 1024, 1024}, {1, big / 1024}), props);
+  EXPECT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_FALSE(p.index32);
+  p = plan_copy(desc(kDst, DType::F32, {1 << 20, 1024}, {1024, 1}),
+                desc(kSrc, DType::F32, {1 << 20, 1024}, {1, 1 << 20}), props);
+  EXPECT_TRUE(p.index32);  // 2^30 elements, every offset below 2^31
+  p = plan_copy(desc(kDst, DType::F32, {1 << 14, 1024}, {1024, 1}),
+                desc(kSrc, DType::F32, {1 << 14, 1024}, {1, 1 << 14}), props);
+  EXPECT_TRUE(p.index32);
+  // Few elements spread far apart: the offsets decide.
+  p = plan_copy(desc(kDst, DType::F32, {4, 4}, {4, 1}),
+                desc(kSrc, DType::F32, {4, 4}, {int64_t(1) << 30, 3}), props);
+  EXPECT_FALSE(p.index32);
+}
+
+TEST(PlanFill, VectorizedWhenContiguous) {
+  DeviceProps props;
+  KernelPlan p = plan_fill(desc(kDst, DType::F16, {1000, 64}, {64, 1}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_TRUE(p.contiguous);
+  EXPECT_EQ(p.numel, 1000 * 64 / 8);
+  p = plan_fill(desc(kDst, DType::F32, {100, 3}, {3, 100}), props);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_FALSE(p.contiguous);
+}
+
+TEST(PlanBinary, TransposedInPlaceAdd) {
+  DeviceProps props;
+  // x.T += y: the destination's stride-1 dim is not other's.
+  KernelPlan p = plan_binary(desc(kDst, DType::F32, {256, 512}, {1, 256}),
+                             desc(kSrc, DType::F32, {256, 512}, {512, 1}), true, props);
+  EXPECT_EQ(p.kind, KernelKind::Transpose);
+  p = plan_binary(desc(kDst, DType::F32, {256, 512}, {1, 256}),
+                  desc(kSrc, DType::F32, {256, 512}, {512, 1}), false, props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  // Mixed dtypes never tile.
+  p = plan_binary(desc(kDst, DType::F32, {256, 512}, {1, 256}),
+                  desc(kSrc, DType::F16, {256, 512}, {512, 1}), true, props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+}
+
+// ---- executing plans on the host ---------------------------------------------------------
+
+// One element operation: copy (with conversion) or an in-place f32 add.
+enum class Op { Copy, AddF32 };
+
+// The buffers a test case owns: every access the emulators make must land
+// inside one of them (a plan that strays is a failure, not a crash).
+std::vector<std::pair<const unsigned char*, size_t>>& buffers() {
+  static std::vector<std::pair<const unsigned char*, size_t>> b;
+  return b;
+}
+bool in_bounds(const void* p, size_t n) {
+  const auto* c = static_cast<const unsigned char*>(p);
+  for (const auto& b : buffers())
+    if (c >= b.first && c + n <= b.first + b.second) return true;
+  ADD_FAILURE() << "access outside the test buffers";
+  return false;
+}
+
+void apply_elem(Op op, char* d, DType dd, const char* s, DType sd) {
+  if (!in_bounds(d, dtype_size(dd)) || !in_bounds(s, dtype_size(sd))) return;
+  if (op == Op::AddF32) {
+    float a, b;
+    std::memcpy(&a, d, 4);
+    std::memcpy(&b, s, 4);
+    a += b;
+    std::memcpy(d, &a, 4);
+    return;
+  }
+  if (dd == sd) {  // same dtype: bits move unchanged (NaN payloads included)
+    std::memcpy(d, s, dtype_size(dd));
+    return;
+  }
+  dispatch_dtype(dd, [&](auto dv) {
+    using D = decltype(dv);
+    dispatch_dtype(sd, [&](auto sv) {
+      using S = decltype(sv);
+      S x;
+      std::memcpy(&x, s, sizeof(S));
+      const D y = convert<D>(x);
+      std::memcpy(d, &y, sizeof(D));
+    });
+  });
+}
+
+template <typename Index>
+void run_elementwise(const KernelPlan& p, char* dst, DType dd, const char* src, DType sd, Op op) {
+  const auto calc = make_offset_calc<Index, 2>(p);
+  using Offset = typename std::make_signed<Index>::type;
+  const int64_t ud = p.unit_bytes ? p.unit_bytes : int64_t(dtype_size(dd));
+  const int64_t us = p.unit_bytes ? p.unit_bytes : int64_t(dtype_size(sd));
+  for (int64_t lin = 0; lin < p.numel; ++lin) {
+    Offset o[2];
+    if (p.contiguous) {
+      o[0] = o[1] = static_cast<Offset>(lin);
+    } else {
+      calc.get(static_cast<Index>(lin), o);
+    }
+    char* d = dst + o[0] * ud;
+    const char* s = src + o[1] * us;
+    if (p.unit_bytes) {
+      // The kernels move whole units: aligned as planned.
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(d) % p.unit_bytes, 0u);
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(s) % p.unit_bytes, 0u);
+      ASSERT_EQ(op, Op::Copy);
+      if (!in_bounds(d, p.unit_bytes) || !in_bounds(s, p.unit_bytes)) return;
+      std::memcpy(d, s, static_cast<size_t>(p.unit_bytes));
+    } else {
+      apply_elem(op, d, dd, s, sd);
+    }
+  }
+}
+
+// The CUDA transpose kernel's loops: a 32 x 8 block per tile, rows strided
+// by 8, `pack` consecutive elements per thread access, the shared tile padded
+// by one element. Same dtype on both sides.
+template <typename Index>
+void run_transpose(const KernelPlan& p, char* dst, const char* src, DType dt, Op op) {
+  const TransposeParams<Index> t = make_transpose_params<Index>(p);
+  using Offset = typename TransposeParams<Index>::Offset;
+  const int elem = static_cast<int>(dtype_size(dt));
+  const int T = p.tile, P = p.pack;
+  ASSERT_EQ(T, transpose_tile(elem));
+  ASSERT_EQ(T, kTransposeBlockX * P);  // a warp covers one tile row
+  std::vector<char> smem(static_cast<size_t>(T) * (T + 1) * elem);
+  buffers().push_back({reinterpret_cast<const unsigned char*>(smem.data()), smem.size()});
+  struct Pop {
+    ~Pop() { buffers().pop_back(); }
+  } pop;
+  auto sm_at = [&](int r, int c) { return &smem[(static_cast<size_t>(r) * (T + 1) + c) * elem]; };
+  for (Index tile = 0; tile < t.total_tiles; ++tile) {
+    Index i0, j0;
+    Offset off[2];
+    t.tile_origin(tile, &i0, &j0, off, T);
+    // load: tile rows along j, threads along i
+    for (int ty = 0; ty < kTransposeBlockY; ++ty)
+      for (int r = ty; r < T; r += kTransposeBlockY) {
+        const Index j = j0 + r;
+        for (int tx = 0; tx < kTransposeBlockX; ++tx) {
+          const Index ib = i0 + static_cast<Index>(tx * P);
+          if (t.pack_src && j < t.size_j && ib < t.size_i) {
+            ASSERT_LE(ib + P, t.size_i);  // a pack is all in or all out
+            const char* s = src + (off[1] + static_cast<Offset>(ib) +
+                                   static_cast<Offset>(j) * t.src_sj) * elem;
+            ASSERT_EQ(reinterpret_cast<uintptr_t>(s) % 4, 0u);
+          }
+          for (int q = 0; q < P; ++q) {
+            const Index i = ib + static_cast<Index>(q);
+            if (j < t.size_j && i < t.size_i) {
+              const char* sp =
+                  src + (off[1] + static_cast<Offset>(i) + static_cast<Offset>(j) * t.src_sj) * elem;
+              if (!in_bounds(sp, elem)) return;
+              std::memcpy(sm_at(r, tx * P + q), sp, static_cast<size_t>(elem));
+            }
+          }
+        }
+      }
+    // store: tile rows along i, threads along j
+    for (int ty = 0; ty < kTransposeBlockY; ++ty)
+      for (int r = ty; r < T; r += kTransposeBlockY) {
+        const Index i = i0 + r;
+        for (int tx = 0; tx < kTransposeBlockX; ++tx) {
+          const Index jb = j0 + static_cast<Index>(tx * P);
+          if (t.pack_dst && i < t.size_i && jb < t.size_j) {
+            ASSERT_LE(jb + P, t.size_j);
+            const char* d = dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(jb)) * elem;
+            ASSERT_EQ(reinterpret_cast<uintptr_t>(d) % 4, 0u);
+          }
+          for (int q = 0; q < P; ++q) {
+            const Index j = jb + static_cast<Index>(q);
+            if (i < t.size_i && j < t.size_j)
+              apply_elem(op, dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(j)) * elem,
+                         dt, sm_at(tx * P + q, r), dt);
+          }
+        }
+      }
+  }
+}
+
+template <typename Index>
+void run_plan(const KernelPlan& p, const TensorDesc& dst, const TensorDesc& src, Op op) {
+  char* d = static_cast<char*>(dst.data) + p.byte_offset[0];
+  const char* s = static_cast<const char*>(src.data) + p.byte_offset[1];
+  switch (p.kind) {
+    case KernelKind::Empty: return;
+    case KernelKind::Memcpy:
+      ASSERT_EQ(op, Op::Copy);
+      if (!in_bounds(d, p.memcpy_bytes) || !in_bounds(s, p.memcpy_bytes)) return;
+      std::memcpy(d, s, static_cast<size_t>(p.memcpy_bytes));
+      return;
+    case KernelKind::Elementwise: run_elementwise<Index>(p, d, dst.dtype, s, src.dtype, op); return;
+    case KernelKind::Transpose:
+      ASSERT_EQ(dst.dtype, src.dtype);
+      run_transpose<Index>(p, d, s, dst.dtype, op);
+      return;
+  }
+}
+
+std::string describe(const TensorDesc& d) {
+  std::string s = std::string(dtype_name(d.dtype)) + " sizes [";
+  for (int i = 0; i < d.ndim; ++i) s += std::to_string(d.sizes[i]) + (i + 1 < d.ndim ? "," : "");
+  s += "] strides [";
+  for (int i = 0; i < d.ndim; ++i) s += std::to_string(d.strides[i]) + (i + 1 < d.ndim ? "," : "");
+  return s + "] addr%16=" + std::to_string(reinterpret_cast<uintptr_t>(d.data) % 16);
+}
+
+std::string describe(const KernelPlan& p) {
+  std::string s = "kind " + std::to_string(int(p.kind)) + " unit " + std::to_string(p.unit_bytes) +
+                  " i " + std::to_string(p.dim_i) + " j " + std::to_string(p.dim_j) + " pack " +
+                  std::to_string(p.pack) + (p.pack_src ? " ps" : "") + (p.pack_dst ? " pd" : "") +
+                  " off " + std::to_string(p.byte_offset[0]) + "/" + std::to_string(p.byte_offset[1]) +
+                  " dims";
+  for (int d = 0; d < p.it.ndim; ++d)
+    s += " (" + std::to_string(p.it.sizes[d]) + ":" + std::to_string(p.it.strides[0][d]) + "," +
+         std::to_string(p.it.strides[1][d]) + ")";
+  return s;
+}
+
+// The naive reference: every multi-index, row-major.
+void reference(const TensorDesc& dst, const TensorDesc& src, Op op) {
+  const int64_t n = dst.numel();
+  const int64_t ed = int64_t(dtype_size(dst.dtype)), es = int64_t(dtype_size(src.dtype));
+  int64_t idx[kMaxDims] = {};
+  for (int64_t lin = 0; lin < n; ++lin) {
+    int64_t od = 0, os = 0;
+    for (int d = 0; d < dst.ndim; ++d) {
+      od += idx[d] * dst.strides[d];
+      os += idx[d] * src.strides[d];
+    }
+    apply_elem(op, static_cast<char*>(dst.data) + od * ed, dst.dtype,
+               static_cast<const char*>(src.data) + os * es, src.dtype);
+    for (int d = dst.ndim - 1; d >= 0; --d) {
+      if (++idx[d] < dst.sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// A random strided view of `sizes` over its own buffer: dims laid out in a
+// random physical order, some stepped (2) or reversed, optionally shifted by
+// one element off alignment, optionally broadcast (stride 0) in some dims.
+struct View {
+  std::vector<unsigned char> buf;
+  TensorDesc d;
+};
+
+View random_view(std::mt19937& rng, const std::vector<int64_t>& sizes, DType dt, bool allow_broadcast) {
+  const int nd = static_cast<int>(sizes.size());
+  const int64_t elem = int64_t(dtype_size(dt));
+  std::vector<int64_t> step(nd), phys(nd);
+  std::vector<bool> bcast(nd, false);
+  for (int i = 0; i < nd; ++i) {
+    const int r = static_cast<int>(rng() % 10);
+    step[i] = r < 6 ? 1 : r < 7 ? 2 : r < 9 ? -1 : -2;
+    bcast[i] = allow_broadcast && rng() % 6 == 0;
+    phys[i] = bcast[i] ? 1 : sizes[i] * (step[i] < 0 ? -step[i] : step[i]);
+  }
+  std::vector<int> order(nd);
+  std::iota(order.begin(), order.end(), 0);
+  if (rng() % 4 != 0) std::shuffle(order.begin(), order.end(), rng);  // else row-major
+  std::vector<int64_t> pstride(nd);
+  int64_t total = 1;
+  for (int k = nd - 1; k >= 0; --k) {
+    pstride[order[k]] = total;
+    total *= phys[order[k]];
+  }
+  View v;
+  const int64_t shift = rng() % 3 == 0 ? 1 : 0;
+  v.buf.resize(static_cast<size_t>((total + 1) * elem + 64));
+  for (auto& b : v.buf) b = static_cast<unsigned char>(rng());
+  // 64-byte aligned start inside the buffer.
+  const uintptr_t base = (reinterpret_cast<uintptr_t>(v.buf.data()) + 15) & ~uintptr_t(15);
+  int64_t first = shift;
+  v.d.dtype = dt;
+  v.d.ndim = nd;
+  for (int i = 0; i < nd; ++i) {
+    v.d.sizes[i] = sizes[i];
+    v.d.strides[i] = bcast[i] ? 0 : pstride[i] * step[i];
+    if (step[i] < 0 && !bcast[i]) first += (sizes[i] - 1) * pstride[i] * -step[i];
+  }
+  v.d.data = reinterpret_cast<void*>(base + static_cast<uintptr_t>(first * elem));
+  return v;
+}
+
+std::vector<int64_t> random_sizes(std::mt19937& rng) {
+  const int nd = static_cast<int>(rng() % 6);  // 0..5 dims
+  std::vector<int64_t> s(nd);
+  for (auto& x : s) {
+    const int r = static_cast<int>(rng() % 10);
+    x = r == 0 ? 1 : r < 5 ? 1 + rng() % 6 : r < 9 ? 16 + rng() % 60 : 100 + rng() % 90;
+  }
+  // Keep the element count modest.
+  int64_t n = 1;
+  for (auto& x : s) {
+    if (n * x > 60000) x = 1;
+    n *= x;
+  }
+  return s;
+}
+
+const DType kAll[] = {DType::Bool, DType::U8,  DType::I8,   DType::I16, DType::I32,
+                      DType::I64,  DType::F16, DType::BF16, DType::F32, DType::F64};
+
+void check_copy(std::mt19937& rng, const std::vector<int64_t>& sizes, DType dd, DType sd,
+                int* kinds) {
+  View dst = random_view(rng, sizes, dd, false);
+  View src = random_view(rng, sizes, sd, true);
+  // Bool sources must hold 0/1 bytes to be valid bools.
+  if (sd == DType::Bool)
+    for (auto& b : src.buf) b &= 1;
+  View expect = dst;
+  expect.d.data = expect.buf.data() + (static_cast<unsigned char*>(dst.d.data) - dst.buf.data());
+  View got32 = dst;
+  got32.d.data = got32.buf.data() + (static_cast<unsigned char*>(dst.d.data) - dst.buf.data());
+  buffers() = {{dst.buf.data(), dst.buf.size()}, {src.buf.data(), src.buf.size()},
+               {expect.buf.data(), expect.buf.size()}, {got32.buf.data(), got32.buf.size()}};
+  reference(expect.d, src.d, Op::Copy);
+  DeviceProps props;
+  const KernelPlan p = plan_copy(dst.d, src.d, props);
+  SCOPED_TRACE("dst " + describe(dst.d) + " src " + describe(src.d) + " plan " + describe(p));
+  kinds[static_cast<int>(p.kind)]++;
+  run_plan<uint64_t>(p, dst.d, src.d, Op::Copy);
+  if (p.index32) run_plan<uint32_t>(p, got32.d, src.d, Op::Copy);
+  ASSERT_TRUE(dst.buf == expect.buf) << "64-bit plan, kind " << int(p.kind) << " sizes "
+                                     << ::testing::PrintToString(sizes);
+  if (p.index32) {
+    ASSERT_TRUE(got32.buf == expect.buf) << "32-bit plan, kind " << int(p.kind);
+  }
+}
+
+TEST(PlanExecution, RandomSameDtypeCopies) {
+  std::mt19937 rng(7);
+  int kinds[4] = {};
+  for (int iter = 0; iter < 700; ++iter) {
+    const DType dt = kAll[rng() % 10];
+    check_copy(rng, random_sizes(rng), dt, dt, kinds);
+    if (HasFatalFailure()) return;
+  }
+  // The random views reach every kernel.
+  EXPECT_GT(kinds[int(KernelKind::Memcpy)], 20);
+  EXPECT_GT(kinds[int(KernelKind::Elementwise)], 100);
+  EXPECT_GT(kinds[int(KernelKind::Transpose)], 20);
+}
+
+TEST(PlanExecution, PermutationsOfDenseTensors) {
+  // The benchmark's shapes, shrunk: every permutation of 2-5 dims.
+  std::mt19937 rng(11);
+  int kinds[4] = {};
+  const std::vector<std::vector<int64_t>> shapes = {
+      {67, 45}, {16, 33, 40}, {4, 20, 17, 18}, {2, 3, 16, 4, 20}, {2, 64, 9, 9}};
+  for (const auto& shape : shapes) {
+    std::vector<int> perm(shape.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    do {
+      for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
+        // src: a permuted view of a dense tensor; dst: dense in the permuted shape.
+        const int nd = static_cast<int>(shape.size());
+        int64_t dense[kMaxDims];
+        int64_t acc = 1;
+        for (int d = nd - 1; d >= 0; --d) {
+          dense[d] = acc;
+          acc *= shape[d];
+        }
+        std::vector<unsigned char> sbuf(static_cast<size_t>(acc) * dtype_size(dt));
+        for (auto& b : sbuf) b = static_cast<unsigned char>(rng());
+        TensorDesc src;
+        src.data = sbuf.data();
+        src.dtype = dt;
+        src.ndim = nd;
+        std::vector<int64_t> psizes(nd);
+        for (int d = 0; d < nd; ++d) {
+          src.sizes[d] = shape[perm[d]];
+          src.strides[d] = dense[perm[d]];
+          psizes[d] = shape[perm[d]];
+        }
+        std::vector<unsigned char> dbuf(sbuf.size(), 0), ebuf(sbuf.size(), 0);
+        TensorDesc dst = src, exp = src;
+        acc = 1;
+        for (int d = nd - 1; d >= 0; --d) {
+          dst.strides[d] = exp.strides[d] = acc;
+          acc *= psizes[d];
+        }
+        dst.data = dbuf.data();
+        exp.data = ebuf.data();
+        buffers() = {{sbuf.data(), sbuf.size()}, {dbuf.data(), dbuf.size()}, {ebuf.data(), ebuf.size()}};
+        reference(exp, src, Op::Copy);
+        const KernelPlan p = plan_copy(dst, src, DeviceProps{});
+        kinds[int(p.kind)]++;
+        run_plan<uint32_t>(p, dst, src, Op::Copy);
+        ASSERT_TRUE(dbuf == ebuf) << "perm of " << ::testing::PrintToString(shape);
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+  EXPECT_GT(kinds[int(KernelKind::Transpose)], 100);
+  EXPECT_GT(kinds[int(KernelKind::Memcpy)], 10);
+}
+
+TEST(PlanExecution, RandomConversions) {
+  std::mt19937 rng(9);
+  int kinds[4] = {};
+  for (int iter = 0; iter < 600; ++iter) {
+    const DType dd = kAll[rng() % 10], sd = kAll[rng() % 10];
+    if (dd == sd) continue;
+    check_copy(rng, random_sizes(rng), dd, sd, kinds);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(kinds[int(KernelKind::Transpose)], 0);
+  EXPECT_EQ(kinds[int(KernelKind::Memcpy)], 0);
+}
+
+TEST(PlanExecution, RandomFills) {
+  std::mt19937 rng(5);
+  for (int iter = 0; iter < 500; ++iter) {
+    const DType dt = kAll[rng() % 10];
+    View dst = random_view(rng, random_sizes(rng), dt, false);
+    View expect = dst;
+    expect.d.data = expect.buf.data() + (static_cast<unsigned char*>(dst.d.data) - dst.buf.data());
+    const int64_t elem = int64_t(dtype_size(dt));
+    unsigned char value[8];
+    buffers() = {{dst.buf.data(), dst.buf.size()}, {expect.buf.data(), expect.buf.size()},
+                 {value, sizeof value}};
+    for (auto& b : value) b = static_cast<unsigned char>(rng());
+    TensorDesc vsrc = expect.d;
+    vsrc.data = value;
+    for (int d = 0; d < vsrc.ndim; ++d) vsrc.strides[d] = 0;
+    reference(expect.d, vsrc, Op::Copy);
+    const KernelPlan p = plan_fill(dst.d, DeviceProps{});
+    if (p.kind == KernelKind::Empty) continue;
+    ASSERT_EQ(p.kind, KernelKind::Elementwise);
+    // The kernel writes units holding unit_bytes / elem copies of the value.
+    const auto calc = make_offset_calc<uint64_t, 1>(p);
+    char* base = static_cast<char*>(dst.d.data) + p.byte_offset[0];
+    for (int64_t lin = 0; lin < p.numel; ++lin) {
+      int64_t o[1];
+      if (p.contiguous) o[0] = lin;
+      else calc.get(static_cast<uint64_t>(lin), o);
+      char* u = base + o[0] * p.unit_bytes;
+      ASSERT_TRUE(in_bounds(u, p.unit_bytes));
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(u) % p.unit_bytes, 0u);
+      for (int64_t k = 0; k < p.unit_bytes / elem; ++k) std::memcpy(u + k * elem, value, elem);
+    }
+    ASSERT_TRUE(dst.buf == expect.buf) << "fill of " << dtype_name(dt);
+  }
+}
+
+TEST(PlanExecution, RandomInPlaceAdds) {
+  std::mt19937 rng(3);
+  int kinds[4] = {};
+  for (int iter = 0; iter < 600; ++iter) {
+    const std::vector<int64_t> sizes = random_sizes(rng);
+    View dst = random_view(rng, sizes, DType::F32, false);
+    View oth = random_view(rng, sizes, DType::F32, true);
+    // Small integers: float sums are exact, whatever the order.
+    for (View* v : {&dst, &oth})
+      for (size_t k = 0; k + 4 <= v->buf.size(); k += 4) {
+        const float f = static_cast<float>(rng() % 100);
+        std::memcpy(&v->buf[k], &f, 4);
+      }
+    const uintptr_t da = reinterpret_cast<uintptr_t>(dst.d.data);
+    const uintptr_t oa = reinterpret_cast<uintptr_t>(oth.d.data);
+    // Keep element alignment for the float views.
+    if (da % 4 != 0 || oa % 4 != 0) continue;
+    View expect = dst;
+    expect.d.data = expect.buf.data() + (static_cast<unsigned char*>(dst.d.data) - dst.buf.data());
+    buffers() = {{dst.buf.data(), dst.buf.size()}, {oth.buf.data(), oth.buf.size()},
+                 {expect.buf.data(), expect.buf.size()}};
+    reference(expect.d, oth.d, Op::AddF32);
+    const KernelPlan p = plan_binary(dst.d, oth.d, true, DeviceProps{});
+    SCOPED_TRACE("dst " + describe(dst.d) + " other " + describe(oth.d) + " plan " + describe(p));
+    kinds[int(p.kind)]++;
+    run_plan<uint64_t>(p, dst.d, oth.d, Op::AddF32);
+    ASSERT_TRUE(dst.buf == expect.buf) << "kind " << int(p.kind);
+  }
+  EXPECT_GT(kinds[int(KernelKind::Transpose)], 10);
+}
+
+}  // namespace
+}  // namespace sm
