@@ -4,7 +4,8 @@
 //! Search order:
 //! 1. `$STRIDEMEM_LIB_DIR` (must contain the library; no fallback when set),
 //! 2. the repository's CMake build directory `../../build`,
-//! 3. other `../../build-*` directories, the one with the newest library first.
+//! 3. other `../../build-*` directories, the one with the newest library first
+//!    (sanitizer builds skipped: they need their runtime preloaded).
 
 use std::env;
 use std::fs;
@@ -30,7 +31,21 @@ fn modified(path: &Path) -> SystemTime {
         .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
-/// `../../build-*` directories holding the library, newest library first.
+/// A sanitizer build (`STRIDEMEM_SANITIZE=address|thread` in its CMake
+/// cache) cannot be loaded by a program without the sanitizer runtime.
+fn is_sanitizer_build(dir: &Path) -> bool {
+    let Ok(cache) = fs::read_to_string(dir.join("CMakeCache.txt")) else {
+        return false;
+    };
+    cache.lines().any(|line| {
+        line.strip_prefix("STRIDEMEM_SANITIZE:")
+            .and_then(|rest| rest.split_once('='))
+            .is_some_and(|(_, value)| !value.trim().is_empty())
+    })
+}
+
+/// `../../build-*` directories holding the library (sanitizer builds
+/// skipped), newest library first.
 fn fallback_build_dirs(repo: &Path) -> Vec<(PathBuf, PathBuf)> {
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
     let Ok(entries) = fs::read_dir(repo) else {
@@ -43,6 +58,9 @@ fn fallback_build_dirs(repo: &Path) -> Vec<(PathBuf, PathBuf)> {
             continue;
         }
         let dir = entry.path();
+        if is_sanitizer_build(&dir) {
+            continue;
+        }
         if let Some(lib) = library_in(&dir) {
             found.push((dir, lib));
         }
@@ -81,8 +99,12 @@ fn main() {
             let default = repo.join("build");
             if let Some(lib) = library_in(&default) {
                 (default, lib)
-            } else if let Some(first) = fallback_build_dirs(&repo).into_iter().next() {
-                first
+            } else if let Some((dir, lib)) = fallback_build_dirs(&repo).into_iter().next() {
+                println!(
+                    "cargo:warning=stridemem: linking {} (no ../../build; set {ENV_DIR} to choose)",
+                    lib.display()
+                );
+                (dir, lib)
             } else {
                 fail(&format!(
                     "libstridemem.so not found: looked in {ENV_DIR} (unset), {} and {}/build-*/. \
