@@ -1032,17 +1032,28 @@ class Tensor(object):
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None,
                    normalize=False):
         """Export as a PyCapsule 'dltensor' (legacy) or 'dltensor_versioned'
-        (when max_version >= (1, 0)). Zero copy; negative strides are exported
-        as they are unless normalize=True (then such a tensor is exported as
-        a dense copy, flagged IS_COPIED when versioned). On CUDA, stream None
-        means the legacy default stream (1); -1 means no synchronization; any
-        other value is a consumer stream that the data must be ready for."""
+        (when max_version >= (1, 0)), per the Python array API.
+
+        Zero copy unless asked: copy=True exports a fresh copy; dl_device other
+        than the tensor's device copies there (refused with copy=False);
+        normalize=True exports a negative-stride tensor as a dense copy. Copies
+        are flagged IS_COPIED in a versioned capsule. On CUDA, stream None
+        means the legacy default stream (1), -1 means no synchronization, and
+        any other value is a consumer stream the data must be ready for (we
+        synchronize the device). On the CPU, stream must be None (or -1)."""
+        src = self
+        copied_here = False
         dev = self.device
-        if dl_device is not None and tuple(dl_device) != tuple(dev):
-            raise BufferError("stridemem: export to another device (%r) is not "
-                              "supported" % (dl_device,))
-        if copy:
-            raise BufferError("stridemem: copy=True is not supported by __dlpack__")
+        if dl_device is not None and Device(tuple(dl_device)) != dev:
+            if copy is False:
+                raise BufferError("stridemem: the tensor is on %s, %s was asked with copy=False"
+                                  % (dev, Device(tuple(dl_device))))
+            src = self.to(device=Device(tuple(dl_device)))
+            dev = src.device
+            copied_here = True
+        elif copy:
+            src = self.clone("contiguous")
+            copied_here = True
         if dev[0] == DEVICE_CUDA:
             if stream is None:
                 stream = 1
@@ -1053,16 +1064,18 @@ class Tensor(object):
                 # The consumer will use `stream`; make every queued write finish
                 # first (conservative: waits for the device).
                 synchronize(dev)
-        elif stream is not None and dev[0] == DEVICE_CPU:
-            raise BufferError("stridemem: stream must be None for a CPU tensor")
+        elif stream is not None and stream != -1:
+            raise BufferError("stridemem: stream must be None for a %s tensor" % (dev,))
         versioned = max_version is not None and tuple(max_version)[:1] >= (1,)
         managed = c_void_p()
         if copy is False or not normalize:
-            _call("sm_to_dlpack", self._h, 1 if versioned else 0, byref(managed))
+            _call("sm_to_dlpack", src._h, 1 if versioned else 0, byref(managed))
         else:
             copied = c_int(0)
-            _call("sm_to_dlpack_ex", self._h, (DLPACK_VERSIONED if versioned else 0)
+            _call("sm_to_dlpack_ex", src._h, (DLPACK_VERSIONED if versioned else 0)
                   | DLPACK_NORMALIZE, byref(managed), byref(copied))
+        if copied_here and versioned:
+            DLManagedTensorVersioned.from_address(managed.value).flags |= DLPACK_FLAG_IS_COPIED
         name = _CAPSULE_VERSIONED if versioned else _CAPSULE_LEGACY
         try:
             capsule = _PyCapsule_New(managed, ctypes.addressof(name),

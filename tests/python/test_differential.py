@@ -1145,7 +1145,7 @@ class Chain(object):
                 return False
         return True
 
-    def make_other(self, oshape, odt, tdt_int=None, range_for=None):
+    def make_other(self, oshape, odt, device, range_for=None):
         numel = int(np.prod(oshape)) if oshape else 1
         if range_for is not None and odt in FLOATS:
             info = np.iinfo(EXCH[range_for])
@@ -1156,7 +1156,7 @@ class Chain(object):
                 vals = convert(np.clip(decode(vals, odt), -100, 100), "float64", odt)
         else:
             vals = rand_values(self.g, odt, numel)
-        base = self.new_base_from_numpy(vals, odt)
+        base = self.new_base_from_numpy(vals, odt, device=device)
         t = base.full.view(*oshape) if oshape else base.full.view(())
         a = base.ref.reshape(oshape)
         q = Pair(t, a, base)
@@ -1183,7 +1183,7 @@ class Chain(object):
                 odt = dt
             if dt in INTS and odt in FLOATS and op == "fill":
                 odt = dt
-            q = self.make_other(other, odt)
+            q = self.make_other(other, odt, p.t.device)
         alpha = 1.0
         if op in ("add", "sub") and rng.random() < 0.4:
             alpha = rng.choice([2.0, -1.0, 3.0]) if dt in INTS or dt == "bool" else \
@@ -1278,13 +1278,15 @@ class Chain(object):
             q, odt = other, dt
         else:
             odt = rng.choice(DTYPES) if rng.random() < 0.6 else dt
-            q = self.make_other(other, odt, range_for=dt if dt in INTS else None)
-            if not self.cpu and rng.random() < 0.3:
-                pass
-        self.note("copy_(%s %s%s)" % (odt, q.a.shape, " same base" if same else ""))
+            dev = p.t.device
+            if not self.cpu and rng.random() < 0.3:  # across devices
+                dev = sm.Device(self.device) if dev.type == sm.DEVICE_CPU else sm.Device("cpu")
+            q = self.make_other(other, odt, dev, range_for=dt if dt in INTS else None)
+        self.note("copy_(%s %s%s on %s)" % (odt, q.a.shape, " same base" if same else "", q.t.device))
         t = p.t
         if not self._bcast_ok(q.a.shape, p.a.shape):
-            self.expect_error(sm.ERR_SHAPE, lambda: t.copy_(q.t), "copy_ from %s to %s" % (q.a.shape, p.a.shape))
+            self.expect_error(sm.ERR_SHAPE, lambda: t.copy_(q.t), "copy_ from %s to %s" % (q.a.shape, p.a.shape),
+                              alt=(sm.ERR_OVERLAP,) if self.overlaps_itself(p) else ())
             return
         overlap = self.overlaps_itself(p)
         kind = self.overlap_kind(p, q)

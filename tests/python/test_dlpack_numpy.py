@@ -281,6 +281,35 @@ def roundtrip_self():
     R.equal(sm.Tensor.__dlpack_device__(sm.zeros(1)), (1, 0), "__dlpack_device__ of a CPU tensor")
 
 
+def export_copies():
+    t = sm.arange(0, 1, 6, "float64").view(2, 3)
+    cap = t.__dlpack__(max_version=(1, 0), copy=True)
+    m = sm.DLManagedTensorVersioned.from_address(
+        sm._PyCapsule_GetPointer(cap, ctypes.addressof(sm._CAPSULE_VERSIONED)))
+    R.check(m.flags & sm.DLPACK_FLAG_IS_COPIED, "copy=True: the capsule is flagged IS_COPIED")
+    R.equal((m.version.major, m.version.minor), (1, 0), "versioned capsule: DLPack 1.0")
+    u = sm.from_dlpack(cap)
+    R.check(not u.same_storage(t) and np.array_equal(u.numpy(), t.numpy()), "copy=True exports a copy")
+    u.close()
+    cap = t.__dlpack__(max_version=(1, 0), copy=False)
+    m = sm.DLManagedTensorVersioned.from_address(
+        sm._PyCapsule_GetPointer(cap, ctypes.addressof(sm._CAPSULE_VERSIONED)))
+    R.check(not (m.flags & sm.DLPACK_FLAG_IS_COPIED) and m.dl_tensor.data == t.data_ptr,
+            "copy=False exports the same memory, not flagged")
+    del cap
+    try:
+        t.__dlpack__(dl_device=(2, 0), copy=False)
+        R.fail("export to another device with copy=False succeeded")
+    except BufferError:
+        R.ok()
+    try:
+        t.__dlpack__(stream=5)
+        R.fail("a CPU export accepted a stream")
+    except BufferError:
+        R.ok()
+    t.close()
+
+
 def export_normalized():
     t = sm.arange(0, 1, 6, "int32").flip(0)
     cap = t.__dlpack__(max_version=(1, 0), normalize=True)
@@ -322,6 +351,7 @@ def main():
     R.run("import lifetime", import_lifetime)
     R.run("self round trip", roundtrip_self)
     R.run("normalized export", export_normalized)
+    R.run("copies on export", export_copies)
     # bfloat16: NumPy has no such dtype and must refuse it; nothing may leak.
     refused_by_numpy("bfloat16")
     return R.finish()
