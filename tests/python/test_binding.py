@@ -235,7 +235,13 @@ def lifetimes():
     with sm.Stack(4096) as s:
         R.equal((s.used, s.capacity), (0, 4096), "fresh stack")
         a = s.push((10,), "float32")
-        R.equal(a.data_ptr % 256, 0, "a pushed tensor's address is a multiple of SM_STACK_ALIGNMENT")
+        # Several stacks: one lucky 256-byte-aligned buffer proves nothing.
+        others = [sm.Stack(cap) for cap in (1000, 3000, 5000, 70000, 1 << 20, 3 << 20, 100, 700)]
+        addrs = [x.push((3,), "int8").data_ptr for x in others] + [a.data_ptr]
+        R.equal([p % 256 for p in addrs], [0] * len(addrs),
+                "pushed tensors' addresses are multiples of SM_STACK_ALIGNMENT (256)")
+        for x in others:
+            x.release()
         used = s.used
         with s.scope():
             b = s.push((3, 3), "int64")
