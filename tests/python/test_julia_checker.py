@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""Tests tools/check_julia_ccalls.py, the mechanical check of the Julia
+package's @ccalls (no Julia runtime is available, so this is what stands
+between a wrong Julia signature and a crash).
+
+The real package must pass against the real library (STRIDEMEM_LIB); copies
+of it with one planted mismatch each must fail, naming the problem. Run as a
+script: exit 0 when every case passes; prints `N passed, M failed`.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CHECKER = os.path.join(REPO, "tools", "check_julia_ccalls.py")
+PACKAGE = os.path.join(REPO, "bindings", "julia", "StrideMem")
+HEADER = os.path.join(REPO, "include", "stridemem.h")
+LIB = os.environ.get("STRIDEMEM_LIB", "")
+
+CASES = []
+
+
+def case(fn):
+    CASES.append(fn)
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, msg, output=""):
+    if not cond:
+        raise Failure(msg + ("\n--- checker output ---\n" + output if output else ""))
+
+
+def need_lib():
+    expect(bool(LIB), "STRIDEMEM_LIB is not set: the checker's nm part needs the built library")
+    expect(os.path.isfile(LIB), "STRIDEMEM_LIB=%s does not exist" % LIB)
+
+
+def run_checker(package=PACKAGE, header=HEADER, lib=None, use_env=False):
+    cmd = [sys.executable, CHECKER, "--package", package, "--header", header]
+    env = dict(os.environ)
+    env.pop("STRIDEMEM_LIB", None)
+    if use_env:
+        env["STRIDEMEM_LIB"] = lib or ""
+    elif lib is not None:
+        cmd += ["--lib", lib]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+def copy_package(tmp):
+    dst = os.path.join(tmp, "StrideMem")
+    shutil.copytree(PACKAGE, dst)
+    return dst
+
+
+def plant(old, new, path="src/lib.jl", count=1):
+    """A copy of the package with `old` replaced by `new` (which must occur
+    exactly `count` times, so a stale test fails loudly instead of checking
+    nothing); returns the checker's (status, output) on it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pkg = copy_package(tmp)
+        f = os.path.join(pkg, path)
+        text = open(f, encoding="utf-8").read()
+        n = text.count(old)
+        expect(n == count, "planting: %r occurs %d times in %s, expected %d" % (old, n, path, count))
+        open(f, "w", encoding="utf-8").write(text.replace(old, new))
+        return run_checker(package=pkg, lib=LIB)
+
+
+def expect_planted_failure(old, new, *needles, path="src/lib.jl"):
+    need_lib()
+    rc, out = plant(old, new, path)
+    expect(rc == 1, "checker exit status %d, expected 1 (planted %r -> %r)" % (rc, old, new), out)
+    for needle in needles:
+        expect(re.search(needle, out) is not None,
+               "checker output lacks %r (planted %r -> %r)" % (needle, old, new), out)
+
+
+# ---------------------------------------------------------------------------
+# The real package
+# ---------------------------------------------------------------------------
+
+@case
+def real_package_passes_against_the_built_library():
+    need_lib()
+    rc, out = run_checker(lib=LIB)
+    expect(rc == 0, "the real package fails the checker (exit %d)" % rc, out)
+    m = re.search(r"checked (\d+) @ccall sites in (\d+) files: (\d+) distinct symbols of (\d+) "
+                  r"header functions \((\d+) sm_ symbols exported", out)
+    expect(m is not None, "no summary line", out)
+    sites, files, symbols, declared, exported = map(int, m.groups())
+    expect(sites > 0 and symbols > 0, "no @ccall was checked", out)
+    expect(declared > 0 and exported > 0, "header or library looked empty", out)
+    expect("0 problem(s)" in out, "summary does not report 0 problems", out)
+
+
+@case
+def real_package_passes_with_library_from_the_environment():
+    need_lib()
+    rc, out = run_checker(lib=LIB, use_env=True)
+    expect(rc == 0, "STRIDEMEM_LIB from the environment is not used (exit %d)" % rc, out)
+
+
+@case
+def every_header_function_is_wrapped():
+    # Informational in the checker; the package aims to wrap the whole API.
+    need_lib()
+    rc, out = run_checker(lib=LIB)
+    expect("wraps every function of the header" in out,
+           "some header functions have no @ccall in the package", out)
+
+
+# ---------------------------------------------------------------------------
+# Planted mismatches: each must make the checker fail and say why
+# ---------------------------------------------------------------------------
+
+@case
+def wrong_argument_count():
+    expect_planted_failure("out::Ptr{Int64}, capacity::Int32)::sm_status\nsm_strides",
+                           "out::Ptr{Int64})::sm_status\nsm_strides",
+                           r"sm_shape: 2 arguments, the C prototype has 3")
+
+
+@case
+def wrong_integer_size():
+    # int64_t start passed as Int32
+    expect_planted_failure("sm_slice(t::sm_tensor, dim::Int32, start::Int64,",
+                           "sm_slice(t::sm_tensor, dim::Int32, start::Int32,",
+                           r"sm_slice: argument 3 \(start\): Julia Int32 .* does not match C int64_t")
+
+
+@case
+def wrong_signedness():
+    # int32_t ndim passed as UInt32
+    expect_planted_failure("sm_view(t::sm_tensor, shape::Ptr{Int64}, ndim::Int32,",
+                           "sm_view(t::sm_tensor, shape::Ptr{Int64}, ndim::UInt32,",
+                           r"sm_view: argument 3 \(ndim\): Julia UInt32 \(4-byte unsigned integer\) "
+                           r"does not match C int32_t \(4-byte signed integer\)")
+
+
+@case
+def misspelled_symbol():
+    expect_planted_failure("libstridemem().sm_empty(shape", "libstridemem().sm_emtpy(shape",
+                           r"sm_emtpy: not exported by", r"sm_emtpy: not declared in")
+
+
+@case
+def wrong_return_type():
+    # size_t sm_dtype_size(...) read as Cint
+    expect_planted_failure("sm_dtype_size(dtype::sm_dtype)::Csize_t",
+                           "sm_dtype_size(dtype::sm_dtype)::Cint",
+                           r"sm_dtype_size: return type: Julia Cint .* does not match C size_t")
+
+
+@case
+def wrong_pointee_type():
+    # int64_t* out written as Ref{Int32}: the library would write 8 bytes into 4
+    expect_planted_failure("sm_numel(t::sm_tensor, out::Ref{Int64})",
+                           "sm_numel(t::sm_tensor, out::Ref{Int32})",
+                           r"sm_numel: argument 2 \(out\) \(pointee\): Julia Int32")
+
+
+@case
+def untyped_pointer_for_typed_c_pointer():
+    expect_planted_failure("sm_numel(t::sm_tensor, out::Ref{Int64})",
+                           "sm_numel(t::sm_tensor, out::Ptr{Cvoid})",
+                           r"sm_numel: argument 2 \(out\): Julia Ptr\{Cvoid\} loses the pointee")
+
+
+@case
+def handle_of_the_wrong_kind():
+    expect_planted_failure("sm_storage_retain(s::sm_storage)", "sm_storage_retain(s::sm_tensor)",
+                           r"sm_storage_retain: argument 1 \(s\) \(pointee\): Julia sm_tensor_")
+
+
+@case
+def by_value_struct_layout():
+    # sm_device {int32_t type; int32_t index;} with a 64-bit index
+    expect_planted_failure("    type::Int32\n    index::Int32\n", "    type::Int32\n    index::Int64\n",
+                           r"layout of Julia sm_device \(= SMDevice\) .* differs from C sm_device")
+
+
+@case
+def by_value_struct_must_be_immutable():
+    expect_planted_failure("struct SMDevice\n", "mutable struct SMDevice\n",
+                           r"\(= SMDevice\) is a mutable struct")
+
+
+@case
+def integer_for_by_value_struct():
+    expect_planted_failure("sm_synchronize(device::sm_device)", "sm_synchronize(device::Int64)",
+                           r"sm_synchronize: argument 1 \(device\): Julia Int64 .* does not match C sm_device")
+
+
+@case
+def cstring_for_non_char_pointer():
+    expect_planted_failure("sm_shape(t::sm_tensor, out::Ptr{Int64}", "sm_shape(t::sm_tensor, out::Cstring",
+                           r"sm_shape: argument 2 \(out\)")
+
+
+@case
+def ref_is_not_a_return_type():
+    expect_planted_failure("sm_last_error()::Cstring", "sm_last_error()::Ref{UInt8}",
+                           r"sm_last_error: return type: Ref\{\.\.\.\} is not a valid")
+
+
+@case
+def varargs_call():
+    expect_planted_failure("sm_ndim(t::sm_tensor, out::Ref{Int32})",
+                           "sm_ndim(t::sm_tensor; out::Ref{Int32})",
+                           r"sm_ndim: varargs")
+
+
+@case
+def missing_type_annotation():
+    expect_planted_failure("sm_tensor_retain(t::sm_tensor)", "sm_tensor_retain(t)",
+                           r"argument 't' has no type annotation")
+
+
+@case
+def unknown_julia_type():
+    expect_planted_failure("sm_get_num_threads(out::Ref{Int32})",
+                           "sm_get_num_threads(out::Ref{NoSuchType})",
+                           r"unknown Julia type 'NoSuchType'")
+
+
+@case
+def wrong_constant_value():
+    expect_planted_failure("const SM_ERR_SHAPE = sm_status(4)", "const SM_ERR_SHAPE = sm_status(5)",
+                           r"const SM_ERR_SHAPE = 5, the header says 4")
+
+
+@case
+def plain_ccall_is_refused():
+    expect_planted_failure("end # module LibStrideMem",
+                           "bad() = ccall((:sm_ndim, libstridemem()), Int32, ())\nend # module LibStrideMem",
+                           r"plain ccall\(\.\.\.\) cannot be checked")
+
+
+@case
+def interpolated_function_pointer_is_refused():
+    expect_planted_failure("@ccall libstridemem().sm_tensor_retain(t::sm_tensor)",
+                           "@ccall $(fp)(t::sm_tensor)",
+                           r"calls an interpolated function pointer")
+
+
+@case
+def declared_but_not_exported():
+    # A prototype the header declares but the library does not export: only
+    # the nm part can see it.
+    need_lib()
+    with tempfile.TemporaryDirectory() as tmp:
+        header = os.path.join(tmp, "stridemem.h")
+        text = open(HEADER, encoding="utf-8").read()
+        anchor = "SM_API sm_status sm_debug_fail_alloc("
+        expect(text.count(anchor) == 1, "header anchor for planting not found")
+        text = text.replace(anchor, "SM_API sm_status sm_not_in_library(int32_t x);\n" + anchor)
+        open(header, "w", encoding="utf-8").write(text)
+        pkg = copy_package(tmp)
+        lib_jl = os.path.join(pkg, "src", "lib.jl")
+        with open(lib_jl, "a", encoding="utf-8") as f:
+            f.write("\nnot_in_library(x) = @ccall libstridemem().sm_not_in_library(x::Int32)::Int32\n")
+        rc, out = run_checker(package=pkg, header=header, lib=LIB)
+        expect(rc == 1, "exit %d, expected 1" % rc, out)
+        expect("sm_not_in_library: not exported by" in out, "missing 'not exported' problem", out)
+        expect("sm_not_in_library: not declared" not in out, "it is declared in this header", out)
+
+
+# ---------------------------------------------------------------------------
+# The library is never optional
+# ---------------------------------------------------------------------------
+
+@case
+def missing_library_fails():
+    rc, out = run_checker(lib="/nonexistent/libstridemem.so")
+    expect(rc != 0, "a missing library did not fail the check", out)
+    expect("does not exist" in out, "no explanation for the missing library", out)
+
+
+@case
+def no_library_given_fails():
+    rc, out = run_checker(lib=None)
+    expect(rc != 0, "no --lib and no STRIDEMEM_LIB did not fail the check", out)
+    expect("no library" in out, "no explanation for the absent library", out)
+
+
+@case
+def not_a_shared_library_fails():
+    with tempfile.NamedTemporaryFile("w", suffix=".so", delete=False) as f:
+        f.write("not an ELF file\n")
+        path = f.name
+    try:
+        rc, out = run_checker(lib=path)
+        expect(rc != 0, "a non-library file passed the nm check", out)
+    finally:
+        os.unlink(path)
+
+
+# ---------------------------------------------------------------------------
+# The parser: the @ccall forms, comments, strings and docstrings
+# ---------------------------------------------------------------------------
+
+SYNTHETIC = r'''
+module Synthetic
+const sm_status = Int32
+mutable struct sm_tensor_ end
+const sm_tensor = Ptr{sm_tensor_}
+struct Dev
+    type::Int32   # DLPack device type
+    index::Int32
+end
+const lib = "libstridemem"
+libfn() = lib
+
+"""
+A docstring mentioning `@ccall lib.sm_nothing(x::Int8)::Int8`, which is not code.
+"""
+f1(t, out) = @ccall lib.sm_ndim(t::sm_tensor, out::Ref{Int32})::sm_status
+# @ccall lib.sm_commented_out(x::Int8)::Int8
+f2(t, out, cap) = @ccall libfn().sm_shape(
+    t::sm_tensor,          # the tensor
+    out::Ptr{Int64},       # capacity elements
+    cap::Int32,
+)::sm_status
+f3(d) = @ccall gc_safe=true lib.sm_synchronize(d::Dev)::sm_status
+f4(d, b, n) = @ccall $(lib).sm_memory_summary(d::Dev, b::Cstring, n::Csize_t)::sm_status
+f5() = @ccall "libstridemem".sm_last_error()::Ptr{UInt8}
+f6(s) = @ccall lib.sm_status_string(s::Cint)::Cstring
+g(x) = x' * 2   # an adjoint, not a character literal
+h = 'a'
+end
+'''
+
+
+@case
+def parser_accepts_every_form():
+    need_lib()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "Syn", "src"))
+        open(os.path.join(tmp, "Syn", "src", "Synthetic.jl"), "w").write(SYNTHETIC)
+        rc, out = run_checker(package=os.path.join(tmp, "Syn"), lib=LIB)
+        expect(rc == 0, "valid @ccall forms were refused (exit %d)" % rc, out)
+        expect("checked 6 @ccall sites in 1 files: 6 distinct symbols" in out,
+               "expected exactly the 6 real @ccalls (docstring and comment ignored)", out)
+        expect("does not wrap" in out, "unwrapped functions are not reported", out)
+
+
+@case
+def parser_reports_problems_in_multiline_calls():
+    need_lib()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "Syn", "src"))
+        bad = SYNTHETIC.replace("    cap::Int32,\n", "    cap::Int64,\n")
+        open(os.path.join(tmp, "Syn", "src", "Synthetic.jl"), "w").write(bad)
+        rc, out = run_checker(package=os.path.join(tmp, "Syn"), lib=LIB)
+        expect(rc == 1, "a wrong type in a multi-line call passed", out)
+        expect(re.search(r"Synthetic\.jl:\d+: sm_shape: argument 3 \(capacity\)", out) is not None,
+               "the problem is not located", out)
+
+
+def main():
+    passed = failed = 0
+    for fn in CASES:
+        try:
+            fn()
+        except Failure as e:
+            failed += 1
+            print("FAIL %s: %s" % (fn.__name__, e))
+        except Exception as e:  # a crash in a case is a failure, never a skip
+            failed += 1
+            print("FAIL %s: %s: %s" % (fn.__name__, type(e).__name__, e))
+        else:
+            passed += 1
+            print("ok   %s" % fn.__name__)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
