@@ -93,6 +93,10 @@ fn stack_pushes_are_aligned_views_of_one_buffer() {
     let stack = Stack::new(Device::Cpu, 4096).unwrap();
     let after_create = stats();
     assert_eq!(stack.used().unwrap(), (0, 4096));
+    let (mut used, mut cap) = (-1i64, -1i64);
+    // SAFETY: a live stack handle and two valid out-pointers.
+    let code = unsafe { stridemem::sys::sm_stack_used(stack.as_raw(), &mut used, &mut cap) };
+    assert_eq!((code, used, cap), (0, 0, 4096));
     let a = stack.push(&[3], DType::U8).unwrap();
     let b = stack.push(&[10], DType::F64).unwrap();
     let c = stack.push(&[], DType::I16).unwrap();
