@@ -243,3 +243,21 @@ fn index_select_gathers_a_copy() {
     let g = tt.index_select(1, &Tensor::from_slice(&[1i64], &[1]).unwrap()).unwrap();
     assert_eq!(g.to_vec::<f32>().unwrap(), vec![3., 4., 5.]);
 }
+
+#[test]
+fn empty_tensors_copy_and_gather() {
+    let (t, _) = iota(&[3, 4]);
+    let empty = t.slice(0, Some(2), Some(0), 1).unwrap(); // t[2:0]
+    assert_eq!(empty.shape(), &[0, 4]);
+    assert!(empty.to_vec::<f32>().unwrap().is_empty());
+    assert!(empty.contiguous().unwrap().is_empty());
+    let mut dst = Tensor::zeros(&[0, 4], DType::F64, Device::Cpu).unwrap();
+    dst.copy_from(&empty).unwrap();
+    let none = Tensor::from_slice::<i64>(&[], &[0]).unwrap();
+    let g = t.index_select(0, &none).unwrap();
+    assert_eq!(g.shape(), &[0, 4]);
+    let reversed_empty = t.slice(1, Some(0), Some(3), -1).unwrap();
+    assert_eq!(reversed_empty.shape(), &[3, 0]);
+    assert!(reversed_empty.storage_offset() >= 0);
+    assert!(reversed_empty.clone_data(MemoryFormat::Contiguous).unwrap().is_empty());
+}
