@@ -1,7 +1,7 @@
 /*
  * The README's C example, kept compiling and correct: the lines between the
- * README-BEGIN and README-END markers are pasted verbatim into README.md.
- * After them, the test asserts what the example's comments claim.
+ * two README markers in main() are pasted verbatim into README.md. After
+ * them, the test asserts what the example's comments claim.
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +36,7 @@ int main(void)
     int i, j;
 
     /* README-BEGIN */
+    /* CHECK(call): on a status other than SM_OK, print sm_last_error() and return 1 */
     float data[2][3] = {{1, 2, 3}, {4, 5, 6}}, out[3][2], flat_out[6];
     int64_t shape[2] = {2, 3}, flat[1] = {6};
     sm_device cpu = {SM_DEVICE_CPU, 0};
