@@ -1,0 +1,93 @@
+# Copies: the only calls that allocate tensor data.
+
+M = reshape(collect(1.0:12.0), 3, 4)
+
+@testset "copy, contiguous, clone" begin
+    A = StridedTensor(M)
+    T = swapdims(A, 1, 2)
+    C = copy(T)
+    @test C isa StridedTensor{Float64,2}
+    @test is_contiguous(C)
+    @test strides(C) == (1, 4)
+    @test !same_storage(C, A)
+    @test Array(C) == permutedims(M)
+    @test same_storage(contiguous(A), A)       # already dense: same data
+    K = contiguous(T)
+    @test !same_storage(K, A) && is_contiguous(K)
+    @test Array(K) == permutedims(M)
+    P = clone(T)                               # :preserve keeps T's dense order
+    @test strides(P) == strides(T)
+    @test !same_storage(P, A)
+    @test Array(P) == Array(T)
+    @test is_contiguous(clone(T; format = :contiguous))
+end
+
+@testset "channels_last" begin
+    # C NCHW (2, 3, 4, 5) is Julia (5, 4, 3, 2)
+    X = StridedTensor(reshape(collect(Float32, 1:120), 5, 4, 3, 2))
+    @test !is_contiguous(X; format = :channels_last)
+    CL = contiguous(X; format = :channels_last)
+    @test is_contiguous(CL; format = :channels_last)
+    @test strides(CL)[3] == 1                  # channels fastest
+    @test Array(CL) == Array(X)
+end
+
+@testset "to: dtype and device" begin
+    A = StridedTensor(M)
+    F = to(A, Float32)
+    @test F isa StridedTensor{Float32,2}
+    @test Array(F) == Float32.(M)
+    @test Array(to(A, Int32)) == Int32.(M)
+    @test Array(to(A, BFloat16)) == BFloat16.(M)
+    @test Array(to(A, Float16)) == Float16.(M)
+    @test same_storage(to(A, cpu()), A)        # nothing changes: same data
+    @test !same_storage(F, A)
+end
+
+@testset "copy_into! and copyto!" begin
+    D = StrideMem.zeros(Float64, 3, 4)
+    v0 = version_counter(D)
+    copy_into!(D, StridedTensor([1.0, 2.0, 3.0]))  # broadcast along Julia dim 2
+    @test Array(D) == repeat([1.0, 2.0, 3.0], 1, 4)
+    @test version_counter(D) > v0
+    copy_into!(D, StridedTensor(fill(Int32(7), 3, 4)))  # converts
+    @test all(==(7.0), Array(D))
+    copyto!(D, M)
+    @test Array(D) == M
+    E = StrideMem.zeros(Float64, 3, 4)
+    copyto!(E, D)
+    @test Array(E) == M
+    out = Array{Float64}(undef, 3, 4)
+    copyto!(out, StridedTensor(M))
+    @test out == M
+    @test collect(D) == M
+    # overlapping destination (an expanded view) is refused
+    x = StrideMem.zeros(Float64, 3)
+    err = try
+        copy_into!(expand(x, 3, 2), StridedTensor(ones(3, 2)))
+        nothing
+    catch e
+        e
+    end
+    @test err isa StrideMemError && err.status == LibStrideMem.SM_ERR_OVERLAP
+end
+
+@testset "index_select" begin
+    A = StridedTensor(M)
+    I = index_select(A, 2, [4, 1, 1])
+    @test Array(I) == M[:, [4, 1, 1]]
+    @test !same_storage(I, A)
+    @test Array(index_select(A, 1, [3, 2])) == M[[3, 2], :]
+    @test_throws BoundsError index_select(A, 1, [0])
+    @test_throws BoundsError index_select(A, 1, [4])
+end
+
+@testset "similar" begin
+    A = StridedTensor(M)
+    S = similar(A)
+    @test S isa StridedTensor{Float64,2} && size(S) == (3, 4)
+    S2 = similar(A, Float32, (2, 2))
+    @test S2 isa StridedTensor{Float32,2}
+    @test similar(A, String, (2,)) isa Vector{String}  # not an element type: an Array
+    @test map(x -> 2x, A) == 2 .* M
+end

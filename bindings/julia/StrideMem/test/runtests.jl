@@ -1,0 +1,61 @@
+# Run with the library built and, unless it is the repository's build/,
+# STRIDEMEM_LIB set to its path:
+#     STRIDEMEM_LIB=$PWD/build/libstridemem.so julia --project=bindings/julia/StrideMem \
+#         -e 'using Pkg; Pkg.test()'
+using Test
+using StrideMem
+using StrideMem: LibStrideMem
+
+# Runs the garbage collector until no finalizer is pending, so that handle
+# counts taken next are exact (garbage from earlier tests would otherwise be
+# released in the middle of a count).
+function settle!()
+    last = -1
+    for _ in 1:20
+        GC.gc(true)
+        n = StrideMem.live_handles().tensors
+        n == last && return n
+        last = n
+        sleep(0.01)
+    end
+    return last
+end
+
+@testset "StrideMem" begin
+    @testset "library" begin
+        include("library.jl")
+    end
+    @testset "bfloat16" begin
+        include("bfloat16.jl")
+    end
+    @testset "creation" begin
+        include("creation.jl")
+    end
+    @testset "layout (row-major C <-> column-major Julia)" begin
+        include("layout.jl")
+    end
+    @testset "views" begin
+        include("views.jl")
+    end
+    @testset "copies" begin
+        include("copies.jl")
+    end
+    @testset "in-place" begin
+        include("inplace.jl")
+    end
+    @testset "lifetime" begin
+        include("lifetime.jl")
+    end
+    @testset "errors" begin
+        include("errors.jl")
+    end
+    @testset "memory" begin
+        include("memory.jl")
+    end
+    @testset "stack of views" begin
+        include("stack.jl")
+    end
+    @testset "cuda" begin
+        include("cuda.jl")
+    end
+end
