@@ -152,6 +152,7 @@ class Header:
         self.typedefs = {}    # alias -> Ty
         self.structs = {}     # tag -> Ty
         self.functions = {}   # name -> (ret Ty, [(param name, Ty)], line)
+        self.funcptrs = {}    # function-pointer typedef name -> Ty (fret, fparams)
         self.problems = []
         lines = []
         cplusplus = 0  # inside `#ifdef __cplusplus` (the header is read as C)
@@ -228,7 +229,12 @@ class Header:
             return
         m = re.fullmatch(r"typedef\s+(.+?)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)", st, flags=re.S)
         if m:
-            self.typedefs[m.group(2)] = Ty("funcptr", m.group(2), 8)
+            t = Ty("funcptr", m.group(2), 8)
+            t.fret = self.parse_type(m.group(1))
+            t.fparams = self._params(m.group(3), m.group(2), line)
+            self.typedefs[m.group(2)] = t
+            if t.fret is not None and t.fparams is not None:
+                self.funcptrs[m.group(2)] = t
             return
         m = re.fullmatch(r"typedef\s+(.+?)\s+(\w+)", st, flags=re.S)
         if m:
@@ -539,7 +545,7 @@ def parse_ccalls(path, src):
     masked = mask_julia(src)
     calls = []
     raw = []
-    for m in re.finditer(r"(?<![\w@.])ccall\s*\(", masked):
+    for m in re.finditer(r"(?<![\w@])ccall\s*\(", masked):
         raw.append(masked.count("\n", 0, m.start()) + 1)
     for m in re.finditer(r"@ccall\b", masked):
         line = masked.count("\n", 0, m.start()) + 1
@@ -629,7 +635,17 @@ def parse_ccalls(path, src):
                                  ty))
                 offset += len(part) + 1
         calls.append(CCall(path, line, symbol, library, args, ret, varargs, problems))
-    return calls, raw, masked
+    cfuncs = []
+    for m in re.finditer(r"@cfunction\s*\(", masked):
+        line = masked.count("\n", 0, m.start()) + 1
+        close = match_paren(masked, m.end() - 1)
+        parts = [p.strip() for p in split_top(masked[m.end():close])] if close > 0 else []
+        if len(parts) != 3 or not (parts[2].startswith("(") and parts[2].endswith(")")):
+            cfuncs.append((path, line, None, None, "cannot parse @cfunction(callable, Ret, (Args...,))"))
+            continue
+        argtypes = [a.strip() for a in split_top(parts[2][1:-1]) if a.strip()]
+        cfuncs.append((path, line, parts[1], argtypes, None))
+    return calls, raw, masked, cfuncs
 
 
 class JuliaPackage:
@@ -647,11 +663,13 @@ class JuliaPackage:
         self.primitives = {}   # name -> bits
         self.consts = {}       # name -> (RHS text, path, line)
         self.ccalls = []
+        self.cfunctions = []   # (path, line, ret text, [arg type texts], parse problem)
         self.raw_ccalls = []   # (path, line)
         for path in self.files:
             src = open(path, encoding="utf-8").read()
-            calls, raw, masked = parse_ccalls(path, src)
+            calls, raw, masked, cfuncs = parse_ccalls(path, src)
             self.ccalls.extend(calls)
+            self.cfunctions.extend(cfuncs)
             self.raw_ccalls.extend((path, ln) for ln in raw)
             self._declarations(path, masked)
 
@@ -951,6 +969,28 @@ def main(argv=None):
             problems.extend(match_types(cret, jt, "%s: %s: return type" % (loc, name),
                                         is_return=True))
 
+    # @cfunction callbacks handed to the library: each must have the exact
+    # signature of one of the header's function-pointer types.
+    for path, line, jret, jargs, perr in pkg.cfunctions:
+        loc = "%s:%d" % (rel(path), line)
+        if perr:
+            problems.append("%s: %s" % (loc, perr))
+            continue
+        fits = []
+        for fname, ft in sorted(header.funcptrs.items()):
+            if len(jargs) != len(ft.fparams):
+                continue
+            errs = match_types(ft.fret, pkg.parse_type(jret), "return", is_return=True)
+            for k, (jt, (_, ct)) in enumerate(zip(jargs, ft.fparams), 1):
+                errs += match_types(ct, pkg.parse_type(jt), "argument %d" % k)
+            if not errs:
+                fits.append(fname)
+        if not fits:
+            problems.append("%s: @cfunction(_, %s, (%s)) matches no function-pointer type of the "
+                            "header (%s)" % (loc, jret, ", ".join(jargs), "; ".join(
+                                "%s: %s (%s)" % (n, t.fret.text, ", ".join(p.text for _, p in t.fparams))
+                                for n, t in sorted(header.funcptrs.items()))))
+
     # Constants: every SM_* const in the package must equal the header's value.
     nconst = 0
     for cname, (rhs, path, line) in sorted(pkg.consts.items()):
@@ -990,9 +1030,10 @@ def main(argv=None):
             print("info: exported sm_ symbols not declared in the header: %s"
                   % ", ".join(undeclared))
     print("checked %d @ccall sites in %d files: %d distinct symbols of %d header functions "
-          "(%d sm_ symbols exported by %s), %d constants; %d problem(s)"
+          "(%d sm_ symbols exported by %s), %d @cfunction callbacks, %d constants; %d problem(s)"
           % (len(pkg.ccalls), len(pkg.files), len(wrapped), len(header.functions),
-             len(exported_sm), os.path.basename(args.lib), nconst, len(problems)))
+             len(exported_sm), os.path.basename(args.lib), len(pkg.cfunctions), nconst,
+             len(problems)))
     return 1 if problems else 0
 
 

@@ -247,6 +247,31 @@ def plain_ccall_is_refused():
 
 
 @case
+def qualified_plain_ccall_is_refused():
+    expect_planted_failure("end # module LibStrideMem",
+                           "bad() = Base.ccall((:sm_ndim, libstridemem()), Int32, ())\n"
+                           "end # module LibStrideMem",
+                           r"plain ccall\(\.\.\.\) cannot be checked")
+
+
+@case
+def callback_with_wrong_arity():
+    # the sm_deleter given to sm_from_blob is void (*)(void* data, void* ctx)
+    expect_planted_failure("@cfunction(_blob_deleter, Cvoid, (Ptr{Cvoid}, Ptr{Cvoid}))",
+                           "@cfunction(_blob_deleter, Cvoid, (Ptr{Cvoid},))",
+                           r"@cfunction\(_, Cvoid, \(Ptr\{Cvoid\}\)\) matches no function-pointer type",
+                           path="src/StrideMem.jl")
+
+
+@case
+def callback_with_wrong_types():
+    expect_planted_failure("@cfunction(_blob_deleter, Cvoid, (Ptr{Cvoid}, Ptr{Cvoid}))",
+                           "@cfunction(_blob_deleter, Cint, (Ptr{Cvoid}, Int32))",
+                           r"matches no function-pointer type of the header \(sm_deleter: void",
+                           path="src/StrideMem.jl")
+
+
+@case
 def interpolated_function_pointer_is_refused():
     expect_planted_failure("@ccall libstridemem().sm_tensor_retain(t::sm_tensor)",
                            "@ccall $(fp)(t::sm_tensor)",
