@@ -86,7 +86,8 @@ Base.copy(A::StridedTensor) = clone(A; format = :contiguous)
 `A` on another device and/or with another element type (`sm_to`). With
 neither changing it is a new handle to the same data; otherwise a copy.
 """
-function to(A::StridedTensor{T}, d::SMDevice, ::Type{S} = T) where {T,S}
+to(A::StridedTensor, d::SMDevice) = to(A, d, eltype(A))
+function to(A::StridedTensor, d::SMDevice, ::Type{S}) where {S}
     out = Ref{sm_tensor}(C_NULL)
     check(sm_to(A, d, dtype_code(S), out))
     h = out[]
