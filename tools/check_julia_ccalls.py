@@ -888,6 +888,67 @@ def eval_julia_int(text, pkg, depth=0):
     return None
 
 
+def structure_problems(package, version_file):
+    """The package hangs together: every include()d file exists, every
+    src/*.jl and test/*.jl is included exactly once (a file nobody includes
+    is never loaded), and the versions agree with the repository's VERSION."""
+    problems = []
+    name = os.path.basename(os.path.normpath(package))
+    roots = [("src", name + ".jl"), ("test", "runtests.jl")]
+    for folder, root in roots:
+        base = os.path.join(package, folder)
+        if not os.path.isfile(os.path.join(base, root)):
+            if folder == "src":
+                problems.append("%s: missing (the module file)" % os.path.join(base, root))
+            continue
+        counts = {}
+        todo = [os.path.join(base, root)]
+        seen = set()
+        while todo:
+            f = todo.pop()
+            if f in seen:
+                continue
+            seen.add(f)
+            masked = mask_julia(open(f, encoding="utf-8").read())
+            src = open(f, encoding="utf-8").read()
+            for m in re.finditer(r"\binclude\(\s*\"", masked):
+                end = src.index('"', m.end())
+                target = os.path.normpath(os.path.join(os.path.dirname(f), src[m.end():end]))
+                counts[target] = counts.get(target, 0) + 1
+                if not os.path.isfile(target):
+                    problems.append("%s: include(\"%s\"): no such file"
+                                    % (rel(f), os.path.relpath(target, os.path.dirname(f))))
+                else:
+                    todo.append(target)
+        for d, _, names in os.walk(base):
+            for n in names:
+                full = os.path.normpath(os.path.join(d, n))
+                if not n.endswith(".jl") or n == root:
+                    continue
+                c = counts.get(full, 0)
+                if c != 1:
+                    problems.append("%s: included %d times (expected once)" % (rel(full), c))
+    versions = []
+    project = os.path.join(package, "Project.toml")
+    if os.path.isfile(project):
+        m = re.search(r'^version\s*=\s*"([^"]+)"', open(project, encoding="utf-8").read(), re.M)
+        if m:
+            versions.append(("Project.toml version", m.group(1)))
+    for f in [os.path.join(package, "src", name + ".jl")]:
+        if os.path.isfile(f):
+            m = re.search(r'BINDING_VERSION\s*=\s*v"([^"]+)"', open(f, encoding="utf-8").read())
+            if m:
+                versions.append(("BINDING_VERSION", m.group(1)))
+    if os.path.isfile(version_file) and versions:
+        repo = open(version_file, encoding="utf-8").read().strip()
+        rmaj = repo.split(".")[:2]
+        for what, v in versions:
+            if v.split(".")[:2] != rmaj:
+                problems.append("%s %s does not match %s %s (major.minor)"
+                                % (what, v, version_file, repo))
+    return problems
+
+
 def rel(path):
     try:
         r = os.path.relpath(path, os.getcwd())
@@ -922,6 +983,8 @@ def main(argv=None):
     exports = nm_exports(args.lib)
     pkg = JuliaPackage(args.package)
     problems = list(header.problems)
+    problems += structure_problems(args.package, os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(args.header))), "VERSION"))
 
     if not header.functions:
         problems.append("%s: no SM_API function prototypes found" % args.header)

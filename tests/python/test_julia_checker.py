@@ -300,6 +300,34 @@ def declared_but_not_exported():
         expect("sm_not_in_library: not declared" not in out, "it is declared in this header", out)
 
 
+@case
+def source_file_never_included():
+    expect_planted_failure('include("interop.jl")\n', "", r"interop\.jl: included 0 times",
+                           path="src/StrideMem.jl")
+
+
+@case
+def test_file_included_twice():
+    expect_planted_failure('include("stack.jl")\n', 'include("stack.jl")\n        include("stack.jl")\n',
+                           r"stack\.jl: included 2 times", path="test/runtests.jl")
+
+
+@case
+def include_of_a_missing_file():
+    expect_planted_failure('include("memory.jl")\n', 'include("memory.jl")\ninclude("nowhere.jl")\n',
+                           r'include\("nowhere\.jl"\): no such file', path="src/StrideMem.jl")
+
+
+@case
+def binding_version_differs_from_repository():
+    need_lib()
+    with open(os.path.join(REPO, "VERSION")) as f:
+        major, minor = f.read().strip().split(".")[:2]
+    expect_planted_failure('const BINDING_VERSION = v"', 'const BINDING_VERSION = v"%d.%d.0" # v"'
+                           % (int(major), int(minor) + 1), r"BINDING_VERSION .* does not match",
+                           path="src/StrideMem.jl")
+
+
 # ---------------------------------------------------------------------------
 # The library is never optional
 # ---------------------------------------------------------------------------
@@ -370,9 +398,9 @@ end
 def parser_accepts_every_form():
     need_lib()
     with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "Syn", "src"))
-        open(os.path.join(tmp, "Syn", "src", "Synthetic.jl"), "w").write(SYNTHETIC)
-        rc, out = run_checker(package=os.path.join(tmp, "Syn"), lib=LIB)
+        os.makedirs(os.path.join(tmp, "Synthetic", "src"))
+        open(os.path.join(tmp, "Synthetic", "src", "Synthetic.jl"), "w").write(SYNTHETIC)
+        rc, out = run_checker(package=os.path.join(tmp, "Synthetic"), lib=LIB)
         expect(rc == 0, "valid @ccall forms were refused (exit %d)" % rc, out)
         expect("checked 6 @ccall sites in 1 files: 6 distinct symbols" in out,
                "expected exactly the 6 real @ccalls (docstring and comment ignored)", out)
@@ -383,10 +411,10 @@ def parser_accepts_every_form():
 def parser_reports_problems_in_multiline_calls():
     need_lib()
     with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "Syn", "src"))
+        os.makedirs(os.path.join(tmp, "Synthetic", "src"))
         bad = SYNTHETIC.replace("    cap::Int32,\n", "    cap::Int64,\n")
-        open(os.path.join(tmp, "Syn", "src", "Synthetic.jl"), "w").write(bad)
-        rc, out = run_checker(package=os.path.join(tmp, "Syn"), lib=LIB)
+        open(os.path.join(tmp, "Synthetic", "src", "Synthetic.jl"), "w").write(bad)
+        rc, out = run_checker(package=os.path.join(tmp, "Synthetic"), lib=LIB)
         expect(rc == 1, "a wrong type in a multi-line call passed", out)
         expect(re.search(r"Synthetic\.jl:\d+: sm_shape: argument 3 \(capacity\)", out) is not None,
                "the problem is not located", out)
