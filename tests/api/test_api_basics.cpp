@@ -106,6 +106,7 @@ TEST(Devices, CudaCallsWithoutGpuReturnDevice) {
   SM_ASSERT_OK(sm_cuda_device_count(&n));
   if (n > 0) GTEST_SKIP() << "a GPU is usable here; tests/api/test_cuda_*.cpp cover it";
   const int64_t shape[1] = {4};
+  Tensor t = iota({4});
   const GlobalSnap g0 = global_snap();
   sm_tensor out = sentinel_tensor();
   EXPECT_EQ(sm_empty(shape, 1, SM_FLOAT32, cuda(0), &out), SM_ERR_DEVICE);
@@ -116,7 +117,6 @@ TEST(Devices, CudaCallsWithoutGpuReturnDevice) {
             SM_ERR_DEVICE);
   EXPECT_EQ(out, sentinel_tensor());
 
-  Tensor t = iota({4});
   EXPECT_EQ(sm_to(t, cuda(0), SM_FLOAT32, &out), SM_ERR_DEVICE);
   EXPECT_EQ(out, sentinel_tensor());
   expect_error_mentions({"sm_to"});
@@ -219,4 +219,20 @@ TEST(Threads, CopyResultIndependentOfWorkerCount) {
   EXPECT_EQ(results[0][1], 1024.0f);            // c[0][1] = base[1][0]
   EXPECT_EQ(results[0][512], 1.0f);             // c[1][0] = base[0][1]
   EXPECT_EQ(results[0][1023 * 512 + 511], 511.0f * 1024 + 1023);
+}
+
+// Streams are a CUDA notion; on the CPU they are harmless no-ops.
+TEST(Devices, StreamCallsOnTheCpu) {
+  Tensor t = iota({4});
+  const TensorSnap before = snap(t);
+  SM_EXPECT_OK(sm_record_stream(t, nullptr));
+  EXPECT_EQ(snap(t), before);
+  const sm_status set = sm_set_stream(cpu(), nullptr);
+  expect_status_in(set, {SM_OK, SM_ERR_DEVICE}, "sm_set_stream(cpu)");
+  if (set == SM_OK) {
+    void* s = reinterpret_cast<void*>(0x1);
+    SM_EXPECT_OK(sm_get_stream(cpu(), &s));
+    EXPECT_EQ(s, nullptr);
+  }
+  SM_EXPECT_OK(sm_synchronize(cpu()));
 }

@@ -1,6 +1,7 @@
 // The stack of views: aligned pushes from one preallocated storage, LIFO
 // mark/pop_to, invalidation of popped tensors, capacity, release order.
 #include "api_test_util.hpp"
+#include "stridemem_dlpack.h"
 
 using namespace smt;
 
@@ -210,8 +211,6 @@ TEST(Stack, PoppedTensorsAndTheirViewsAreInvalid) {
   SM_ASSERT_OK(sm_transpose(a, 0, 1, &v));
   SM_ASSERT_OK(sm_select(v, 0, 1, &vv));
   SM_ASSERT_OK(sm_clone(a, SM_CONTIGUOUS, &cl));  // a copy is independent
-  sm_storage st = nullptr;
-  SM_ASSERT_OK(sm_tensor_storage(a, &st));
   SM_ASSERT_OK(sm_stack_pop_to(s, m));
   for (sm_tensor t : {a, v, vv}) {
     int64_t n = kSentinel64;
@@ -226,7 +225,9 @@ TEST(Stack, PoppedTensorsAndTheirViewsAreInvalid) {
     EXPECT_EQ(sm_unsqueeze(t, 0, &out), SM_ERR_INVALID_HANDLE);
     EXPECT_EQ(sm_clone(t, SM_CONTIGUOUS, &out), SM_ERR_INVALID_HANDLE);
     EXPECT_EQ(out, sentinel_tensor());
-    EXPECT_EQ(sm_tensor_retain(t), SM_ERR_INVALID_HANDLE);
+    const sm_status rs = sm_tensor_retain(t);
+    EXPECT_EQ(rs, SM_ERR_INVALID_HANDLE) << "retain of a popped tensor";
+    if (rs == SM_OK) sm_tensor_release(t);  // keep the owner count right for what follows
     EXPECT_EQ(sm_copy_into(cl, t), SM_ERR_INVALID_HANDLE) << "as a source too";
   }
   // A new push reuses the region; the old handles stay dead, the new one works.
@@ -245,9 +246,38 @@ TEST(Stack, PoppedTensorsAndTheirViewsAreInvalid) {
   SM_EXPECT_OK(sm_tensor_release(a));
   EXPECT_EQ(live().tensors, before.tensors - 3);
   SM_EXPECT_OK(sm_tensor_release(cl));
-  SM_EXPECT_OK(sm_storage_release(st));
   // Released now: a second release is an invalid handle.
   EXPECT_EQ(sm_tensor_release(a), SM_ERR_INVALID_HANDLE);
+}
+
+// The stack reuses its buffer after pop_to, so nothing may hold a stack
+// tensor's memory beyond the tensor handles it can invalidate.
+TEST(Stack, StackTensorsRefuseStorageHandlesAndDlpackExport) {
+  Stack s;
+  SM_ASSERT_OK(sm_stack_create(cpu(), 1024, s.out()));
+  Tensor a = push(s, {4});
+  Tensor v;
+  SM_ASSERT_OK(sm_transpose(push(s, {2, 2}), 0, 1, v.out()));
+  const Live l0 = live();
+  for (sm_tensor t : {a.get(), v.get()}) {
+    sm_storage st = sentinel_storage();
+    EXPECT_EQ(sm_tensor_storage(t, &st), SM_ERR_UNSUPPORTED);
+    EXPECT_EQ(st, sentinel_storage());
+    expect_error_mentions({"sm_tensor_storage"});
+    void* m = reinterpret_cast<void*>(uintptr_t(1));
+    EXPECT_EQ(sm_to_dlpack(t, 0, &m), SM_ERR_UNSUPPORTED);
+    EXPECT_EQ(sm_to_dlpack(t, 1, &m), SM_ERR_UNSUPPORTED);
+    EXPECT_EQ(m, reinterpret_cast<void*>(uintptr_t(1)));
+    expect_error_mentions({"sm_to_dlpack"});
+  }
+  EXPECT_EQ(live(), l0);
+  // A clone can be exported.
+  Tensor c;
+  SM_ASSERT_OK(sm_clone(a, SM_CONTIGUOUS, c.out()));
+  void* m = nullptr;
+  SM_ASSERT_OK(sm_to_dlpack(c, 0, &m));
+  auto* mt = static_cast<sm_DLManagedTensor*>(m);
+  mt->deleter(mt);
 }
 
 TEST(Stack, ReleaseWithLiveTensorsKeepsThemValid) {
@@ -307,7 +337,8 @@ TEST(Stack, BadArguments) {
   EXPECT_EQ(so, sentinel_stack());
   sm_tensor out = sentinel_tensor();
   const int64_t shape[1] = {2};
-  EXPECT_EQ(sm_stack_push(s, shape, 1, 99, &out), SM_ERR_INVALID_ARGUMENT);
+  expect_status_in(sm_stack_push(s, shape, 1, 99, &out), {SM_ERR_INVALID_ARGUMENT, SM_ERR_DTYPE},
+                   "push dtype 99");
   EXPECT_EQ(sm_stack_push(s, nullptr, 1, SM_FLOAT32, &out), SM_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(sm_stack_push(s, shape, 1, SM_FLOAT32, nullptr), SM_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(sm_stack_push(s, shape, SM_MAX_DIMS + 1, SM_FLOAT32, &out), SM_ERR_INVALID_ARGUMENT);

@@ -186,8 +186,12 @@ TEST(Views, SliceOn2D) {
   expect_layout(s, {4, 2}, {5, 2}, 1);
   expect_view_of(base, s, iota_values(20));
   Tensor r;
-  SM_ASSERT_OK(sm_slice(base, -2, SM_SLICE_NONE, SM_SLICE_NONE, -2, r.out()));
+  SM_ASSERT_OK(sm_slice(base, -1, SM_SLICE_NONE, SM_SLICE_NONE, -2, r.out()));
   expect_layout(r, {4, 3}, {5, -2}, 4);
+  expect_view_of(base, r, iota_values(20));
+  Tensor rows;
+  SM_ASSERT_OK(sm_slice(base, -2, SM_SLICE_NONE, SM_SLICE_NONE, -2, rows.out()));
+  expect_layout(rows, {2, 5}, {-10, 1}, 15);
   expect_view_of(base, r, iota_values(20));
 }
 

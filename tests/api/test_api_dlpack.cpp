@@ -1,0 +1,241 @@
+// DLPack through the C API: zero-copy export (legacy, versioned, _ex with
+// normalization) and import (deleter exactly once, read-only flag).
+#include <atomic>
+
+#include "api_test_util.hpp"
+#include "stridemem_dlpack.h"
+
+using namespace smt;
+
+namespace {
+
+std::atomic<int> g_legacy_deleted{0};
+std::atomic<int> g_versioned_deleted{0};
+
+struct Producer {
+  std::vector<float> data;
+  int64_t shape[2];
+  int64_t strides[2];
+};
+
+void legacy_deleter(sm_DLManagedTensor* self) {
+  delete static_cast<Producer*>(self->manager_ctx);
+  delete self;
+  g_legacy_deleted.fetch_add(1);
+}
+void versioned_deleter(sm_DLManagedTensorVersioned* self) {
+  delete static_cast<Producer*>(self->manager_ctx);
+  delete self;
+  g_versioned_deleted.fetch_add(1);
+}
+
+// A 2x3 float32 tensor [[0,1,2],[3,4,5]], optionally column-major strides.
+sm_DLManagedTensor* make_legacy(bool col_major = false) {
+  auto* p = new Producer{{0, 1, 2, 3, 4, 5}, {2, 3}, {3, 1}};
+  if (col_major) {
+    p->data = {0, 3, 1, 4, 2, 5};
+    p->strides[0] = 1;
+    p->strides[1] = 2;
+  }
+  auto* m = new sm_DLManagedTensor{};
+  m->dl_tensor.data = p->data.data();
+  m->dl_tensor.device = sm_DLDevice{sm_kDLCPU, 0};
+  m->dl_tensor.ndim = 2;
+  m->dl_tensor.dtype = sm_DLDataType{sm_kDLFloat, 32, 1};
+  m->dl_tensor.shape = p->shape;
+  m->dl_tensor.strides = p->strides;
+  m->dl_tensor.byte_offset = 0;
+  m->manager_ctx = p;
+  m->deleter = legacy_deleter;
+  return m;
+}
+
+sm_DLManagedTensorVersioned* make_versioned(uint64_t flags) {
+  auto* p = new Producer{{0, 1, 2, 3, 4, 5}, {2, 3}, {3, 1}};
+  auto* m = new sm_DLManagedTensorVersioned{};
+  m->version = sm_DLPackVersion{SM_DLPACK_MAJOR_VERSION, SM_DLPACK_MINOR_VERSION};
+  m->dl_tensor.data = p->data.data();
+  m->dl_tensor.device = sm_DLDevice{sm_kDLCPU, 0};
+  m->dl_tensor.ndim = 2;
+  m->dl_tensor.dtype = sm_DLDataType{sm_kDLFloat, 32, 1};
+  m->dl_tensor.shape = p->shape;
+  m->dl_tensor.strides = nullptr;  // row-major
+  m->manager_ctx = p;
+  m->deleter = versioned_deleter;
+  m->flags = flags;
+  return m;
+}
+
+}  // namespace
+
+TEST(DLPack, ExportLegacyIsZeroCopyAndKeepsTheStorage) {
+  const Live l0 = live();
+  Tensor base = iota<float>({3, 4});
+  Tensor t;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
+  void* raw = nullptr;
+  SM_ASSERT_OK(sm_to_dlpack(t, 0, &raw));
+  auto* m = static_cast<sm_DLManagedTensor*>(raw);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->dl_tensor.data, data_ptr_of(t));
+  EXPECT_EQ(m->dl_tensor.byte_offset, 0u);
+  EXPECT_EQ(m->dl_tensor.device.device_type, sm_kDLCPU);
+  EXPECT_EQ(m->dl_tensor.device.device_id, 0);
+  ASSERT_EQ(m->dl_tensor.ndim, 2);
+  EXPECT_EQ(m->dl_tensor.dtype.code, sm_kDLFloat);
+  EXPECT_EQ(m->dl_tensor.dtype.bits, 32);
+  EXPECT_EQ(m->dl_tensor.dtype.lanes, 1);
+  EXPECT_EQ(m->dl_tensor.shape[0], 4);
+  EXPECT_EQ(m->dl_tensor.shape[1], 3);
+  ASSERT_NE(m->dl_tensor.strides, nullptr);
+  EXPECT_EQ(m->dl_tensor.strides[0], 1);
+  EXPECT_EQ(m->dl_tensor.strides[1], 4);
+  // The export keeps the storage alive after every handle is gone.
+  t.reset();
+  base.reset();
+  const float* d = static_cast<const float*>(m->dl_tensor.data);
+  EXPECT_EQ(d[1 * 1 + 2 * 4], 9.0f);  // [1][2] of the transpose = base[2][1]
+  ASSERT_NE(m->deleter, nullptr);
+  m->deleter(m);
+  EXPECT_EQ(live(), l0);
+}
+
+TEST(DLPack, ExportVersionedAndNegativeStrides) {
+  Tensor base = iota<float>({2, 3});
+  Tensor f;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{1}.data(), 1, f.out()));
+  void* raw = nullptr;
+  SM_ASSERT_OK(sm_to_dlpack(f, 1, &raw));
+  auto* m = static_cast<sm_DLManagedTensorVersioned*>(raw);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->version.major, 1u);
+  EXPECT_EQ(m->flags & SM_DLPACK_FLAG_BITMASK_IS_COPIED, 0u);
+  EXPECT_EQ(m->dl_tensor.data, data_ptr_of(f));
+  ASSERT_NE(m->dl_tensor.strides, nullptr);
+  EXPECT_EQ(m->dl_tensor.strides[1], -1) << "negative strides exported as is";
+  m->deleter(m);
+
+  // Normalizing export: a dense copy, flagged, and *copied says so.
+  int copied = -1;
+  SM_ASSERT_OK(sm_to_dlpack_ex(f, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, &raw, &copied));
+  m = static_cast<sm_DLManagedTensorVersioned*>(raw);
+  EXPECT_EQ(copied, 1);
+  EXPECT_NE(m->flags & SM_DLPACK_FLAG_BITMASK_IS_COPIED, 0u);
+  EXPECT_NE(m->dl_tensor.data, data_ptr_of(f));
+  const float* d = static_cast<const float*>(m->dl_tensor.data);
+  const int64_t* st = m->dl_tensor.strides;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const int64_t off = st ? i * st[0] + j * st[1] : i * 3 + j;
+      EXPECT_EQ(d[off], static_cast<float>(i * 3 + (2 - j)));
+    }
+  m->deleter(m);
+  // Normalizing a tensor without negative strides stays zero-copy.
+  SM_ASSERT_OK(sm_to_dlpack_ex(base, SM_DLPACK_NORMALIZE, &raw, &copied));
+  auto* lm = static_cast<sm_DLManagedTensor*>(raw);
+  EXPECT_EQ(copied, 0);
+  EXPECT_EQ(lm->dl_tensor.data, data_ptr_of(base));
+  lm->deleter(lm);
+}
+
+TEST(DLPack, ImportLegacyCallsTheDeleterOnceAfterTheLastView) {
+  g_legacy_deleted = 0;
+  sm_DLManagedTensor* m = make_legacy(/*col_major=*/true);
+  void* data = m->dl_tensor.data;
+  Tensor t;
+  SM_ASSERT_OK(sm_from_dlpack(m, 0, t.out()));
+  EXPECT_EQ(data_ptr_of(t), data);
+  expect_layout(t, {2, 3}, {1, 2}, 0);
+  EXPECT_EQ(read<float>(t), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  int ro = -1;
+  SM_ASSERT_OK(sm_is_read_only(t, &ro));
+  EXPECT_EQ(ro, 0);
+  Tensor v;
+  SM_ASSERT_OK(sm_select(t, 1, 2, v.out()));
+  t.reset();
+  EXPECT_EQ(g_legacy_deleted.load(), 0);
+  EXPECT_EQ(read<float>(v), (std::vector<float>{2, 5}));
+  SM_ASSERT_OK(sm_inplace_scalar(v, SM_OP_ADD, 10, 0));
+  EXPECT_EQ(static_cast<float*>(data)[4], 12.0f);  // zero copy
+  v.reset();
+  EXPECT_EQ(g_legacy_deleted.load(), 1);
+}
+
+TEST(DLPack, ImportVersionedReadOnly) {
+  g_versioned_deleted = 0;
+  sm_DLManagedTensorVersioned* m = make_versioned(SM_DLPACK_FLAG_BITMASK_READ_ONLY);
+  Tensor t;
+  SM_ASSERT_OK(sm_from_dlpack(m, 1, t.out()));
+  expect_layout(t, {2, 3}, {3, 1}, 0);
+  int ro = -1;
+  SM_ASSERT_OK(sm_is_read_only(t, &ro));
+  EXPECT_EQ(ro, 1);
+  const TensorSnap before = snap(t);
+  EXPECT_EQ(sm_inplace_scalar(t, SM_OP_ZERO, 0, 0), SM_ERR_READ_ONLY);
+  expect_error_mentions({"sm_inplace_scalar"});
+  Tensor src = iota({2, 3});
+  EXPECT_EQ(sm_copy_into(t, src), SM_ERR_READ_ONLY);
+  Tensor v;
+  SM_ASSERT_OK(sm_transpose(t, 0, 1, v.out()));
+  SM_ASSERT_OK(sm_is_read_only(v, &ro));
+  EXPECT_EQ(ro, 1) << "views of read-only memory are read-only";
+  EXPECT_EQ(sm_inplace_tensor(v, SM_OP_ADD, v, 1.0), SM_ERR_READ_ONLY);
+  EXPECT_EQ(snap(t), before);
+  // Reading and copying out is fine; a clone is writable.
+  Tensor c;
+  SM_ASSERT_OK(sm_clone(t, SM_PRESERVE, c.out()));
+  SM_ASSERT_OK(sm_is_read_only(c, &ro));
+  EXPECT_EQ(ro, 0);
+  SM_EXPECT_OK(sm_inplace_scalar(c, SM_OP_ZERO, 0, 0));
+  t.reset();
+  v.reset();
+  EXPECT_EQ(g_versioned_deleted.load(), 1);
+}
+
+TEST(DLPack, RoundTripSharesMemory) {
+  const Live l0 = live();
+  Tensor base = iota<int32_t>({4});
+  void* raw = nullptr;
+  SM_ASSERT_OK(sm_to_dlpack(base, 1, &raw));
+  Tensor back;
+  SM_ASSERT_OK(sm_from_dlpack(raw, 1, back.out()));
+  EXPECT_EQ(data_ptr_of(back), data_ptr_of(base));
+  SM_ASSERT_OK(sm_inplace_scalar(back, SM_OP_MUL, 3, 0));
+  EXPECT_EQ(read<int32_t>(base), (std::vector<int32_t>{0, 3, 6, 9}));
+  base.reset();
+  EXPECT_EQ(read<int32_t>(back), (std::vector<int32_t>{0, 3, 6, 9}));
+  back.reset();
+  EXPECT_EQ(live(), l0) << "everything released";
+}
+
+TEST(DLPack, FailedImportLeavesOwnershipWithTheCaller) {
+  g_legacy_deleted = 0;
+  sm_DLManagedTensor* m = make_legacy();
+  m->dl_tensor.dtype.lanes = 4;  // vector types are not supported
+  const GlobalSnap g0 = global_snap();
+  sm_tensor out = sentinel_tensor();
+  expect_status_in(sm_from_dlpack(m, 0, &out), {SM_ERR_DTYPE, SM_ERR_UNSUPPORTED}, "lanes 4");
+  EXPECT_EQ(out, sentinel_tensor());
+  expect_error_mentions({"sm_from_dlpack"});
+  m->dl_tensor.dtype.lanes = 1;
+  m->dl_tensor.device = sm_DLDevice{static_cast<sm_DLDeviceType>(9), 0};  // not ours
+  EXPECT_EQ(sm_from_dlpack(m, 0, &out), SM_ERR_DEVICE);
+  m->dl_tensor.device = sm_DLDevice{sm_kDLCPU, 0};
+  m->dl_tensor.shape[0] = -2;
+  EXPECT_EQ(sm_from_dlpack(m, 0, &out), SM_ERR_SHAPE);
+  EXPECT_EQ(out, sentinel_tensor());
+  EXPECT_EQ(g_legacy_deleted.load(), 0) << "the caller still owns it";
+  EXPECT_EQ(global_snap(), g0);
+  m->dl_tensor.shape[0] = 2;
+  m->deleter(m);
+  EXPECT_EQ(g_legacy_deleted.load(), 1);
+
+  g_versioned_deleted = 0;
+  sm_DLManagedTensorVersioned* v = make_versioned(0);
+  v->version.major = 99;
+  expect_status_in(sm_from_dlpack(v, 1, &out), {SM_ERR_UNSUPPORTED, SM_ERR_INVALID_ARGUMENT},
+                   "DLPack major 99");
+  EXPECT_EQ(out, sentinel_tensor());
+  EXPECT_EQ(g_versioned_deleted.load(), 0);
+  v->deleter(v);
+}
