@@ -261,14 +261,28 @@ TEST(Stack, StackTensorsRefuseStorageHandlesAndDlpackExport) {
   const Live l0 = live();
   for (sm_tensor t : {a.get(), v.get()}) {
     sm_storage st = sentinel_storage();
-    EXPECT_EQ(sm_tensor_storage(t, &st), SM_ERR_UNSUPPORTED);
-    EXPECT_EQ(st, sentinel_storage());
-    expect_error_mentions({"sm_tensor_storage"});
-    void* m = reinterpret_cast<void*>(uintptr_t(1));
-    EXPECT_EQ(sm_to_dlpack(t, 0, &m), SM_ERR_UNSUPPORTED);
-    EXPECT_EQ(sm_to_dlpack(t, 1, &m), SM_ERR_UNSUPPORTED);
-    EXPECT_EQ(m, reinterpret_cast<void*>(uintptr_t(1)));
-    expect_error_mentions({"sm_to_dlpack"});
+    const sm_status s1 = sm_tensor_storage(t, &st);
+    EXPECT_EQ(s1, SM_ERR_UNSUPPORTED);
+    if (s1 == SM_OK) sm_storage_release(st);  // keep counts right for what follows
+    else expect_error_mentions({"sm_tensor_storage"});
+    EXPECT_EQ(st, s1 == SM_OK ? st : sentinel_storage());
+    for (int versioned : {0, 1}) {
+      void* m = reinterpret_cast<void*>(uintptr_t(1));
+      const sm_status s2 = sm_to_dlpack(t, versioned, &m);
+      EXPECT_EQ(s2, SM_ERR_UNSUPPORTED) << "versioned " << versioned;
+      if (s2 == SM_OK) {
+        if (versioned) {
+          auto* mv = static_cast<sm_DLManagedTensorVersioned*>(m);
+          mv->deleter(mv);
+        } else {
+          auto* ml = static_cast<sm_DLManagedTensor*>(m);
+          ml->deleter(ml);
+        }
+      } else {
+        EXPECT_EQ(m, reinterpret_cast<void*>(uintptr_t(1)));
+        expect_error_mentions({"sm_to_dlpack"});
+      }
+    }
   }
   EXPECT_EQ(live(), l0);
   // A clone can be exported.
