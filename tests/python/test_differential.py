@@ -31,6 +31,10 @@ enumerating element addresses) must fail with SM_ERR_OVERLAP, as must a
 source that partially overlaps the destination, and a failed call must change
 nothing (values, version counter).
 
+Besides the small chains, STRIDEMEM_DIFF_LARGE (default 40) chains start
+from tensors of 0.25-1.3 M elements, so that the threaded and tiled kernel
+paths (>= 1 MiB) are compared too.
+
 Environment: STRIDEMEM_DIFF_CHAINS (default 5000), STRIDEMEM_DIFF_SEED
 (first seed, default 1000), STRIDEMEM_TEST_DEVICE=cuda also runs every chain
 on the GPU (skipped, loudly, when no GPU is usable).
@@ -73,6 +77,9 @@ TRICKY = [1 + 2.0 ** -11 + 2.0 ** -40, -(1 + 2.0 ** -11 + 2.0 ** -40),
 
 class Fail(Exception):
     pass
+
+
+EXACT_LIMIT = 1 << 16  # elements up to which the library decides overlap exactly
 
 
 OP_COUNTS = {}     # op name -> times run
@@ -217,6 +224,11 @@ def np_view_as(a, shape):
     return v
 
 
+def divisors(n):
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
 def random_shape_of(rng, numel, max_nd=4):
     """A random shape with this numel (numel 0: some dim is 0)."""
     nd = rng.randint(0 if numel == 1 else 1, max_nd)
@@ -228,7 +240,7 @@ def random_shape_of(rng, numel, max_nd=4):
     shape = []
     rest = numel
     for i in range(nd - 1):
-        divs = [d for d in range(1, rest + 1) if rest % d == 0]
+        divs = divisors(rest)
         d = rng.choice(divs)
         shape.append(d)
         rest //= d
@@ -264,7 +276,8 @@ class Pair(object):
 
 
 class Chain(object):
-    def __init__(self, seed, device, res):
+    def __init__(self, seed, device, res, large=False):
+        self.large = large
         self.seed = seed
         self.rng = random.Random(seed)
         self.g = np.random.default_rng(seed)
@@ -455,6 +468,38 @@ class Chain(object):
         qb = np.broadcast_to(qo.reshape(q.a.shape), p.a.shape).ravel()
         return "same" if np.array_equal(so, qb) else "partial"
 
+    def self_overlap(self, p):
+        """'no', 'yes' (must be refused) or 'either' for a write through p.
+        The library proves overlap exactly up to EXACT_LIMIT elements and
+        always for a size > 1 dim with stride 0; past that an overlap it cannot
+        prove cheaply is "too hard" and, as ATen, not refused."""
+        if not self.overlaps_itself(p):
+            return "no"
+        it = ITEM[p.base.dtype]
+        if any(n > 1 and st == 0 for n, st in zip(p.a.shape, p.a.strides)):
+            return "yes"
+        return "yes" if p.a.size <= EXACT_LIMIT else "either"
+
+    def either_overlapping_write(self, p, fn, what):
+        """A write the library may refuse (SM_ERR_OVERLAP, nothing changed) or
+        do in some order: then only elements outside the view must be kept."""
+        before = self.snapshot()
+        try:
+            fn()
+        except sm.StrideMemError as e:
+            if e.status != sm.ERR_OVERLAP:
+                self.fail("%s: %s (%s), want success or SM_ERR_OVERLAP" % (what, e.status_name, e.message))
+            if self.snapshot() != before:
+                self.fail("%s: a refused call changed a storage" % what)
+            return
+        full = p.base.full.numpy()
+        inside = np.zeros(full.size, dtype=bool)
+        inside[self.offsets_of(p)] = True
+        if full[~inside].tobytes() != p.base.ref[~inside].tobytes():
+            self.fail("%s: a write through an overlapping view changed elements outside it" % what)
+        p.base.ref[...] = full
+        self.check_bases(what)
+
     def overlaps_itself(self, p):
         o = self.offsets_of(p)
         return len(np.unique(o)) < len(o)
@@ -463,10 +508,17 @@ class Chain(object):
     def start(self):
         rng = self.rng
         dtype = rng.choice(DTYPES)
-        nd = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 4])
-        shape = [rng.choice([0, 1, 1, 2, 2, 3, 3, 4, 5]) if rng.random() < 0.97 else 0
-                 for _ in range(nd)]
-        while int(np.prod(shape)) > 120:
+        if self.large:
+            # Big enough for the threaded and tiled kernel paths (>= 1 MiB).
+            nd = rng.choice([1, 2, 2, 3, 3, 4])
+            shape = [rng.choice([1, 3, 7, 16, 33, 64, 100, 255, 513, 1024]) for _ in range(nd)]
+            while np.prod(shape) < 2.5e5:
+                shape[rng.randrange(nd)] *= 4
+        else:
+            nd = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 4])
+            shape = [rng.choice([0, 1, 1, 2, 2, 3, 3, 4, 5]) if rng.random() < 0.97 else 0
+                     for _ in range(nd)]
+        while int(np.prod(shape)) > (1.3e6 if self.large else 120):
             shape[rng.randrange(nd)] //= 2
         numel = int(np.prod(shape)) if shape else 1
         extra = rng.randint(0, 6)
@@ -705,7 +757,7 @@ class Chain(object):
         n = p.a.shape[d]
         if n == 0:
             return None
-        size = rng.randint(1, n)
+        size = rng.randint(1, min(n, 6) if self.large else n)
         step = rng.randint(1, 3)
         self.note("unfold(%d, %d, %d)" % (d, size, step))
         w = np.lib.stride_tricks.sliding_window_view(p.a, size, axis=d % nd)
@@ -741,6 +793,8 @@ class Chain(object):
             outs = p.t.chunk(chunks, d)
         else:
             each = rng.randint(1, 3)
+            if self.large:
+                each = max(each, -(-n // 8))
             self.note("split(%d, %d)" % (each, d))
             outs = p.t.split(each, d)
         starts = list(range(0, n, each)) or [0]
@@ -1046,11 +1100,15 @@ class Chain(object):
 
         dtype_error = ((dt == "bool" and op not in ("fill", "zero")) or
                        (dt in INTS and op in ("div", "sqrt", "exp", "fracadd")))
-        overlap = self.overlaps_itself(p)
-        if dtype_error or overlap:
+        so = self.self_overlap(p)
+        overlap = so != "no"
+        if dtype_error or so == "yes":
             status = sm.ERR_DTYPE if dtype_error else sm.ERR_OVERLAP
             alt = (sm.ERR_OVERLAP,) if dtype_error and overlap else ()
             self.expect_error(status, call, "%s_ on %s%s" % (op, dt, " (overlapping)" if overlap else ""), alt)
+            return
+        if so == "either":
+            self.either_overlapping_write(p, call, "%s_ through a large overlapping view" % op)
             return
         v0 = t.version
         call()
@@ -1211,15 +1269,22 @@ class Chain(object):
             return
         dtype_error = ((dt == "bool" and op != "fill") or
                        (dt in INTS and op != "fill" and (odt in FLOATS or op == "div" or alpha != int(alpha))))
-        overlap = self.overlaps_itself(p)
+        so = self.self_overlap(p)
+        overlap = so != "no"
         kind = self.overlap_kind(p, q)
         partial = kind == "partial"
-        if dtype_error or overlap or partial:
+        exact = p.a.size <= EXACT_LIMIT and q.a.size <= EXACT_LIMIT
+        if dtype_error or so == "yes" or (partial and exact and not overlap):
             status = sm.ERR_DTYPE if dtype_error else sm.ERR_OVERLAP
             alt = (sm.ERR_OVERLAP,) if dtype_error and (overlap or partial) else ()
             self.expect_error(status, call, "%s_(tensor) on %s with %s%s" % (
                 op, dt, odt, " (overlap)" if overlap or partial else ""), alt)
             return
+        if so == "either":
+            self.either_overlapping_write(p, call, "%s_(tensor) through a large overlapping view" % op)
+            return
+        if partial:  # too large to decide exactly: refused, or done reading a private copy
+            kind = "same"
         if op == "fill" and not float_to_int_safe(q.a, odt, dt):
             return  # implementation-defined conversion: not compared
         y = np.broadcast_to(np.array(q.a), p.a.shape)
@@ -1288,11 +1353,17 @@ class Chain(object):
             self.expect_error(sm.ERR_SHAPE, lambda: t.copy_(q.t), "copy_ from %s to %s" % (q.a.shape, p.a.shape),
                               alt=(sm.ERR_OVERLAP,) if self.overlaps_itself(p) else ())
             return
-        overlap = self.overlaps_itself(p)
+        so = self.self_overlap(p)
         kind = self.overlap_kind(p, q)
-        if overlap or kind == "partial":
+        exact = p.a.size <= EXACT_LIMIT and q.a.size <= EXACT_LIMIT
+        if so == "yes" or (kind == "partial" and exact and so == "no"):
             self.expect_error(sm.ERR_OVERLAP, lambda: t.copy_(q.t), "copy_ with overlap")
             return
+        if so == "either":
+            self.either_overlapping_write(p, lambda: sm.copy_into(t, q.t), "copy_ through a large overlapping view")
+            return
+        if kind == "partial":  # too large to decide exactly: refused, or done reading a private copy
+            kind = "same"
         if not float_to_int_safe(q.a, odt, dt):
             return
         y = np.broadcast_to(np.array(q.a), p.a.shape)
@@ -1324,7 +1395,7 @@ class Chain(object):
                 OP_COUNTS[name] = OP_COUNTS.get(name, 0) + 1
             if q is not None:
                 p = q
-                if p.a.size > 400:  # keep chains small
+                if p.a.size > (3e6 if self.large else 400):  # keep chains small
                     p = self.pairs[0]
         # Every base must match its reference at the end, too.
         self.check_bases("end of chain")
@@ -1338,12 +1409,12 @@ class Chain(object):
         self.bases = []
 
 
-def run_chains(res, device, first_seed, count, label):
+def run_chains(res, device, first_seed, count, label, large=False):
     t0 = time.time()
     ok = failed = ops = 0
     for i in range(count):
         seed = first_seed + i
-        c = Chain(seed, device, res)
+        c = Chain(seed, device, res, large)
         try:
             c.run()
             ok += 1
@@ -1376,6 +1447,8 @@ def main():
     first = int(os.environ.get("STRIDEMEM_DIFF_SEED", "1000"))
     live0 = sm.debug_live_handles()
     run_chains(res, "cpu", first, count, "cpu")
+    large = int(os.environ.get("STRIDEMEM_DIFF_LARGE", "40"))
+    run_chains(res, "cpu", first + 100000, large, "cpu (large tensors)", large=True)
     import gc
     gc.collect()
     live1 = sm.debug_live_handles()
@@ -1398,6 +1471,7 @@ def main():
                 usable, why = False, str(e)
         if usable:
             run_chains(res, dev, first, count, dev)
+            run_chains(res, dev, first + 100000, large, dev + " (large tensors)", large=True)
         else:
             res.skip("differential chains on %s" % dev, "no usable GPU (%s)" % why)
     return res.finish()
