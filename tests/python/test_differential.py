@@ -1441,11 +1441,57 @@ def run_chains(res, device, first_seed, count, label, large=False):
     ERROR_COUNTS.clear()
 
 
+def creation_checks(res, device):
+    """sm_full / sm_arange / sm_zeros / sm_empty_strided against NumPy, every
+    dtype, with values whose f16/bf16 rounding is easy to get wrong."""
+    rng = random.Random(7)
+    values = TRICKY + [0.0, -0.0, 1.0, -1.5, 65504.0, 65505.0, 1e30, -1e-30, 3.4e38, 1e300,
+                       float("inf"), float("-inf"), float("nan")] + [rng.uniform(-1e4, 1e4) for _ in range(20)]
+    bad = []
+    for dt in DTYPES:
+        for v in values:
+            if dt in INTS:
+                info = np.iinfo(EXCH[dt])
+                v = float(int(v)) if np.isfinite(v) and info.min <= int(v) <= info.max else 7.0
+            t = sm.full((2, 3), v, dt, device=device)
+            want = convert(np.full((2, 3), v, dtype=np.float64), "float64", dt) if dt not in INTS \
+                else np.full((2, 3), int(v), dtype=EXCH[dt])
+            got = t.numpy()
+            same = np.array_equal(got, want) or (dt in FLOATS and np.all(np.isnan(decode(got, dt)))
+                                                 and np.all(np.isnan(decode(want, dt))))
+            if not same:
+                bad.append("full(%r, %s): got %r, want %r" % (v, dt, got.ravel()[0], want.ravel()[0]))
+            t.close()
+        for start, step, n in ((0.0, 1.0, 10), (-3.0, 0.5, 9), (1.0, 1.0 / 3.0, 7), (0.0, 1.0, 0)):
+            if dt in INTS and (step != int(step) or start != int(start)):
+                continue
+            t = sm.arange(start, step, n, dt, device=device)
+            x = start + step * np.arange(n, dtype=np.float64)
+            want = convert(x, "float64", dt) if dt not in INTS else x.astype(np.int64).astype(EXCH[dt])
+            if not np.array_equal(t.numpy(), want):
+                bad.append("arange(%r, %r, %d, %s): got %r, want %r" % (start, step, n, dt, t.numpy(), want))
+            t.close()
+        z = sm.zeros(3, 0, 2, dtype=dt, device=device)
+        if z.shape != (3, 0, 2) or z.numpy().size:
+            bad.append("zeros(3, 0, 2, %s)" % dt)
+        z.close()
+        e = sm.empty_strided((3, 4), (-1, 3), dt, device=device)
+        if e.strides != (-1, 3) or e.storage_nbytes != 12 * ITEM[dt] or e.storage_offset != 2:
+            bad.append("empty_strided((3, 4), (-1, 3), %s): strides %s, storage %d bytes, offset %d"
+                       % (dt, e.strides, e.storage_nbytes, e.storage_offset))
+        e.close()
+    for b in bad:
+        res.fail("creation on %s: %s" % (device, b))
+    if not bad:
+        res.ok()
+
+
 def main():
     res = Results("test_differential")
     count = int(os.environ.get("STRIDEMEM_DIFF_CHAINS", "5000"))
     first = int(os.environ.get("STRIDEMEM_DIFF_SEED", "1000"))
     live0 = sm.debug_live_handles()
+    creation_checks(res, "cpu")
     run_chains(res, "cpu", first, count, "cpu")
     large = int(os.environ.get("STRIDEMEM_DIFF_LARGE", "40"))
     run_chains(res, "cpu", first + 100000, large, "cpu (large tensors)", large=True)
@@ -1470,6 +1516,7 @@ def main():
             except sm.StrideMemError as e:
                 usable, why = False, str(e)
         if usable:
+            creation_checks(res, dev)
             run_chains(res, dev, first, count, dev)
             run_chains(res, dev, first + 100000, large, dev + " (large tensors)", large=True)
         else:
