@@ -19,6 +19,8 @@
 #include "backend/cpu/cpu_elem.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/thread_pool.hpp"
+#include "backend/cpu/tile_kernels.hpp"
+#include "backend/cpu/transpose_kernels.hpp"
 
 namespace {
 
@@ -337,6 +339,56 @@ TEST(CpuKernels, Bf16FastPathMatchesReference) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+TEST(CpuKernels, TileGatherAndRowsOutEveryInstructionSet) {
+  // Both the baseline (SSE2) and the AVX2 tile kernels, whichever the
+  // dispatcher would pick, against a scalar gather: every element size,
+  // shapes around the micro-kernel sizes, unit and non-unit source strides.
+  std::mt19937_64 rng(4);
+  for (bool avx2 : {false, true}) {
+    for (int n : {1, 2, 4, 8}) {
+      const sm::cpu::GatherFn gather = sm::cpu::gather_fn_for(n, avx2);
+      for (int64_t rows : {1, 3, 8, 17, 32}) {
+        for (int64_t cols : {1, 5, 16, 33, 64}) {
+          if (rows * cols * n > sm::cpu::kTileBufBytes) continue;
+          for (int64_t ssr : {1, 3}) {
+            const int64_t ssc = rows * ssr + 5;  // padded source rows
+            std::vector<unsigned char> src(static_cast<size_t>((cols * ssc + 8) * n));
+            for (auto& b : src) b = static_cast<unsigned char>(rng());
+            std::vector<unsigned char> buf(static_cast<size_t>(rows * cols * n) + 64, 0xAB);
+            gather(buf.data(), reinterpret_cast<const char*>(src.data()), rows, cols, ssr, ssc);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t c = 0; c < cols; ++c)
+                ASSERT_EQ(0, std::memcmp(buf.data() + (r * cols + c) * n,
+                                         src.data() + (r * ssr + c * ssc) * n, n))
+                    << "avx2 " << avx2 << " n " << n << " rows " << rows << " cols " << cols
+                    << " ssr " << ssr << " at " << r << "," << c;
+            for (size_t i = static_cast<size_t>(rows * cols * n); i < buf.size(); ++i)
+              ASSERT_EQ(buf[i], 0xAB) << "wrote past the tile";
+          }
+        }
+      }
+    }
+    const sm::cpu::RowsOutFn out = sm::cpu::rows_out_fn_for(avx2);
+    for (bool stream : {false, true}) {
+      for (int64_t row_bytes : {4, 40, 64, 256, 260}) {
+        const int64_t rows = 5, dstride = row_bytes + 96;
+        std::vector<unsigned char> buf(static_cast<size_t>(rows * row_bytes));
+        for (auto& b : buf) b = static_cast<unsigned char>(rng());
+        alignas(64) unsigned char dst[5 * 360 + 64];
+        std::memset(dst, 0xCD, sizeof dst);
+        out(reinterpret_cast<char*>(dst) + 32, dstride, buf.data(), row_bytes, rows, stream);
+        sm::cpu::stream_fence();
+        for (int64_t r = 0; r < rows; ++r) {
+          ASSERT_EQ(0, std::memcmp(dst + 32 + r * dstride, buf.data() + r * row_bytes,
+                                   static_cast<size_t>(row_bytes)));
+          for (int64_t i = row_bytes; i < dstride && 32 + r * dstride + i < 5 * 360 + 64; ++i)
+            ASSERT_EQ(dst[32 + r * dstride + i], 0xCD);
+        }
+      }
+    }
+  }
+}
+
 // ---- in-place ops -------------------------------------------------------------
 
 bool floating(DType d) { return sm::is_floating(d); }
@@ -616,12 +668,12 @@ TEST(CpuKernels, LargeThreadedCopies) {
   ThreadsGuard g;
   std::mt19937_64 rng(77);
   const Case cases[] = {
-      {{700, 900}, {900, 1}, {1, 700}},
-      {{3, 40, 50, 60}, {120000, 60, 2400, 1}, {1, 180, 3, 7200}},
-      {{600000}, {1}, {1}},
-      {{2, 300000}, {300000, 1}, {1, 2}},
-      {{1000, 700}, {700, 1}, {0, 1}},
-      {{512, 1024}, {1, -512}, {1024, 1}},
+      {{600, 500}, {500, 1}, {1, 600}},
+      {{3, 40, 50, 30}, {60000, 30, 1200, 1}, {1, 90, 3, 3600}},
+      {{330000}, {1}, {1}},
+      {{2, 170000}, {170000, 1}, {1, 2}},
+      {{600, 500}, {500, 1}, {0, 1}},
+      {{512, 600}, {1, -512}, {600, 1}},
   };
   for (int threads : {1, 2, 3}) {
     sm::set_cpu_threads(threads);
@@ -631,6 +683,25 @@ TEST(CpuKernels, LargeThreadedCopies) {
       run_copy_case(c, DType::F16, DType::F16, rng);
       run_tensor_case(c, DType::F32, DType::F32, SM_OP_ADD, 1.0, rng);
       run_scalar_case(c, DType::I32, SM_OP_MUL, 3, 0, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(CpuKernels, StreamingSizedCopies) {
+  // Destinations past the non-temporal store threshold (8 MiB).
+  ThreadsGuard g;
+  std::mt19937_64 rng(78);
+  const Case cases[] = {
+      {{1500, 1500}, {1500, 1}, {1, 1500}},  // tiles, streamed
+      {{2300000}, {1}, {1}},                 // one long row, streamed
+      {{2300, 1000}, {1000, 1}, {-1000, 1}},   // long rows, flipped rows
+  };
+  for (int threads : {1, 2}) {
+    sm::set_cpu_threads(threads);
+    for (const Case& c : cases) {
+      run_copy_case(c, DType::F32, DType::F32, rng);
+      run_copy_case(c, DType::F64, DType::F64, rng);
       if (HasFatalFailure()) return;
     }
   }

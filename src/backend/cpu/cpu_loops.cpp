@@ -1,6 +1,9 @@
 #include "backend/cpu/cpu_loops.hpp"
 
+#include "backend/cpu/cpu_elem.hpp"
 #include "backend/cpu/thread_pool.hpp"
+#include "backend/cpu/tile_kernels.hpp"
+#include "backend/cpu/transpose_kernels.hpp"
 
 namespace sm {
 namespace cpu {
@@ -17,15 +20,31 @@ struct Run {
   BlockGrid g;
   char* d;
   const char* s;
-  int tile_dim;  // -1: rows mode
+  int tile_dim;  // grid dim of the tile rows; -1: rows mode
+  int inner;     // grid dim of the destination's inner dim
   int64_t dstep[kMaxDims];  // bytes between cells along each dim
   int64_t sstep[kMaxDims];
   int64_t dstride_inner, sstride_inner;  // elements
   int64_t dstride_k, sstride_k;
 
+  GatherFn gather;
+  RowsOutFn rows_out;
+
+  void tile(char* dp, const char* sp, int64_t rows, int64_t cols) const {
+    alignas(64) unsigned char buf[kTileBufBytes];
+    gather(buf, sp, rows, cols, sstride_k, sstride_inner);
+    const int64_t drow = dstride_k * spec->dsize, brow = cols * spec->ssize;
+    if (spec->plain_copy && dstride_inner == 1) {
+      rows_out(dp, drow, buf, brow, rows, spec->stream_tiles);
+      return;
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      spec->row(spec->ctx, dp + r * drow, reinterpret_cast<const char*>(buf) + r * brow, cols,
+                dstride_inner, 1);
+  }
+
   void range(int64_t begin, int64_t end) const {
     const int nd = g.ndim;
-    const int inner = nd - 1;
     int64_t coord[kMaxDims];
     g.coords(begin, coord);
     int64_t doff = 0, soff = 0;
@@ -36,13 +55,11 @@ struct Run {
     for (int64_t w = begin; w < end; ++w) {
       const int64_t cols = g.extent(inner, coord[inner]);
       if (tile_dim >= 0) {
-        const int64_t rows = g.extent(tile_dim, coord[tile_dim]);
-        spec->tile(spec->ctx, d + doff, s + soff, rows, cols, dstride_k, dstride_inner, sstride_k,
-                   sstride_inner);
+        tile(d + doff, s + soff, g.extent(tile_dim, coord[tile_dim]), cols);
       } else {
         spec->row(spec->ctx, d + doff, s + soff, cols, dstride_inner, sstride_inner);
       }
-      for (int i = inner; i >= 0; --i) {
+      for (int i = nd - 1; i >= 0; --i) {
         if (++coord[i] < g.cells[i]) {
           doff += dstep[i];
           soff += sstep[i];
@@ -53,21 +70,17 @@ struct Run {
         coord[i] = 0;
       }
     }
+    stream_fence();  // row kernels may have used non-temporal stores
   }
 };
 
-// Tiles without a dedicated kernel: rows of the row kernel.
-void tile_by_rows(const LoopSpec& spec, char* d, const char* s, int64_t rows, int64_t cols,
-                  int64_t dsr, int64_t dsc, int64_t ssr, int64_t ssc) {
-  for (int64_t r = 0; r < rows; ++r)
-    spec.row(spec.ctx, d + r * dsr * spec.dsize, s + r * ssr * spec.ssize, cols, dsc, ssc);
-}
-
 }  // namespace
 
-int64_t tile_edge(int bytes) {
-  const int64_t e = 256 / (bytes > 0 ? bytes : 1);
-  return e < 16 ? 16 : e;
+void tile_shape(int ssize, int64_t* rows, int64_t* cols) {
+  // 64 x 64 for 4-byte sources measured best (32..256 tried on each side):
+  // 256-byte pieces of source and destination rows per tile, 16 KiB of buffer.
+  *cols = 64;
+  *rows = kTileBufBytes / (64 * ssize);
 }
 
 void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
@@ -76,6 +89,7 @@ void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) 
   s += p.offsets[1] * spec.ssize;
   if (p.ndim == 0) {
     spec.row(spec.ctx, d, s, 1, 0, 0);
+    stream_fence();
     return;
   }
   const int nd = p.ndim;
@@ -89,15 +103,17 @@ void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) 
   run.d = d;
   run.s = s;
   run.tile_dim = -1;
+  run.inner = inner;
+  run.gather = gather_fn(spec.ssize);
+  run.rows_out = rows_out_fn();
   int64_t block[kMaxDims];
   for (int i = 0; i < nd; ++i) block[i] = 1;
 
   const int k = pick_tile_dim(p, 1);
   const int maxsize = spec.dsize > spec.ssize ? spec.dsize : spec.ssize;
-  if (k >= 0 && p.sizes[k] >= 2 && p.sizes[inner] >= 2) {
+  if (k >= 0 && p.sizes[k] >= 4 && p.sizes[inner] >= 4) {
     run.tile_dim = k;
-    block[k] = tile_edge(maxsize);
-    block[inner] = tile_edge(maxsize);
+    tile_shape(spec.ssize, &block[k], &block[inner]);
   } else {
     block[inner] = p.sizes[inner];
     // Few long rows: cut them so every thread gets work.
@@ -120,20 +136,6 @@ void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) 
   run.sstride_inner = p.strides[1][inner];
   run.dstride_k = k >= 0 ? p.strides[0][k] : 0;
   run.sstride_k = k >= 0 ? p.strides[1][k] : 0;
-
-  LoopSpec local = spec;
-  if (run.tile_dim >= 0 && !spec.tile) {
-    // Route tiles through a trampoline that calls the row kernel per row.
-    struct Tramp {
-      static void fn(const void* ctx, char* dd, const char* ss, int64_t rows, int64_t cols,
-                     int64_t dsr, int64_t dsc, int64_t ssr, int64_t ssc) {
-        tile_by_rows(*static_cast<const LoopSpec*>(ctx), dd, ss, rows, cols, dsr, dsc, ssr, ssc);
-      }
-    };
-    local.tile = &Tramp::fn;
-    local.ctx = &spec;
-    run.spec = &local;
-  }
 
   const int64_t cells = run.g.total();
   if (threads <= 1 || cells < 2) {

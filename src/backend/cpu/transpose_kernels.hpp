@@ -13,6 +13,7 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #endif
 
 namespace sm {
@@ -85,8 +86,10 @@ inline void transpose_2x2_64(uint64_t* b, int64_t ldb, const uint64_t* a, int64_
 #endif  // __SSE2__
 
 // B (rows x cols, row stride ldb) = transpose of A (cols x rows, row stride lda).
-// Loops over B's rows in groups of the micro-kernel height, sweeping the
-// columns, so each group writes B rows front to back.
+// Sweeps A's rows a micro-kernel height at a time, front to back, so every
+// cache line of A is used up while it is hot even when A's rows are a large
+// power of two apart (where a cache set holds only a few of them); B should
+// be a small contiguous buffer (the tile buffer of cpu_loops.cpp).
 template <typename T>
 inline void transpose_tile(T* b, int64_t ldb, const T* a, int64_t lda, int64_t rows,
                            int64_t cols) {
@@ -94,8 +97,8 @@ inline void transpose_tile(T* b, int64_t ldb, const T* a, int64_t lda, int64_t r
   constexpr int64_t m = sizeof(T) == 4 ? 4 : sizeof(T) == 2 ? 8 : sizeof(T) == 8 ? 2 : 0;
   if constexpr (m > 0) {
     const int64_t rows_full = rows - rows % m, cols_full = cols - cols % m;
-    for (int64_t r = 0; r < rows_full; r += m) {
-      for (int64_t c = 0; c < cols_full; c += m) {
+    for (int64_t c = 0; c < cols_full; c += m) {
+      for (int64_t r = 0; r < rows_full; r += m) {
         if constexpr (sizeof(T) == 4) {
           transpose_4x4_32(reinterpret_cast<uint32_t*>(b + r * ldb + c), ldb,
                            reinterpret_cast<const uint32_t*>(a + c * lda + r), lda);
@@ -112,7 +115,42 @@ inline void transpose_tile(T* b, int64_t ldb, const T* a, int64_t lda, int64_t r
     return;
   }
 #endif
-  transpose_scalar(b, ldb, a, lda, rows, cols, 0, 0);
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r) b[r * ldb + c] = a[c * lda + r];
+}
+
+// Streams n bytes to d with non-temporal stores (no read-for-ownership of
+// the destination lines); the caller issues stream_fence() before anyone
+// else may read d. Unaligned head and tail go through memcpy.
+inline void stream_copy(void* dst, const void* src, size_t n) {
+  auto* d = static_cast<unsigned char*>(dst);
+  auto* s = static_cast<const unsigned char*>(src);
+#if defined(__SSE2__)
+  size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
+  if (head > n) head = n;
+  std::memcpy(d, s, head);
+  d += head, s += head, n -= head;
+  for (; n >= 64; n -= 64, d += 64, s += 64) {
+    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+    const __m128i x2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+    const __m128i x3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), x0);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), x1);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), x2);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), x3);
+  }
+  for (; n >= 16; n -= 16, d += 16, s += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+#endif
+  std::memcpy(d, s, n);
+}
+
+inline void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 }  // namespace cpu

@@ -1,0 +1,33 @@
+// Tile kernels of the CPU driver, picked once per process for the CPU it
+// runs on: AVX2 register transposes where the CPU has AVX2, the SSE2
+// versions of transpose_kernels.hpp otherwise (SSE2 is the x86-64 baseline,
+// so the library still runs on any x86-64; other targets get scalar loops).
+#pragma once
+
+#include <cstdint>
+
+namespace sm {
+namespace cpu {
+
+// buf (rows x cols, dense, row r = destination row r of the tile) = the
+// source tile whose element (r, c) is at s + (r*ssr + c*ssc) * n bytes, for
+// n = 1, 2, 4 or 8 byte elements.
+using GatherFn = void (*)(unsigned char* buf, const char* s, int64_t rows, int64_t cols,
+                          int64_t ssr, int64_t ssc);
+GatherFn gather_fn(int n);
+// The variant for a given instruction set (tests run both on AVX2 machines);
+// avx2 is ignored where the AVX2 kernels are not built or not supported.
+GatherFn gather_fn_for(int n, bool avx2);
+
+// Copies `rows` rows of row_bytes from the dense buffer to d, rows
+// dstride_bytes apart; stream: non-temporal stores (the caller fences).
+using RowsOutFn = void (*)(char* d, int64_t dstride_bytes, const unsigned char* buf,
+                           int64_t row_bytes, int64_t rows, bool stream);
+RowsOutFn rows_out_fn();
+RowsOutFn rows_out_fn_for(bool avx2);
+
+// True when the AVX2 kernels are in use (reported by the benchmark).
+bool tile_kernels_use_avx2();
+
+}  // namespace cpu
+}  // namespace sm
