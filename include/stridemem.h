@@ -65,7 +65,7 @@ enum {
     SM_ERR_OUT_OF_MEMORY = 3,    /* allocation could not be satisfied      */
     SM_ERR_SHAPE = 4,            /* shapes/strides incompatible            */
     SM_ERR_OUT_OF_BOUNDS = 5,    /* index/dim out of range, view escapes storage */
-    SM_ERR_DTYPE = 6,            /* dtype not allowed or not castable      */
+    SM_ERR_DTYPE = 6,            /* dtype not allowed here or not castable */
     SM_ERR_DEVICE = 7,           /* no such / no usable device             */
     SM_ERR_OVERLAP = 8,          /* written elements overlap               */
     SM_ERR_OVERFLOW = 9,         /* int64 overflow in sizes/strides/bytes  */
@@ -218,7 +218,8 @@ SM_API sm_status sm_is_read_only(sm_tensor t, int* out);
 /* Storages                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* A new owner of t's storage. */
+/* A new owner of t's storage. Refused (SM_ERR_UNSUPPORTED) for tensors carved
+ * from a stack of views, whose buffer the stack reuses. */
 SM_API sm_status sm_tensor_storage(sm_tensor t, sm_storage* out);
 SM_API sm_status sm_storage_retain(sm_storage s);
 SM_API sm_status sm_storage_release(sm_storage s); /* NULL: no-op */
@@ -440,8 +441,9 @@ SM_API sm_status sm_get_num_threads(int32_t* out);
  * DLManagedTensorVersioned* (versioned != 0) that keeps t's storage alive
  * until the consumer calls its deleter once. data points at element
  * [0, ..., 0] with byte_offset 0 (as PyTorch exports); strides are always
- * given, negative ones included. A tensor carved from a stack of views
- * exports its region as is: the consumer must be done before sm_stack_pop_to. */
+ * given, negative ones included. A tensor carved from a stack of views is
+ * refused (SM_ERR_UNSUPPORTED): its region is reused after sm_stack_pop_to
+ * while a consumer could still hold it; export a clone. */
 SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed);
 /* Flags for sm_to_dlpack_ex. */
 #define SM_DLPACK_VERSIONED 1u /* produce a DLManagedTensorVersioned (else legacy) */

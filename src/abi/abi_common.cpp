@@ -43,7 +43,7 @@ sm_tensor publish(TensorPtr t) { return static_cast<sm_tensor>(tensors().insert(
 
 DType dtype_arg(sm_dtype d, const char* arg) {
   if (!dtype_valid(d))
-    fail(SM_ERR_DTYPE, "%s = %d is not a dtype (valid: 0..%d, SM_BOOL..SM_FLOAT64)", arg, d,
+    fail(SM_ERR_INVALID_ARGUMENT, "%s = %d is not a dtype (valid: 0..%d, SM_BOOL..SM_FLOAT64)", arg, d,
          kNumDTypes - 1);
   return static_cast<DType>(d);
 }

@@ -64,7 +64,10 @@ SM_API sm_status sm_cuda_device_count(int32_t* out) {
 }
 
 SM_API sm_status sm_tensor_retain(sm_tensor t) {
-  return guard(__func__, [&] { tensors().retain(t, "t"); });
+  return guard(__func__, [&] {
+    tensor_arg(t, "t");  // refuses a tensor whose stack region was popped
+    tensors().retain(t, "t");
+  });
 }
 
 SM_API sm_status sm_tensor_release(sm_tensor t) {
@@ -218,6 +221,10 @@ SM_API sm_status sm_tensor_storage(sm_tensor t, sm_storage* out) {
   return guard(__func__, [&] {
     auto x = tensor_arg(t, "t");
     require_out(out, "out");
+    if (x->lease())
+      fail(SM_ERR_UNSUPPORTED,
+           "t was carved from a stack of views: its buffer is reused after sm_stack_pop_to, so it "
+           "is not handed out as a storage (sm_clone the tensor to own its data)");
     *out = static_cast<sm_storage>(storages().insert(x->storage()));
   });
 }

@@ -1,5 +1,6 @@
 // Tensor creation: fresh storages from the device's caching allocator, or
 // wrapped caller memory (from_blob).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -52,6 +53,8 @@ TensorPtr full(const int64_t* shape, int ndim, double value, DType dtype, Device
 TensorPtr arange(double start, double step, int64_t n, DType dtype, Device device) {
   if (n < 0) fail(SM_ERR_SHAPE, "n must be >= 0 (got %lld)", (long long)n);
   const int64_t shape[1] = {n};
+  // The result and the f64 staging buffer must both be addressable.
+  checked_numel(shape, 1, static_cast<int64_t>(std::max<size_t>(dtype_size(dtype), 8)));
   // Built on the host in the target dtype, then moved: arange is not a hot path.
   std::vector<double> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = start + step * static_cast<double>(i);

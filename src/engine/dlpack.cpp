@@ -117,6 +117,10 @@ bool has_negative_stride(const Layout& l) {
 }  // namespace
 
 void* to_dlpack_ex(const TensorPtr& t, bool versioned, bool normalize, bool* copied) {
+  if (t->lease())
+    fail(SM_ERR_UNSUPPORTED,
+         "t was carved from a stack of views, whose regions are reused after sm_stack_pop_to "
+         "while a consumer could still read them: sm_clone it and export the clone");
   TensorPtr src = t;
   *copied = false;
   if (normalize && has_negative_stride(t->layout())) {

@@ -11,8 +11,10 @@ namespace sm {
 
 namespace {
 
-// 64-byte alignment: a cache line, and enough for any SIMD load we issue.
-void* host_alloc(size_t n) { return std::aligned_alloc(64, (n + 63) / 64 * 64); }
+// 256-byte alignment: covers cache lines and SIMD loads, and lets a stack of
+// views promise SM_STACK_ALIGNMENT in absolute addresses (blocks are multiples
+// of SM_ALLOC_ROUND = 512 bytes, so no padding is wasted).
+void* host_alloc(size_t n) { return std::aligned_alloc(SM_STACK_ALIGNMENT, (n + 255) / 256 * 256); }
 void host_free(void* p) { std::free(p); }
 
 class CpuBackend final : public Backend {
