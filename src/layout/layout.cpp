@@ -439,7 +439,14 @@ OverlapStatus overlap_status(const Layout& a, uintptr_t base_a, int64_t itemsize
 
   // Both dense: each covers its whole byte range, so the ranges' intersection
   // is shared.
-  if (is_non_overlapping_and_dense(a) && is_non_overlapping_and_dense(b))
+  const bool dense_a = is_non_overlapping_and_dense(a), dense_b = is_non_overlapping_and_dense(b);
+  if (dense_a && dense_b) return OverlapStatus::Partial;
+  // One dense: the other's lowest and highest elements are really touched, so
+  // either one landing inside the dense range shares a byte.
+  auto inside = [](uintptr_t p, uintptr_t begin, uintptr_t end) { return p >= begin && p < end; };
+  if (dense_a && (inside(b_begin, a_begin, a_end) || inside(b_end - 1, a_begin, a_end)))
+    return OverlapStatus::Partial;
+  if (dense_b && (inside(a_begin, b_begin, b_end) || inside(a_end - 1, b_begin, b_end)))
     return OverlapStatus::Partial;
 
   // Residue test: every byte address of a view is (first address + a multiple
