@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <climits>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -98,14 +97,13 @@ Layout copy_without_dim(const Layout& l, int dim) {
 void wrap_unique_dims(const int32_t* dims, int n, int ndim, const char* what, int* out) {
   bool seen[kMaxDims] = {};
   for (int i = 0; i < n; ++i) {
+    // A 0-d tensor accepts dim 0 and -1; both wrap to 0 and count once.
     int d = wrap_dim(dims[i], ndim, what);
-    // A 0-d tensor accepts dim 0 / -1 (both wrap to 0): still counted once.
-    if (seen[d])
+    if (seen[d]) {
+      std::vector<int64_t> all(dims, dims + n);
       fail(SM_ERR_INVALID_ARGUMENT, "%s: dim %d appears more than once in %s", what, dims[i],
-           [&] {
-             std::vector<int64_t> v(dims, dims + n);
-             return dims_str(v.data(), n);
-           }().c_str());
+           dims_str(all.data(), n).c_str());
+    }
     seen[d] = true;
     out[i] = d;
   }
@@ -368,17 +366,19 @@ Overlap internal_overlap(const Layout& l, int64_t exact_limit) {
     if (l.sizes[i] > 1) order[n++] = i;
   std::sort(order, order + n,
             [&](int a, int b) { return uabs(l.strides[a]) < uabs(l.strides[b]); });
-  // 128-bit: reach stays below 2^64 + 2^127 because we stop as soon as a
-  // stride (< 2^64) fails to exceed it.
+  // reach saturates at UINT64_MAX: no later stride can then exceed it, which
+  // only sends us on to the exact check.
   bool disjoint = true;
-  unsigned __int128 reach = 0;  // sum of (size-1)*|stride| of the smaller dims
+  uint64_t reach = 0;  // sum of (size-1)*|stride| of the smaller dims
   for (int k = 0; k < n; ++k) {
-    uint64_t s = uabs(l.strides[order[k]]);
+    uint64_t s = uabs(l.strides[order[k]]), span;
     if (s <= reach) {
       disjoint = false;
       break;
     }
-    reach += static_cast<unsigned __int128>(l.sizes[order[k]] - 1) * s;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(l.sizes[order[k]] - 1), s, &span) ||
+        __builtin_add_overflow(reach, span, &reach))
+      reach = UINT64_MAX;
   }
   if (disjoint) return Overlap::No;
   int64_t numel = l.numel();  // no overflow: sizes are valid and numel <= extent
