@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""DLPack on a GPU: stridemem <-> PyTorch and stridemem <-> CuPy, both
+directions (issue 5). A script for a GPU session, not a ctest test: it needs
+a CUDA build of libstridemem (STRIDEMEM_LIB), a usable GPU, and torch and/or
+cupy in the interpreter that runs it.
+
+    STRIDEMEM_LIB=build-cuda/libstridemem.so PYTHONPATH=bindings/python \\
+        python3 tests/python/dlpack_gpu_check.py [--json OUT.json]
+
+For each consumer present:
+  export  consumer.from_dlpack(our tensor) for dense, permuted, sliced,
+          expanded, size-0 and 0-d CUDA tensors: same values, same device
+          memory (data pointer), same strides; a write on either side is
+          seen by the other. Negative strides: refused by the consumer or
+          taken as they are; the normalized export (a dense copy) is taken.
+  import  stridemem.from_dlpack(consumer tensor) for the same layouts: same
+          values and memory; the consumer's memory stays alive while our
+          last view does, and is released after it (weakref / memory).
+  versioned  DLManagedTensorVersioned capsules both ways, where the consumer
+          supports them (torch >= 2.4 / cupy >= 13); a missing feature is
+          reported as NOT RUN with the reason, never as passed.
+  stream  a non-default stream on each side: work queued on the producer's
+          stream is complete before the consumer reads on its own stream.
+  pinned  our pinned-host tensors (DLPack kDLCUDAHost) to the consumer.
+Every check prints PASS/FAIL/NOT RUN; exit 0 only if nothing failed and
+something ran, 1 on any failure, 77 when there is no GPU or no consumer.
+"""
+
+import argparse
+import gc
+import json
+import os
+import sys
+import weakref
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _util import import_stridemem  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sm = import_stridemem()
+
+RESULTS = []  # (name, "PASS" | "FAIL" | "NOT RUN", detail)
+
+
+def record(name, status, detail=""):
+    RESULTS.append((name, status, detail))
+    print("%-7s %s%s" % (status, name, (": " + detail) if detail else ""))
+
+
+def check(cond, name, detail=""):
+    record(name, "PASS" if cond else "FAIL", "" if cond else detail)
+    return bool(cond)
+
+
+def attempt(name, fn, *args):
+    """Runs fn(*args); an exception is a failure of that check, with its message."""
+    try:
+        return fn(*args)
+    except Exception as e:
+        record(name, "FAIL", "%s: %s" % (type(e).__name__, e))
+        return None
+
+
+def cuda_stats():
+    gc.collect()
+    s = sm.memory_stats("cuda:0")
+    return s["active_storages"]
+
+
+class CapsuleHolder(object):
+    """Hands a consumer a capsule made beforehand (with our own options)."""
+
+    def __init__(self, cap, device):
+        self.cap, self.device = cap, device
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def our_layouts():
+    """(name, our CUDA view, NumPy reference)."""
+    ref = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
+    base = sm.from_numpy(ref, device="cuda:0")
+    out = [("dense", base.retain(), ref),
+           ("permuted", base.permute(1, 0), ref.T),
+           ("sliced [1:, ::2]", base[1:, ::2], ref[1:, ::2]),
+           ("expanded", base[1:2].expand(3, 6), np.broadcast_to(ref[1:2], (3, 6))),
+           ("size 0", base.narrow(0, 1, 0), ref[1:1]),
+           ("0-d", base.select(0, 2).select(0, 3), ref[2, 3, ...])]
+    base.close()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# A consumer: what differs between torch and cupy
+# ---------------------------------------------------------------------------
+
+class Torch(object):
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        import torch.utils.dlpack
+        self.torch = torch
+        self.version = torch.__version__
+
+    def from_dlpack(self, obj):
+        return self.torch.from_dlpack(obj)
+
+    def from_capsule(self, cap):
+        return self.torch.utils.dlpack.from_dlpack(cap)
+
+    def to_capsule(self, x, versioned):
+        if versioned:
+            return x.__dlpack__(max_version=(1, 0))
+        return self.torch.utils.dlpack.to_dlpack(x)
+
+    def host(self, x):
+        return x.cpu().numpy()
+
+    def ptr(self, x):
+        return x.data_ptr()
+
+    def strides(self, x):
+        return tuple(x.stride())
+
+    def layouts(self):
+        t = self.torch.arange(4 * 6, dtype=self.torch.float32, device="cuda").reshape(4, 6)
+        ref = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
+        return [("dense", t, ref), ("transposed", t.t(), ref.T),
+                ("sliced", t[1:, ::2], ref[1:, ::2]),
+                ("expanded", t[1:2].expand(3, 6), np.broadcast_to(ref[1:2], (3, 6))),
+                ("size 0", t[1:1], ref[1:1]), ("0-d", t[2, 3], ref[2, 3, ...])]
+
+    def fill(self, x, v):
+        x.fill_(v)
+
+    def new_stream(self):
+        return self.torch.cuda.Stream()
+
+    def stream_ptr(self, s):
+        return s.cuda_stream
+
+    def on_stream(self, s):
+        return self.torch.cuda.stream(s)
+
+    def big(self, n):
+        return self.torch.zeros(n, dtype=self.torch.float32, device="cuda")
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+    def pinned_ok(self, x, ref):
+        return np.array_equal(x.cpu().numpy(), ref)
+
+
+class CuPy(object):
+    name = "cupy"
+
+    def __init__(self):
+        import cupy
+        self.cp = cupy
+        self.version = cupy.__version__
+
+    def from_dlpack(self, obj):
+        return self.cp.from_dlpack(obj)
+
+    def from_capsule(self, cap):
+        return self.cp.from_dlpack(CapsuleHolder(cap, (2, 0)))
+
+    def to_capsule(self, x, versioned):
+        if versioned:
+            return x.__dlpack__(max_version=(1, 0))
+        return x.toDlpack() if hasattr(x, "toDlpack") else x.__dlpack__()
+
+    def host(self, x):
+        return self.cp.asnumpy(x)
+
+    def ptr(self, x):
+        return x.data.ptr
+
+    def strides(self, x):
+        return tuple(s // x.itemsize for s in x.strides)
+
+    def layouts(self):
+        t = self.cp.arange(4 * 6, dtype=self.cp.float32).reshape(4, 6)
+        ref = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
+        return [("dense", t, ref), ("transposed", t.T, ref.T),
+                ("sliced", t[1:, ::2], ref[1:, ::2]),
+                ("negative step", t[::-1, ::-2], ref[::-1, ::-2]),
+                ("expanded", self.cp.broadcast_to(t[1:2], (3, 6)),
+                 np.broadcast_to(ref[1:2], (3, 6))),
+                ("size 0", t[1:1], ref[1:1]), ("0-d", t[2, 3], ref[2, 3, ...])]
+
+    def fill(self, x, v):
+        x.fill(v)
+
+    def new_stream(self):
+        return self.cp.cuda.Stream(non_blocking=True)
+
+    def stream_ptr(self, s):
+        return s.ptr
+
+    def on_stream(self, s):
+        return s
+
+    def big(self, n):
+        return self.cp.zeros(n, dtype=self.cp.float32)
+
+    def sync(self):
+        self.cp.cuda.Device().synchronize()
+
+    def pinned_ok(self, x, ref):
+        return np.array_equal(np.asarray(x) if not hasattr(x, "get") else x.get(), ref)
+
+
+# ---------------------------------------------------------------------------
+# The checks
+# ---------------------------------------------------------------------------
+
+def export_to(c):
+    s0 = cuda_stats()
+    for name, v, ref in our_layouts():
+        what = "%s export %s" % (c.name, name)
+        x = attempt(what, c.from_dlpack, v)
+        if x is None:
+            v.close()
+            continue
+        check(np.array_equal(c.host(x), ref), what + ": values")
+        if ref.size:
+            check(c.ptr(x) == v.data_ptr, what + ": same device memory",
+                  "%#x vs %#x" % (c.ptr(x), v.data_ptr))
+            check(c.strides(x) == tuple(v.strides), what + ": strides",
+                  "%s vs %s" % (c.strides(x), v.strides))
+            if "expanded" not in name:
+                c.fill(x, 5.0)
+                c.sync()
+                check(np.all(v.numpy() == 5.0), what + ": consumer's write seen by us")
+                v.fill_(-1.0)
+                sm.synchronize("cuda:0")
+                check(np.all(c.host(x) == -1.0), what + ": our write seen by the consumer")
+                # The views share one base: put the reference values back.
+                v.copy_(sm.from_numpy(np.ascontiguousarray(ref), device="cuda:0"))
+                sm.synchronize("cuda:0")
+        v.close()
+        del x
+    # Negative strides: the consumer takes them or refuses; normalize always works.
+    t = sm.arange(0, 1, 12, "float32", device="cuda:0").view(3, 4).flip([1])
+    ref = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::-1]
+    what = "%s export negative strides as they are" % c.name
+    try:
+        x = c.from_dlpack(t)
+        check(np.array_equal(c.host(x), ref) and c.ptr(x) == t.data_ptr, what + ": taken, "
+              "zero copy")
+        del x
+    except Exception as e:
+        record(what, "PASS", "refused by the consumer (%s: %s); see the normalized export"
+               % (type(e).__name__, str(e)[:80]))
+    what = "%s export negative strides normalized" % c.name
+    cap = t.__dlpack__(normalize=True, stream=1)
+    x = attempt(what, c.from_capsule, cap)
+    if x is not None:
+        check(np.array_equal(c.host(x), ref), what + ": values")
+        check(all(s > 0 for s in c.strides(x)), what + ": positive strides")
+        check(c.ptr(x) != t.data_ptr, what + ": a copy")
+        del x
+    del cap
+    t.close()
+    check(cuda_stats() == s0, "%s export: every storage freed" % c.name,
+          "%d live vs %d" % (cuda_stats(), s0))
+
+
+def import_from(c):
+    s0 = cuda_stats()
+    for name, x, ref in c.layouts():
+        what = "%s import %s" % (c.name, name)
+        t = attempt(what, sm.from_dlpack, x)
+        if t is None:
+            continue
+        check(t.shape == ref.shape, what + ": shape")
+        check(np.array_equal(t.numpy(), ref), what + ": values")
+        if ref.size:
+            check(t.data_ptr == c.ptr(x), what + ": same device memory")
+            check(tuple(t.strides) == c.strides(x), what + ": strides")
+            if "expanded" not in name:
+                t.add_(1.0)
+                sm.synchronize("cuda:0")
+                check(np.array_equal(c.host(x), ref + 1), what + ": our write seen by "
+                      "the consumer")
+                t.sub_(1.0)
+                sm.synchronize("cuda:0")
+        t.close()
+    # Lifetime: the consumer's memory lives while our last view does.
+    x = c.layouts()[0][1]
+    ref = c.host(x).copy()
+    try:
+        w = weakref.ref(x)
+    except TypeError:
+        w = None
+    t = sm.from_dlpack(x)
+    v = t.T
+    t.close()
+    del x
+    gc.collect()
+    if w is not None:
+        check(w() is not None, "%s import: the consumer's tensor lives while our view does"
+              % c.name)
+    check(np.array_equal(v.numpy(), ref.T), "%s import: values through the last view" % c.name)
+    v.close()
+    gc.collect()
+    if w is not None:
+        check(w() is None, "%s import: the consumer's tensor is released after our last view"
+              % c.name)
+    else:
+        record("%s import: release observed" % c.name, "NOT RUN", "no weakref support")
+    check(cuda_stats() == s0, "%s import: every storage freed" % c.name)
+
+
+def versioned(c):
+    # consumer -> us, versioned capsule
+    what = "%s -> stridemem versioned capsule" % c.name
+    x = c.layouts()[1][1]
+    try:
+        cap = c.to_capsule(x, True)
+    except Exception as e:
+        record(what, "NOT RUN", "%s %s cannot make one (%s: %s)"
+               % (c.name, c.version, type(e).__name__, e))
+        cap = None
+    if cap is not None:
+        check("dltensor_versioned" in repr(cap), what + ": capsule name", repr(cap))
+        t = attempt(what, sm.from_dlpack, cap)
+        if t is not None:
+            check(t.data_ptr == c.ptr(x) and np.array_equal(t.numpy(), c.host(x)),
+                  what + ": same memory and values")
+            check(not t.is_read_only, what + ": writable (no READ_ONLY flag)")
+            t.close()
+        del cap
+    # us -> consumer, versioned capsule
+    what = "stridemem -> %s versioned capsule" % c.name
+    t = sm.arange(0, 1, 12, "float32", device="cuda:0").view(3, 4).T
+    cap = t.__dlpack__(max_version=(1, 0), stream=1)
+    try:
+        x = c.from_capsule(cap)
+        check(c.ptr(x) == t.data_ptr and np.array_equal(c.host(x), t.numpy()),
+              what + ": same memory and values")
+        del x
+    except Exception as e:
+        record(what, "NOT RUN", "%s %s does not take versioned capsules (%s: %s)"
+               % (c.name, c.version, type(e).__name__, str(e)[:100]))
+    del cap
+    # The consumer's own __dlpack__ protocol path (it asks for max_version).
+    what = "stridemem -> %s via from_dlpack(obj) (protocol negotiation)" % c.name
+    x = attempt(what, c.from_dlpack, t)
+    if x is not None:
+        check(c.ptr(x) == t.data_ptr, what + ": same memory")
+        del x
+    t.close()
+
+
+def streams(c):
+    n = 1 << 24
+    # us -> consumer: we write on a non-default stream; the consumer, on its
+    # own non-default stream, must see the finished values.
+    what = "%s stream: our write on a side stream, consumer reads on its stream" % c.name
+    cs = c.new_stream()
+    ours = attempt(what, c.new_stream)
+    if ours is None:
+        return
+    sm.set_stream("cuda:0", c.stream_ptr(ours))
+    try:
+        t = sm.zeros(n, device="cuda:0")
+        for _ in range(20):
+            t.add_(1.0)  # queued on our side stream
+        with c.on_stream(cs):
+            x = c.from_dlpack(t)  # __dlpack__(stream=consumer's stream)
+            total = float(x.sum())
+        check(total == 20.0 * n, what, "sum %r, want %r" % (total, 20.0 * n))
+        del x
+        t.close()
+    finally:
+        sm.set_stream("cuda:0", 0)
+    # consumer -> us: the consumer writes on its stream; we read on ours.
+    what = "%s stream: consumer's write on its stream, we read on a side stream" % c.name
+    x = c.big(n)
+    with c.on_stream(cs):
+        for _ in range(20):
+            x += 1.0
+        sm.set_stream("cuda:0", c.stream_ptr(ours))
+        try:
+            t = sm.from_dlpack(x)  # asks x.__dlpack__(stream=our stream)
+            u = t.clone()  # queued on our stream
+            got = u.numpy()
+            check(bool(np.all(got == 20.0)), what, "min %r max %r" % (got.min(), got.max()))
+            u.close()
+            t.close()
+        finally:
+            sm.set_stream("cuda:0", 0)
+    c.sync()
+
+
+def pinned(c):
+    what = "stridemem pinned host -> %s" % c.name
+    ref = np.arange(10, dtype=np.float32)
+    try:
+        t = sm.from_numpy(ref, device="cuda_host")
+    except sm.StrideMemError as e:
+        record(what, "NOT RUN", "no pinned memory: %s" % e)
+        return
+    check(t.__dlpack_device__() == (3, 0), what + ": __dlpack_device__ is kDLCUDAHost")
+    try:
+        x = c.from_dlpack(t)
+        check(c.pinned_ok(x, ref), what + ": values")
+        del x
+    except Exception as e:
+        record(what, "FAIL", "consumer refused kDLCUDAHost (%s: %s)" % (type(e).__name__, e))
+    t.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+    if sm.cuda_device_count() < 1:
+        print("NOT RUN: no usable GPU (sm_cuda_device_count() == 0): is STRIDEMEM_LIB a CUDA "
+              "build?")
+        return 77
+    consumers = []
+    for cls in (Torch, CuPy):
+        try:
+            consumers.append(cls())
+        except Exception as e:
+            record("%s consumer" % cls.name, "NOT RUN", "cannot import: %s" % e)
+    if not consumers:
+        return 77
+    for c in consumers:
+        print("== %s %s" % (c.name, c.version))
+        for fn in (export_to, import_from, versioned, streams, pinned):
+            try:
+                fn(c)
+            except Exception as e:
+                record("%s %s" % (c.name, fn.__name__), "FAIL",
+                       "raised %s: %s" % (type(e).__name__, e))
+    n_fail = sum(1 for r in RESULTS if r[1] == "FAIL")
+    n_pass = sum(1 for r in RESULTS if r[1] == "PASS")
+    n_not = sum(1 for r in RESULTS if r[1] == "NOT RUN")
+    print("dlpack_gpu_check: %d passed, %d failed, %d not run" % (n_pass, n_fail, n_not))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"consumers": {c.name: c.version for c in consumers},
+                       "results": RESULTS}, f, indent=1)
+    return 1 if n_fail or not n_pass else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
