@@ -441,7 +441,8 @@ SM_API sm_status sm_get_num_threads(int32_t* out);
  * DLManagedTensorVersioned* (versioned != 0) that keeps t's storage alive
  * until the consumer calls its deleter once. data points at element
  * [0, ..., 0] with byte_offset 0 (as PyTorch exports); strides are always
- * given, negative ones included. A tensor carved from a stack of views is
+ * given, negative ones included. A read-only tensor can only be exported
+ * versioned (legacy DLPack cannot say read-only: SM_ERR_READ_ONLY). A tensor carved from a stack of views is
  * refused (SM_ERR_UNSUPPORTED): its region is reused after sm_stack_pop_to
  * while a consumer could still hold it; export a clone. */
 SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed);

@@ -137,8 +137,14 @@ SM_API sm_status sm_from_blob(void* data, const int64_t* shape, const int64_t* s
   return guard(__func__, [&] {
     require_out(out, "out");
     const int n = ndim_arg(ndim, shape, "shape");
-    *out = publish(
-        sm::from_blob(data, shape, strides, n, dtype_arg(dtype), device_arg(device), deleter, ctx));
+    TensorPtr t =
+        sm::from_blob(data, shape, strides, n, dtype_arg(dtype), device_arg(device), deleter, ctx);
+    try {
+      *out = publish(t);
+    } catch (...) {
+      t->storage()->disown();  // on failure the memory stays the caller's
+      throw;
+    }
   });
 }
 

@@ -215,9 +215,13 @@ SM_API sm_status sm_from_dlpack(void* managed, int versioned, sm_tensor* out) {
   return guard(__func__, [&] {
     require_out(out, "out");
     if (!managed) fail(SM_ERR_INVALID_ARGUMENT, "managed is NULL");
-    // The engine takes ownership only once the tensor exists; publishing
-    // cannot fail after that except for host OOM, where we give it back.
-    *out = publish(from_dlpack(managed, versioned != 0));
+    TensorPtr t = from_dlpack(managed, versioned != 0);
+    try {
+      *out = publish(t);
+    } catch (...) {
+      t->storage()->disown();  // the call fails: ownership stays with the caller
+      throw;
+    }
   });
 }
 

@@ -85,12 +85,15 @@ struct ExportContext {
   sm_DLManagedTensorVersioned versioned;
 };
 
-void fill_dl_tensor(sm_DLTensor& dl, ExportContext& ctx) {
+void fill_dl_tensor(sm_DLTensor& dl, ExportContext& ctx, bool normalize) {
   const TensorImpl& t = *ctx.keep;
   const Layout& l = t.layout();
   for (int i = 0; i < l.ndim; ++i) {
     ctx.shape[i] = l.sizes[i];
     ctx.strides[i] = l.strides[i];
+    // A dim of size <= 1 never steps, so its stride is free: consumers that
+    // refuse negative strides get a harmless 1.
+    if (normalize && l.sizes[i] <= 1 && l.strides[i] < 0) ctx.strides[i] = 1;
   }
   dl.data = t.data();
   dl.device = to_dl_device(t.device());
@@ -121,6 +124,10 @@ void* to_dlpack_ex(const TensorPtr& t, bool versioned, bool normalize, bool* cop
     fail(SM_ERR_UNSUPPORTED,
          "t was carved from a stack of views, whose regions are reused after sm_stack_pop_to "
          "while a consumer could still read them: sm_clone it and export the clone");
+  if (!versioned && t->storage()->read_only())
+    fail(SM_ERR_READ_ONLY,
+         "t is read-only and a legacy DLManagedTensor cannot say so (a consumer could write into "
+         "it): export it versioned, which carries the READ_ONLY flag, or export a clone");
   TensorPtr src = t;
   *copied = false;
   if (normalize && has_negative_stride(t->layout())) {
@@ -139,13 +146,13 @@ void* to_dlpack_ex(const TensorPtr& t, bool versioned, bool normalize, bool* cop
     m.flags = 0;
     if (src->storage()->read_only()) m.flags |= SM_DLPACK_FLAG_BITMASK_READ_ONLY;
     if (*copied) m.flags |= SM_DLPACK_FLAG_BITMASK_IS_COPIED;
-    fill_dl_tensor(m.dl_tensor, *ctx);
+    fill_dl_tensor(m.dl_tensor, *ctx, normalize);
     result = &m;
   } else {
     sm_DLManagedTensor& m = ctx->legacy;
     m.manager_ctx = ctx.get();
     m.deleter = delete_legacy;
-    fill_dl_tensor(m.dl_tensor, *ctx);
+    fill_dl_tensor(m.dl_tensor, *ctx, normalize);
     result = &m;
   }
   ctx.release();  // owned by the consumer now, until it calls the deleter
@@ -196,9 +203,13 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
   if (!e.empty && !dl->data) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has NULL data");
   // Storage spans exactly the elements reached; element [0, ...] sits at -lo.
   const int64_t lo = e.empty ? 0 : e.lo;
-  const int64_t bytes = e.empty ? 0 : (e.hi - e.lo + 1) * itemsize;
+  int64_t bytes = 0, lo_bytes = 0;
+  if (!e.empty && (add_overflows(e.hi - e.lo, 1, &bytes) || mul_overflows(bytes, itemsize, &bytes) ||
+                   mul_overflows(lo, itemsize, &lo_bytes)))
+    fail(SM_ERR_OVERFLOW, "DLPack tensor's shape %s and strides %s span more than 2^63 bytes",
+         format_dims(l.sizes, l.ndim).c_str(), format_dims(l.strides, l.ndim).c_str());
   l.offset = -lo;
-  auto storage = std::make_shared<Storage>(dev, first + lo * itemsize, bytes, std::move(on_free),
+  auto storage = std::make_shared<Storage>(dev, first + lo_bytes, bytes, std::move(on_free),
                                            read_only);
   return std::make_shared<const TensorImpl>(std::move(storage), l, dtype);
 }

@@ -42,6 +42,9 @@ class Storage {
   // For record_stream on allocator-owned storages (nullptr otherwise).
   Allocator* allocator() const { return allocator_; }
   const Allocation& allocation() const { return alloc_; }
+  // Gives external memory back to its owner without calling on_free: for a
+  // call that fails after wrapping caller memory (the caller keeps ownership).
+  void disown() { on_free_ = nullptr; }
 
  private:
   Device device_;
