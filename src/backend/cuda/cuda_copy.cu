@@ -1,0 +1,170 @@
+// Copies on one GPU: memcpy, vectorized unit copies (1 to 16 bytes per
+// access, the same kernel for strided same-dtype copies), the tiled
+// transpose, and dtype conversions (a few hot pairs compiled for their types,
+// the rest through one run-time dispatching kernel, to keep the build small).
+#include "backend/cuda/cuda_kernels.hpp"
+#include "backend/cuda/kernel_common.cuh"
+
+namespace sm {
+namespace cuda {
+
+#define SM_STR2(...) #__VA_ARGS__
+#define SM_STR(...) SM_STR2(__VA_ARGS__)
+
+int min_built_arch() {
+#if defined(__CUDA_ARCH_LIST__)
+  // e.g. "900" or "800,900": the first entry is the lowest.
+  const char* list = SM_STR(__CUDA_ARCH_LIST__);
+  int v = 0;
+  for (const char* c = list; *c >= '0' && *c <= '9'; ++c) v = v * 10 + (*c - '0');
+  return v / 10;  // 900 -> 90 (major * 10 + minor)
+#else
+  return 0;
+#endif
+}
+
+namespace {
+
+template <int W>
+struct CopyUnits {
+  using Value = Unit<W>;
+  char* dst;
+  const char* src;
+  template <typename Off>
+  __device__ __forceinline__ Value load(const Off* o) const {
+    return reinterpret_cast<const Value*>(src)[o[1]];
+  }
+  template <typename Off>
+  __device__ __forceinline__ void store(const Off* o, Value v) const {
+    reinterpret_cast<Value*>(dst)[o[0]] = v;
+  }
+};
+
+// Any dtype pair: through the exact "wide" value of sm::convert (int64 for
+// integer and bool sources, double for floating ones).
+struct ConvertAny {
+  struct Value {
+    double f;
+    int64_t i;
+  };
+  char* dst;
+  const char* src;
+  DType dd, sd;
+  int dsize, ssize;
+  bool src_float;
+  template <typename Off>
+  __device__ __forceinline__ Value load(const Off* o) const {
+    const char* p = src + static_cast<int64_t>(o[1]) * ssize;
+    return dispatch_dtype(sd, [&](auto t) -> Value {
+      using S = decltype(t);
+      const S v = load_elem<S>(p);
+      Value w;
+      w.f = src_float ? Convert<S>::to_double(v) : 0.0;
+      w.i = src_float ? 0 : Convert<S>::to_int(v);
+      return w;
+    });
+  }
+  template <typename Off>
+  __device__ __forceinline__ void store(const Off* o, Value w) const {
+    char* p = dst + static_cast<int64_t>(o[0]) * dsize;
+    dispatch_dtype(dd, [&](auto t) {
+      using D = decltype(t);
+      store_elem<D>(p, src_float ? Convert<D>::from_double(w.f) : Convert<D>::from_int(w.i));
+      return 0;
+    });
+  }
+};
+
+// Hot pairs with their types known: the same bits as ConvertAny, fewer instructions.
+template <typename D, typename S>
+__device__ __forceinline__ D fast_convert(S v) {
+  if constexpr (std::is_same<D, BFloat16>::value && std::is_same<S, float>::value) {
+    return BFloat16{float_to_bf16_bits_dev(v)};
+  } else if constexpr (std::is_same<D, float>::value && std::is_same<S, BFloat16>::value) {
+    return bf16_bits_to_float(v.bits);
+  } else if constexpr (std::is_same<D, float>::value && std::is_same<S, Half>::value) {
+    return half_bits_to_float(v.bits);
+  } else {
+    return convert<D>(v);
+  }
+}
+
+template <typename D, typename S>
+struct ConvertTyped {
+  using Value = D;
+  char* dst;
+  const char* src;
+  template <typename Off>
+  __device__ __forceinline__ Value load(const Off* o) const {
+    return fast_convert<D>(reinterpret_cast<const S*>(src)[o[1]]);
+  }
+  template <typename Off>
+  __device__ __forceinline__ void store(const Off* o, Value v) const {
+    reinterpret_cast<D*>(dst)[o[0]] = v;
+  }
+};
+
+void launch_units(const KernelPlan& p, char* d, const char* s, cudaStream_t st) {
+  switch (p.unit_bytes) {
+    case 1: launch_elementwise<2>(p, CopyUnits<1>{d, s}, st); break;
+    case 2: launch_elementwise<2>(p, CopyUnits<2>{d, s}, st); break;
+    case 4: launch_elementwise<2>(p, CopyUnits<4>{d, s}, st); break;
+    case 8: launch_elementwise<2>(p, CopyUnits<8>{d, s}, st); break;
+    default: launch_elementwise<2>(p, CopyUnits<16>{d, s}, st); break;
+  }
+}
+
+void launch_transpose_copy(const KernelPlan& p, char* d, const char* s, int elem, cudaStream_t st) {
+  switch (elem) {
+    case 1: launch_transpose<1>(p, d, s, CopyEpilogue<1>{}, st); break;
+    case 2: launch_transpose<2>(p, d, s, CopyEpilogue<2>{}, st); break;
+    case 4: launch_transpose<4>(p, d, s, CopyEpilogue<4>{}, st); break;
+    default: launch_transpose<8>(p, d, s, CopyEpilogue<8>{}, st); break;
+  }
+}
+
+void launch_convert(const KernelPlan& p, char* d, DType dd, const char* s, DType sd, cudaStream_t st) {
+  if (dd == DType::BF16 && sd == DType::F32) {
+    launch_elementwise<2>(p, ConvertTyped<BFloat16, float>{d, s}, st);
+  } else if (dd == DType::F32 && sd == DType::BF16) {
+    launch_elementwise<2>(p, ConvertTyped<float, BFloat16>{d, s}, st);
+  } else if (dd == DType::F32 && sd == DType::F16) {
+    launch_elementwise<2>(p, ConvertTyped<float, Half>{d, s}, st);
+  } else if (dd == DType::F16 && sd == DType::F32) {
+    launch_elementwise<2>(p, ConvertTyped<Half, float>{d, s}, st);
+  } else {
+    ConvertAny f{d, s, dd, sd, static_cast<int>(dtype_size(dd)), static_cast<int>(dtype_size(sd)),
+                 is_floating(sd)};
+    launch_elementwise<2, 1>(p, f, st);
+  }
+}
+
+}  // namespace
+
+void launch_copy(const TensorDesc& dst, const TensorDesc& src, int device) {
+  const KernelPlan p = plan_copy(dst, src, device_props(device));
+  if (p.kind == KernelKind::Empty) return;
+  cudaStream_t st = current_stream(device);
+  char* d = static_cast<char*>(dst.data) + p.byte_offset[0];
+  const char* s = static_cast<const char*>(src.data) + p.byte_offset[1];
+  switch (p.kind) {
+    case KernelKind::Memcpy:
+      check(cudaMemcpyAsync(d, s, static_cast<size_t>(p.memcpy_bytes), cudaMemcpyDeviceToDevice, st),
+            "cudaMemcpyAsync (copy)");
+      return;
+    case KernelKind::Transpose:
+      launch_transpose_copy(p, d, s, static_cast<int>(dtype_size(dst.dtype)), st);
+      return;
+    case KernelKind::Elementwise:
+      if (p.unit_bytes > 0) {
+        launch_units(p, d, s, st);
+      } else {
+        launch_convert(p, d, dst.dtype, s, src.dtype, st);
+      }
+      return;
+    case KernelKind::Empty: return;
+  }
+}
+
+}  // namespace cuda
+}  // namespace sm

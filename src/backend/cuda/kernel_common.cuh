@@ -1,0 +1,359 @@
+// Device-side building blocks of the CUDA kernels: bit containers, element
+// semantics identical to the CPU kernels (compute types, wrapping integer
+// math, conversions through src/core/dtype.hpp), the element-wise kernel
+// template and the tiled transpose kernel template. Which kernel runs, with
+// which parameters, is decided by src/layout/launch_plan (host, unit-tested);
+// these templates only execute a plan.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "backend/cuda/cuda_common.hpp"
+#include "core/dtype.hpp"
+#include "layout/launch_plan.hpp"
+
+namespace sm {
+namespace cuda {
+
+// ---- bit containers ------------------------------------------------------------------
+
+template <int N>
+struct UnitOf;
+template <> struct UnitOf<1> { using type = uint8_t; };
+template <> struct UnitOf<2> { using type = uint16_t; };
+template <> struct UnitOf<4> { using type = uint32_t; };
+template <> struct UnitOf<8> { using type = unsigned long long; };
+template <> struct UnitOf<16> { using type = uint4; };
+// N bytes moved by one load/store instruction (128-bit for 16).
+template <int N>
+using Unit = typename UnitOf<N>::type;
+
+template <typename To, typename From>
+__device__ __forceinline__ To bit_cast_dev(From v) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  To t;
+  memcpy(&t, &v, sizeof(To));
+  return t;
+}
+
+// ---- element semantics (the contract of sm::Kernels in backend.hpp) ----------------------
+
+// float -> bfloat16 bits, round to nearest even; NaN -> sign | quiet NaN.
+// The same bits as double_to_bf16_bits(double(f)) (a float is exact in double
+// and bfloat16 shares its exponent range).
+__device__ __forceinline__ uint16_t float_to_bf16_bits_dev(float f) {
+  const uint32_t u = __float_as_uint(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7FC0u);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+template <typename T>
+__device__ __forceinline__ float to_f32(T v) {
+  if constexpr (std::is_same<T, Half>::value) {
+    return half_bits_to_float(v.bits);
+  } else if constexpr (std::is_same<T, BFloat16>::value) {
+    return bf16_bits_to_float(v.bits);
+  } else if constexpr (std::is_same<T, bool>::value) {
+    return v ? 1.0f : 0.0f;
+  } else {
+    return static_cast<float>(v);  // integers round once (cvt.rn), as the CPU's cast
+  }
+}
+
+// Loads v as compute type C (int64_t, float or double).
+template <typename C, typename T>
+__device__ __forceinline__ C load_as(T v) {
+  if constexpr (std::is_same<C, float>::value) {
+    return to_f32(v);
+  } else if constexpr (std::is_same<C, double>::value) {
+    return Convert<T>::to_double(v);
+  } else {
+    return Convert<T>::to_int(v);
+  }
+}
+
+// Stores compute value c as T.
+template <typename T, typename C>
+__device__ __forceinline__ T store_as(C c) {
+  if constexpr (std::is_same<C, int64_t>::value) {
+    return Convert<T>::from_int(c);
+  } else if constexpr (std::is_same<T, float>::value) {
+    return static_cast<float>(c);
+  } else if constexpr (std::is_same<T, BFloat16>::value && std::is_same<C, float>::value) {
+    return BFloat16{float_to_bf16_bits_dev(c)};
+  } else {
+    return Convert<T>::from_double(static_cast<double>(c));
+  }
+}
+
+// A bool byte is any nonzero value (robust to non-canonical bytes).
+template <typename T>
+__device__ __forceinline__ T load_elem(const char* p) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return *reinterpret_cast<const uint8_t*>(p) != 0;
+  } else {
+    return *reinterpret_cast<const T*>(p);
+  }
+}
+template <typename T>
+__device__ __forceinline__ void store_elem(char* p, T v) {
+  *reinterpret_cast<T*>(p) = v;
+}
+
+// Compute-type load of an element whose dtype is only known at run time.
+template <typename C>
+__device__ __forceinline__ C load_as_dyn(DType dt, const char* p) {
+  return dispatch_dtype(dt, [&](auto t) -> C {
+    using T = decltype(t);
+    return load_as<C>(load_elem<T>(p));
+  });
+}
+
+// Wrapping int64 arithmetic and rounding-exact float arithmetic: the _rn
+// intrinsics are never fused into an FMA, so x + alpha * y rounds twice, as
+// the CPU kernels compute it.
+__device__ __forceinline__ int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+__device__ __forceinline__ int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+__device__ __forceinline__ int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+__device__ __forceinline__ int64_t safe_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrap_sub(0, a);
+  return a / b;
+}
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
+
+// dst op= alpha * other (ADD, SUB) or dst op= other (MUL, DIV) in compute type C.
+template <typename C>
+__device__ __forceinline__ C binary_apply(int op, C x, C y, C alpha) {
+  if constexpr (std::is_same<C, int64_t>::value) {
+    switch (op) {
+      case SM_OP_ADD: return wrap_add(x, wrap_mul(alpha, y));
+      case SM_OP_SUB: return wrap_sub(x, wrap_mul(alpha, y));
+      case SM_OP_MUL: return wrap_mul(x, y);
+      default: return safe_div(x, y);
+    }
+  } else {
+    switch (op) {
+      case SM_OP_ADD: return add_rn(x, mul_rn(alpha, y));
+      case SM_OP_SUB: return sub_rn(x, mul_rn(alpha, y));
+      case SM_OP_MUL: return mul_rn(x, y);
+      default: return div_rn(x, y);
+    }
+  }
+}
+
+// ---- the element-wise kernel ------------------------------------------------------------------
+
+// One unit per thread per step (up to MaxItems of them, a block apart, all
+// loaded before any is stored for memory-level parallelism), grid-stride
+// beyond. Copies use 4 items; the op kernels 1 (their bodies are large and
+// they are not where the bandwidth is won), which keeps the build small.
+// F: struct { using Value = ...; template <class Off> Value load(const Off* o) const;
+//             template <class Off> void store(const Off* o, Value v) const; }
+template <typename Index, int NOPS, int MaxItems, typename F>
+__global__ void __launch_bounds__(kElementwiseBlock)
+    elementwise_kernel(F f, OffsetCalc<Index, NOPS> calc, Index n, int items, bool contiguous) {
+  using Offset = typename OffsetCalc<Index, NOPS>::Offset;
+  using V = typename F::Value;
+  if (items > MaxItems) items = MaxItems;
+  const Index per_block = static_cast<Index>(blockDim.x) * static_cast<Index>(items);
+  for (Index base = static_cast<Index>(blockIdx.x) * per_block + threadIdx.x; base < n;
+       base += static_cast<Index>(gridDim.x) * per_block) {
+    V v[MaxItems];
+    Offset o[MaxItems][NOPS];
+#pragma unroll
+    for (int k = 0; k < MaxItems; ++k) {
+      const Index i = base + static_cast<Index>(k) * blockDim.x;
+      if (k < items && i < n) {
+        if (contiguous) {
+#pragma unroll
+          for (int q = 0; q < NOPS; ++q) o[k][q] = static_cast<Offset>(i);
+        } else {
+          calc.get(i, o[k]);
+        }
+        v[k] = f.load(o[k]);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < MaxItems; ++k) {
+      const Index i = base + static_cast<Index>(k) * blockDim.x;
+      if (k < items && i < n) f.store(o[k], v[k]);
+    }
+  }
+}
+
+template <int NOPS, int MaxItems = 4, typename F>
+void launch_elementwise(const KernelPlan& p, const F& f, cudaStream_t stream) {
+  int64_t blocks = p.launch.grid;
+  if (p.launch.items > MaxItems) {  // fewer units per thread: more blocks
+    blocks = blocks * p.launch.items / MaxItems;
+    if (blocks > 2147483647) blocks = 2147483647;
+  }
+  const dim3 grid(static_cast<unsigned>(blocks)), block(static_cast<unsigned>(p.launch.block));
+  if (p.index32) {
+    elementwise_kernel<uint32_t, NOPS, MaxItems, F><<<grid, block, 0, stream>>>(
+        f, make_offset_calc<uint32_t, NOPS>(p), static_cast<uint32_t>(p.numel), p.launch.items,
+        p.contiguous);
+  } else {
+    elementwise_kernel<uint64_t, NOPS, MaxItems, F><<<grid, block, 0, stream>>>(
+        f, make_offset_calc<uint64_t, NOPS>(p), static_cast<uint64_t>(p.numel), p.launch.items,
+        p.contiguous);
+  }
+  check(cudaGetLastError(), "element-wise kernel launch");
+}
+
+// dispatch_dtype for host code (the SM_HOST_DEVICE one warns when handed a
+// host lambda).
+template <typename F>
+auto host_dispatch(DType d, F&& f) {
+  switch (d) {
+    case DType::Bool: return f(bool{});
+    case DType::U8: return f(uint8_t{});
+    case DType::I8: return f(int8_t{});
+    case DType::I16: return f(int16_t{});
+    case DType::I32: return f(int32_t{});
+    case DType::I64: return f(int64_t{});
+    case DType::F16: return f(Half{});
+    case DType::BF16: return f(BFloat16{});
+    case DType::F32: return f(float{});
+    default: return f(double{});
+  }
+}
+
+// ---- the tiled transpose kernel ------------------------------------------------------------------
+
+// Epilogues for the store phase: how a tile element lands in the destination.
+// Copy: the bits. Op: dst = op(dst, other) in compute type C (in-place ops on
+// a transposed view).
+template <int E>
+struct CopyEpilogue {
+  __device__ __forceinline__ Unit<E> operator()(Unit<E> /*dst*/, Unit<E> v) const { return v; }
+  static constexpr bool kReadsDst = false;
+};
+
+template <typename T, typename C>
+struct OpEpilogue {
+  int op;
+  C alpha;
+  static constexpr bool kReadsDst = true;
+  __device__ __forceinline__ Unit<sizeof(T)> operator()(Unit<sizeof(T)> d, Unit<sizeof(T)> v) const {
+    const C x = load_as<C>(bit_cast_dev<T>(d));
+    const C y = load_as<C>(bit_cast_dev<T>(v));
+    return bit_cast_dev<Unit<sizeof(T)>>(store_as<T>(binary_apply<C>(op, x, y, alpha)));
+  }
+};
+
+// One block (32 x 8 threads) per tile of TILE x TILE elements, grid-stride
+// over tiles. Load: each warp reads one tile row along i (the source's
+// stride-1 dim), P elements per thread (one 4-byte access when packed).
+// Store: each warp writes one tile row along j (the destination's stride-1
+// dim). The shared tile is padded by one element per row: with P elements
+// per access the column reads of the store phase hit 32 different banks.
+template <int E, typename Index, typename Epi>
+__global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
+    transpose_kernel(char* dst, const char* src, TransposeParams<Index> p, Epi epi) {
+  constexpr int P = E < 4 ? 4 / E : 1;
+  constexpr int T = kTransposeBlockX * P;
+  constexpr int kRows = T / kTransposeBlockY;  // tile rows per thread
+  using W = Unit<E>;
+  using Pack = Unit<E * P>;
+  using Offset = typename TransposeParams<Index>::Offset;
+  __shared__ W tile[T][T + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (Index t = blockIdx.x; t < p.total_tiles; t += gridDim.x) {
+    Index i0, j0;
+    Offset off[2];
+    p.tile_origin(t, &i0, &j0, off, T);
+    const W* s = reinterpret_cast<const W*>(src) + off[1];
+    W* d = reinterpret_cast<W*>(dst) + off[0];
+
+    const Index ib = i0 + static_cast<Index>(tx * P);
+#pragma unroll
+    for (int rr = 0; rr < kRows; ++rr) {
+      const int r = ty + rr * kTransposeBlockY;
+      const Index j = j0 + static_cast<Index>(r);
+      if (j >= p.size_j) break;
+      const W* row = s + static_cast<Offset>(j) * p.src_sj;
+      if (P > 1 && p.pack_src) {
+        if (ib < p.size_i) {
+          const Pack v = *reinterpret_cast<const Pack*>(row + ib);
+          W w[P];
+          memcpy(w, &v, sizeof(Pack));
+#pragma unroll
+          for (int q = 0; q < P; ++q) tile[r][tx * P + q] = w[q];
+        }
+      } else {
+#pragma unroll
+        for (int q = 0; q < P; ++q)
+          if (ib + q < p.size_i) tile[r][tx * P + q] = row[ib + q];
+      }
+    }
+    __syncthreads();
+
+    const Index jb = j0 + static_cast<Index>(tx * P);
+#pragma unroll
+    for (int rr = 0; rr < kRows; ++rr) {
+      const int r = ty + rr * kTransposeBlockY;
+      const Index i = i0 + static_cast<Index>(r);
+      if (i >= p.size_i) break;
+      W* row = d + static_cast<Offset>(i) * p.dst_si;
+      W v[P];
+#pragma unroll
+      for (int q = 0; q < P; ++q) v[q] = tile[tx * P + q][r];
+      if (P > 1 && p.pack_dst) {
+        if (jb < p.size_j) {
+          Pack* pp = reinterpret_cast<Pack*>(row + jb);
+          W cur[P] = {};
+          if (Epi::kReadsDst) {
+            const Pack old = *pp;
+            memcpy(cur, &old, sizeof(Pack));
+          }
+#pragma unroll
+          for (int q = 0; q < P; ++q) v[q] = epi(cur[q], v[q]);
+          Pack out;
+          memcpy(&out, v, sizeof(Pack));
+          *pp = out;
+        }
+      } else {
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+          if (jb + q < p.size_j) row[jb + q] = epi(Epi::kReadsDst ? row[jb + q] : W{}, v[q]);
+        }
+      }
+    }
+    __syncthreads();  // the tile is reused by the next iteration
+  }
+}
+
+template <int E, typename Epi>
+void launch_transpose(const KernelPlan& p, char* dst, const char* src, const Epi& epi,
+                      cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.launch.grid)), block(kTransposeBlockX, kTransposeBlockY);
+  if (p.index32) {
+    transpose_kernel<E, uint32_t, Epi><<<grid, block, 0, stream>>>(
+        dst, src, make_transpose_params<uint32_t>(p), epi);
+  } else {
+    transpose_kernel<E, uint64_t, Epi><<<grid, block, 0, stream>>>(
+        dst, src, make_transpose_params<uint64_t>(p), epi);
+  }
+  check(cudaGetLastError(), "transpose kernel launch");
+}
+
+}  // namespace cuda
+}  // namespace sm
