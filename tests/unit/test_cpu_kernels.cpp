@@ -18,6 +18,7 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_elem.hpp"
 #include "backend/cpu/cpu_loops.hpp"
+#include "backend/cpu/simd_convert.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "backend/cpu/tile_kernels.hpp"
 #include "backend/cpu/transpose_kernels.hpp"
@@ -355,7 +356,8 @@ TEST(CpuKernels, TileGatherAndRowsOutEveryInstructionSet) {
             std::vector<unsigned char> src(static_cast<size_t>((cols * ssc + 8) * n));
             for (auto& b : src) b = static_cast<unsigned char>(rng());
             std::vector<unsigned char> buf(static_cast<size_t>(rows * cols * n) + 64, 0xAB);
-            gather(buf.data(), reinterpret_cast<const char*>(src.data()), rows, cols, ssr, ssc);
+            gather(buf.data(), reinterpret_cast<const char*>(src.data()), rows, cols, ssr, ssc,
+                   reinterpret_cast<const char*>(src.data()) + 64);
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t c = 0; c < cols; ++c)
                 ASSERT_EQ(0, std::memcmp(buf.data() + (r * cols + c) * n,
@@ -387,6 +389,44 @@ TEST(CpuKernels, TileGatherAndRowsOutEveryInstructionSet) {
       }
     }
   }
+}
+
+TEST(CpuKernels, SimdConversionsMatchReferenceBits) {
+  // The hand-vectorized 16-bit float conversions (when the CPU has them)
+  // against dtype.hpp: every half, and random float bits plus edge values.
+  std::vector<uint16_t> halves(65536 + 3);
+  for (size_t i = 0; i < halves.size(); ++i) halves[i] = static_cast<uint16_t>(i);
+  std::vector<float> widened(halves.size());
+  int ran = 0;  // kernels this CPU has
+  if (sm::cpu::f16_to_f32_simd(widened.data(), halves.data(), static_cast<int64_t>(halves.size()))) {
+    ++ran;
+    for (size_t i = 0; i < halves.size(); ++i) {
+      const float want = sm::half_bits_to_float(halves[i]);
+      ASSERT_EQ(0, std::memcmp(&widened[i], &want, 4)) << "half 0x" << std::hex << halves[i];
+    }
+  }
+  std::mt19937_64 rng(99);
+  std::vector<float> f(100003);
+  for (size_t i = 0; i < f.size(); ++i) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    if (i % 3 == 0) bits = (bits & 0x80000000u) | (0x33000000u + (bits & 0x0FFFFFFFu));  // near f16 range
+    std::memcpy(&f[i], &bits, 4);
+  }
+  const uint32_t edges[] = {0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC00001u, 0x477FF000u,
+                            0x477FEFFFu, 0x33000000u, 0x33000001u, 0x387FC000u, 0x00000001u};
+  for (size_t i = 0; i < sizeof edges / 4; ++i) std::memcpy(&f[i * 7], &edges[i], 4);
+  std::vector<uint16_t> out(f.size());
+  if (sm::cpu::f32_to_bf16_simd(out.data(), f.data(), static_cast<int64_t>(f.size()))) {
+    ++ran;
+    for (size_t i = 0; i < f.size(); ++i)
+      ASSERT_EQ(out[i], sm::double_to_bf16_bits(f[i])) << "bf16 of float #" << i;
+  }
+  if (sm::cpu::f32_to_f16_simd(out.data(), f.data(), static_cast<int64_t>(f.size()))) {
+    ++ran;
+    for (size_t i = 0; i < f.size(); ++i)
+      ASSERT_EQ(out[i], sm::double_to_half_bits(f[i])) << "f16 of float #" << i;
+  }
+  if (ran == 0) GTEST_SKIP() << "this CPU has no AVX2/F16C: the scalar loops are used";
 }
 
 // ---- in-place ops -------------------------------------------------------------

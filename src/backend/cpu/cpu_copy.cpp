@@ -4,6 +4,7 @@
 #include "backend/cpu/cpu_elem.hpp"
 #include "backend/cpu/cpu_kernels_impl.hpp"
 #include "backend/cpu/cpu_loops.hpp"
+#include "backend/cpu/simd_convert.hpp"
 #include "backend/cpu/transpose_kernels.hpp"
 
 namespace sm {
@@ -56,6 +57,14 @@ void copy_row_bits(const void* ctx, char* d, const char* s, int64_t n, int64_t d
 
 template <typename D, typename S>
 inline void convert_contiguous(D* dp, const S* sp, int64_t n) {
+  // Hand-vectorized pairs (same bits as the loop below).
+  if constexpr (std::is_same<D, BFloat16>::value && std::is_same<S, float>::value) {
+    if (f32_to_bf16_simd(reinterpret_cast<uint16_t*>(dp), sp, n)) return;
+  } else if constexpr (std::is_same<D, Half>::value && std::is_same<S, float>::value) {
+    if (f32_to_f16_simd(reinterpret_cast<uint16_t*>(dp), sp, n)) return;
+  } else if constexpr (std::is_same<D, float>::value && std::is_same<S, Half>::value) {
+    if (f16_to_f32_simd(dp, reinterpret_cast<const uint16_t*>(sp), n)) return;
+  }
   for (int64_t i = 0; i < n; ++i) dp[i] = cvt<D>(sp[i]);
 }
 

@@ -30,10 +30,30 @@ struct Run {
   GatherFn gather;
   RowsOutFn rows_out;
 
-  void tile(char* dp, const char* sp, int64_t rows, int64_t cols) const {
+  // Advances an odometer by one cell.
+  void step(int64_t* coord, int64_t& doff, int64_t& soff) const {
+    for (int i = g.ndim - 1; i >= 0; --i) {
+      if (++coord[i] < g.cells[i]) {
+        doff += dstep[i];
+        soff += sstep[i];
+        return;
+      }
+      doff -= (g.cells[i] - 1) * dstep[i];
+      soff -= (g.cells[i] - 1) * sstep[i];
+      coord[i] = 0;
+    }
+  }
+
+  void tile(char* dp, const char* sp, int64_t rows, int64_t cols, const char* next,
+            const char* next_d) const {
     alignas(64) unsigned char buf[kTileBufBytes];
-    gather(buf, sp, rows, cols, sstride_k, sstride_inner);
+    gather(buf, sp, rows, cols, sstride_k, sstride_inner, next);
     const int64_t drow = dstride_k * spec->dsize, brow = cols * spec->ssize;
+    if (next_d && dstride_inner == 1) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t b = 0; b < cols * spec->dsize; b += 64)
+          __builtin_prefetch(next_d + r * drow + b, 0, 2);
+    }
     if (spec->plain_copy && dstride_inner == 1) {
       rows_out(dp, drow, buf, brow, rows, spec->stream_tiles);
       return;
@@ -43,32 +63,40 @@ struct Run {
                 dstride_inner, 1);
   }
 
+  // Cells whose source is prefetched ahead of use (0: none); set by run_loops.
+  int64_t ahead = 0;
+  int64_t prefetch_bytes = 0;  // rows mode: bytes of source per row (unit stride)
+
   void range(int64_t begin, int64_t end) const {
     const int nd = g.ndim;
-    int64_t coord[kMaxDims];
+    int64_t coord[kMaxDims], acoord[kMaxDims];
+    int64_t doff = 0, soff = 0, adoff = 0, asoff = 0;
     g.coords(begin, coord);
-    int64_t doff = 0, soff = 0;
     for (int i = 0; i < nd; ++i) {
       doff += coord[i] * dstep[i];
       soff += coord[i] * sstep[i];
     }
+    // A second odometer `ahead` cells further on, for prefetching.
+    const bool pf = ahead > 0 && begin + ahead < end;
+    if (pf) {
+      g.coords(begin + ahead, acoord);
+      for (int i = 0; i < nd; ++i) adoff += acoord[i] * dstep[i], asoff += acoord[i] * sstep[i];
+    }
     for (int64_t w = begin; w < end; ++w) {
       const int64_t cols = g.extent(inner, coord[inner]);
+      const bool pf_now = pf && w + ahead < end;
       if (tile_dim >= 0) {
-        tile(d + doff, s + soff, g.extent(tile_dim, coord[tile_dim]), cols);
+        tile(d + doff, s + soff, g.extent(tile_dim, coord[tile_dim]), cols,
+             pf_now ? s + asoff : nullptr, pf_now && spec->reads_dst ? d + adoff : nullptr);
       } else {
+        if (pf_now) {
+          const char* p = s + asoff - (sstride_inner < 0 ? prefetch_bytes - spec->ssize : 0);
+          for (int64_t b = 0; b < prefetch_bytes; b += 64) __builtin_prefetch(p + b, 0, 2);
+        }
         spec->row(spec->ctx, d + doff, s + soff, cols, dstride_inner, sstride_inner);
       }
-      for (int i = nd - 1; i >= 0; --i) {
-        if (++coord[i] < g.cells[i]) {
-          doff += dstep[i];
-          soff += sstep[i];
-          break;
-        }
-        doff -= (g.cells[i] - 1) * dstep[i];
-        soff -= (g.cells[i] - 1) * sstep[i];
-        coord[i] = 0;
-      }
+      step(coord, doff, soff);
+      if (pf) step(acoord, adoff, asoff);
     }
     stream_fence();  // row kernels may have used non-temporal stores
   }
@@ -136,6 +164,20 @@ void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) 
   run.sstride_inner = p.strides[1][inner];
   run.dstride_k = k >= 0 ? p.strides[0][k] : 0;
   run.sstride_k = k >= 0 ? p.strides[1][k] : 0;
+
+  // Prefetch the next tile while gathering this one; in rows mode, short
+  // unit-stride source rows (which the hardware prefetcher cannot see coming
+  // when they jump) ~2 KiB ahead.
+  if (run.tile_dim >= 0) {
+    run.ahead = 1;
+  } else {
+    const int64_t row_bytes = run.g.block[inner] * spec.ssize;
+    const int64_t ss = run.sstride_inner;
+    if ((ss == 1 || ss == -1) && nd > 1 && row_bytes < 2048) {
+      run.ahead = (2048 + row_bytes - 1) / row_bytes;
+      run.prefetch_bytes = row_bytes;
+    }
+  }
 
   const int64_t cells = run.g.total();
   if (threads <= 1 || cells < 2) {

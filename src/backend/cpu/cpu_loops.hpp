@@ -38,6 +38,9 @@ struct LoopSpec {
   // buffer rows out directly, with non-temporal stores when stream_tiles.
   bool plain_copy = false;
   bool stream_tiles = false;
+  // The row kernel reads the destination (in-place ops): tiles prefetch the
+  // next tile's destination rows as well as its source.
+  bool reads_dst = false;
 };
 
 // p: a plan with 2 operands (0 = destination, 1 = source), offsets not yet

@@ -63,6 +63,7 @@ void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double 
   spec.dsize = static_cast<int>(dtype_size(dst.dtype));
   spec.ssize = static_cast<int>(dtype_size(other.dtype));
   spec.bytes_per_elem = 2 * spec.dsize + spec.ssize;
+  spec.reads_dst = true;
   int64_t ai = 0;
   float af = 0;
   double ad = 0;

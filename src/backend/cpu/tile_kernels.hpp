@@ -11,9 +11,11 @@ namespace cpu {
 
 // buf (rows x cols, dense, row r = destination row r of the tile) = the
 // source tile whose element (r, c) is at s + (r*ssr + c*ssc) * n bytes, for
-// n = 1, 2, 4 or 8 byte elements.
+// n = 1, 2, 4 or 8 byte elements. next (may be NULL): the next tile's
+// source, same shape; its lines are prefetched while this tile is gathered,
+// so memory works while the registers shuffle.
 using GatherFn = void (*)(unsigned char* buf, const char* s, int64_t rows, int64_t cols,
-                          int64_t ssr, int64_t ssc);
+                          int64_t ssr, int64_t ssc, const char* next);
 GatherFn gather_fn(int n);
 // The variant for a given instruction set (tests run both on AVX2 machines);
 // avx2 is ignored where the AVX2 kernels are not built or not supported.
