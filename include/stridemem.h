@@ -340,7 +340,12 @@ enum {
     SM_OP_EXP = 11   /* t = exp(t)    (floating only)                     */
 };
 
-/* Dtype rules as PyTorch's in-place ops: the result must be representable
+/* Overlap is decided exactly (stride 0, dense or provably disjoint layouts,
+ * else an exact walk over the element range) except for a view whose reached
+ * range exceeds 2^28 elements and that no cheap rule settles: such a
+ * destination is written as given, as PyTorch does. A source whose overlap
+ * with the destination cannot be settled is read through a private copy.
+ * Dtype rules as PyTorch's in-place ops: the result must be representable
  * in t's dtype (a fractional scalar on an integer tensor, DIV/SQRT/EXP on an
  * integer tensor, arithmetic on bool: SM_ERR_DTYPE). Integer arithmetic
  * wraps. Floating f16/bf16 compute in float32. t with overlapping elements:

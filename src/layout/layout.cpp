@@ -382,6 +382,32 @@ Overlap internal_overlap(const Layout& l, int64_t exact_limit) {
   }
   if (disjoint) return Overlap::No;
   int64_t numel = l.numel();  // no overflow: sizes are valid and numel <= extent
+  const Extent e = extent(l);
+  const uint64_t span = static_cast<uint64_t>(e.hi) - static_cast<uint64_t>(e.lo) + 1;
+  if (static_cast<uint64_t>(numel) > span) return Overlap::Yes;  // pigeonhole
+  if (numel > exact_limit && span <= kOverlapBitmapLimit) {
+    // Exact at any numel when the reached range is modest: one bit per
+    // element index, walked in odometer order (no index division).
+    std::vector<uint64_t> seen((span + 63) / 64, 0);
+    int64_t counter[kMaxDims] = {};
+    int64_t index = l.offset - e.lo;
+    for (int64_t k = 0; k < numel; ++k) {
+      const uint64_t bit = static_cast<uint64_t>(index);
+      uint64_t& word = seen[bit / 64];
+      const uint64_t mask = uint64_t(1) << (bit % 64);
+      if (word & mask) return Overlap::Yes;
+      word |= mask;
+      for (int d = l.ndim - 1; d >= 0; --d) {
+        if (++counter[d] < l.sizes[d]) {
+          index += l.strides[d];
+          break;
+        }
+        index -= (l.sizes[d] - 1) * l.strides[d];
+        counter[d] = 0;
+      }
+    }
+    return Overlap::No;
+  }
   if (numel <= exact_limit) {
     std::vector<int64_t> idx = element_indices(l);
     std::sort(idx.begin(), idx.end());

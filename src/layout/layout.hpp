@@ -88,9 +88,14 @@ int64_t required_storage_bytes(const Layout& l, int64_t itemsize);
 // ---- overlap ----------------------------------------------------------------
 
 enum class Overlap { No, Yes, TooHard };
+// Past exact_limit elements, internal_overlap still answers exactly when the
+// element range reached spans at most this many indices (a bitmap of span bits).
+constexpr uint64_t kOverlapBitmapLimit = uint64_t(1) << 28;
 // ATen's has_internal_overlap, sharpened: Yes when a dim of size > 1 has
 // stride 0; No when non-overlapping and dense (or sorted-stride disjoint);
-// otherwise an exact check when numel <= exact_limit, else TooHard.
+// otherwise Yes when numel exceeds the index range reached (pigeonhole), an
+// exact check when numel <= exact_limit or the range is at most
+// kOverlapBitmapLimit indices, else TooHard.
 Overlap internal_overlap(const Layout& l, int64_t exact_limit = 1 << 16);
 
 enum class OverlapStatus { None, Full, Partial, TooHard };

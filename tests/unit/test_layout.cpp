@@ -387,13 +387,17 @@ TEST(LayoutOverlap, Internal) {
   EXPECT_EQ(sm::internal_overlap(L({3, 2}, {2, 1})), Overlap::No);
   // Not mixed-radix but distinct (0,2,4,3,5,7): only the exact check says No.
   EXPECT_EQ(sm::internal_overlap(L({2, 3}, {3, 2})), Overlap::No);
-  EXPECT_EQ(sm::internal_overlap(L({2, 3}, {3, 2}), 1), Overlap::TooHard);
-  // Overlapping (0,2,4 and 3,5,7 vs 2,4,6): exact Yes, or TooHard, never a guess.
+  // Past exact_limit the bitmap over the reached range still answers exactly.
+  EXPECT_EQ(sm::internal_overlap(L({2, 3}, {3, 2}), 1), Overlap::No);
+  // Overlapping (0,2,4 and 2,4,6): exact Yes, never a guess.
   EXPECT_EQ(sm::internal_overlap(L({2, 3}, {2, 2})), Overlap::Yes);
-  EXPECT_EQ(sm::internal_overlap(L({2, 3}, {2, 2}), 4), Overlap::TooHard);
-  // Large and genuinely overlapping but strides nonzero: TooHard, not Yes.
-  EXPECT_EQ(sm::internal_overlap(L({1000, 1000}, {1, 999})), Overlap::TooHard);
+  EXPECT_EQ(sm::internal_overlap(L({2, 3}, {2, 2}), 4), Overlap::Yes);
+  // Large, overlapping, strides nonzero: more elements than indices reached.
+  EXPECT_EQ(sm::internal_overlap(L({1000, 1000}, {1, 999})), Overlap::Yes);
   EXPECT_EQ(sm::internal_overlap(L({1000, 1000}, {1, 999}), 1'000'000), Overlap::Yes);
+  // Only a range wider than the bitmap limit, with few elements, stays TooHard.
+  EXPECT_EQ(sm::internal_overlap(L({3, 3}, {int64_t(3) << 25, int64_t(4) << 25}), 1), Overlap::TooHard);
+  EXPECT_EQ(sm::internal_overlap(L({3, 3}, {int64_t(3) << 25, int64_t(4) << 25})), Overlap::No);
 }
 
 // Brute-force truth for two views in one byte space.
@@ -1428,3 +1432,46 @@ TEST(LayoutViews, InputUntouchedOnError) {
 }
 
 }  // namespace
+
+// Past the sort-based limit, large overlapping views are still found exactly
+// (pigeonhole or a bitmap over the reached range), and large disjoint
+// interleavings are still accepted.
+TEST(LayoutOverlap, LargeViewsAreCheckedExactly) {
+  using sm::Layout;
+  using sm::unfold;
+  using sm::internal_overlap;
+  // int8 [25600, 12] strides (1, 25600), unfolded on the last dim: windows overlap.
+  Layout base;
+  base.ndim = 2;
+  base.sizes[0] = 25600;
+  base.sizes[1] = 12;
+  base.strides[0] = 1;
+  base.strides[1] = 25600;
+  const Layout u = unfold(base, 1, 4, 3);
+  EXPECT_EQ(internal_overlap(u), sm::Overlap::Yes);
+  // [300, 300] with strides (301, 1)... a gap per row: disjoint but not dense,
+  // and not provable by the sorted-stride rule when permuted oddly.
+  Layout g;
+  g.ndim = 2;
+  g.sizes[0] = 400;
+  g.sizes[1] = 400;
+  g.strides[0] = 3;
+  g.strides[1] = 1201;  // 3*399 = 1197 < 1201: disjoint by the sorted rule
+  EXPECT_EQ(internal_overlap(g), sm::Overlap::No);
+  Layout h;  // strides (3, 4) over [3000, 100]: overlapping, numel < span
+  h.ndim = 2;
+  h.sizes[0] = 3000;
+  h.sizes[1] = 100;
+  h.strides[0] = 4;
+  h.strides[1] = 3;
+  EXPECT_EQ(internal_overlap(h), sm::Overlap::Yes);
+  Layout k;  // (3, 3) shape with strides (3, 4) is disjoint (0,4,8,3,7,11,6,10,14); scaled up
+  k.ndim = 3;
+  k.sizes[0] = 3;
+  k.sizes[1] = 3;
+  k.sizes[2] = 20000;
+  k.strides[0] = 3 * 20000;
+  k.strides[1] = 4 * 20000;
+  k.strides[2] = 1;
+  EXPECT_EQ(internal_overlap(k), sm::Overlap::No);
+}
