@@ -1,0 +1,525 @@
+// CUDA benchmark (a program, not a timed test). One run prints, for each
+// case, GB/s (bytes read + written) and the ratio to a plain device copy
+// (cudaMemcpyAsync D2D) of the same number of bytes measured in the same run;
+// then the allocator: median ns of a cached alloc+free pair against
+// cudaMalloc+cudaFree; then the issue's targets, PASS or FAIL.
+//
+//   bench_cuda_bench [--mib 256] [--iters 20] [--warmup 3] [--json out.json] [--quick]
+//
+// --json writes every case with its parameters, so bench/torch_cupy_bench.py
+// can run PyTorch and CuPy on exactly the same cases. Each case's output is
+// also spot-checked against the input on the host (4096 random elements).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "stridemem.h"
+
+namespace {
+
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                        \
+    }                                                                                      \
+  } while (0)
+#define SK(x)                                                                              \
+  do {                                                                                     \
+    sm_status s_ = (x);                                                                    \
+    if (s_ != SM_OK) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #x, sm_status_string(s_), \
+                   sm_last_error());                                                       \
+      std::exit(2);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+struct Options {
+  double mib = 256;
+  int iters = 20;
+  int warmup = 3;
+  const char* json = nullptr;
+  bool quick = false;  // smaller tensors: a smoke run, not results
+};
+
+const sm_device kGpu = {SM_DEVICE_CUDA, 0};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Median milliseconds of one call of f, timed with events on the default
+// stream (where stridemem runs unless told otherwise).
+template <class F>
+double time_ms(const Options& o, F f) {
+  for (int i = 0; i < o.warmup; ++i) f();
+  std::vector<cudaEvent_t> ev(static_cast<size_t>(o.iters) + 1);
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  CK(cudaEventRecord(ev[0], nullptr));
+  for (int i = 0; i < o.iters; ++i) {
+    f();
+    CK(cudaEventRecord(ev[static_cast<size_t>(i) + 1], nullptr));
+  }
+  CK(cudaEventSynchronize(ev.back()));
+  std::vector<double> ms;
+  for (int i = 0; i < o.iters; ++i) {
+    float t = 0;
+    CK(cudaEventElapsedTime(&t, ev[static_cast<size_t>(i)], ev[static_cast<size_t>(i) + 1]));
+    ms.push_back(t);
+  }
+  for (auto& e : ev) cudaEventDestroy(e);
+  return median(ms);
+}
+
+// GB/s of a plain device-to-device copy of `bytes` bytes (2 * bytes moved),
+// cached per size.
+double copy_gbps(const Options& o, size_t bytes) {
+  static std::vector<std::pair<size_t, double>> cache;
+  for (auto& c : cache)
+    if (c.first == bytes) return c.second;
+  void *a = nullptr, *b = nullptr;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMemset(a, 1, bytes));
+  const double ms = time_ms(o, [&] { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, nullptr)); });
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  const double g = 2.0 * static_cast<double>(bytes) / (ms * 1e6);
+  cache.push_back({bytes, g});
+  return g;
+}
+
+uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+uint64_t next_rand() {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return g_rng;
+}
+
+// A GPU tensor of random bits (finite floats: the top exponent bit cleared),
+// with its host copy for checks.
+sm_tensor random_tensor(const std::vector<int64_t>& shape, sm_dtype dt, std::vector<uint8_t>* host) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  const size_t es = sm_dtype_size(dt);
+  host->resize(static_cast<size_t>(n) * es);
+  uint64_t* w = reinterpret_cast<uint64_t*>(host->data());
+  for (size_t i = 0; i < host->size() / 8; ++i) w[i] = next_rand();
+  if (dt == SM_FLOAT32)
+    for (size_t i = 0; i < host->size(); i += 4) (*host)[i + 3] &= 0x3F;
+  if (dt == SM_FLOAT16 || dt == SM_BFLOAT16)
+    for (size_t i = 0; i < host->size(); i += 2) (*host)[i + 1] &= 0x3F;
+  sm_tensor t = nullptr;
+  SK(sm_from_host(host->data(), shape.data(), static_cast<int32_t>(shape.size()), dt, kGpu, &t));
+  return t;
+}
+
+std::vector<uint8_t> to_host(sm_tensor t) {
+  int64_t nb = 0;
+  SK(sm_nbytes(t, &nb));
+  std::vector<uint8_t> v(static_cast<size_t>(nb));
+  SK(sm_copy_to_host(t, v.data(), v.size()));
+  return v;
+}
+
+struct Case {
+  std::string name, kind, dtype;
+  std::vector<int64_t> shape, perm, src_shape;
+  std::string src_dtype;
+  double gbps = 0, copy = 0, ratio = 0;
+  bool checked = false;
+  bool is_permutation = false;
+  bool is_2d_fp16 = false;
+};
+
+std::string dims(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// out = contiguous(permute(x, perm)); checks 4096 random elements.
+void run_permute(const Options& o, Case& c, sm_dtype dt) {
+  std::vector<uint8_t> hx;
+  sm_tensor x = random_tensor(c.shape, dt, &hx);
+  const int nd = static_cast<int>(c.shape.size());
+  std::vector<int32_t> perm(c.perm.begin(), c.perm.end());
+  sm_tensor v = nullptr;
+  SK(sm_permute(x, perm.data(), nd, &v));
+  int64_t nbytes = 0;
+  SK(sm_nbytes(x, &nbytes));
+  const double ms = time_ms(o, [&] {
+    sm_tensor out = nullptr;
+    SK(sm_contiguous(v, SM_CONTIGUOUS, &out));
+    SK(sm_tensor_release(out));
+  });
+  c.gbps = 2.0 * static_cast<double>(nbytes) / (ms * 1e6);
+  c.copy = copy_gbps(o, static_cast<size_t>(nbytes));
+  c.ratio = c.gbps / c.copy;
+  // check
+  sm_tensor out = nullptr;
+  SK(sm_contiguous(v, SM_CONTIGUOUS, &out));
+  const std::vector<uint8_t> hy = to_host(out);
+  std::vector<int64_t> vs(static_cast<size_t>(nd)), vst(static_cast<size_t>(nd));
+  SK(sm_shape(v, vs.data(), nd));
+  SK(sm_strides(v, vst.data(), nd));
+  const size_t es = sm_dtype_size(dt);
+  const int64_t n = static_cast<int64_t>(hy.size() / es);
+  bool ok = true;
+  for (int k = 0; k < 4096 && ok; ++k) {
+    int64_t lin = static_cast<int64_t>(next_rand() % static_cast<uint64_t>(n)), rem = lin, src = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+      src += (rem % vs[static_cast<size_t>(d)]) * vst[static_cast<size_t>(d)];
+      rem /= vs[static_cast<size_t>(d)];
+    }
+    ok = std::memcmp(&hy[static_cast<size_t>(lin) * es], &hx[static_cast<size_t>(src) * es], es) == 0;
+  }
+  c.checked = ok;
+  SK(sm_tensor_release(out));
+  SK(sm_tensor_release(v));
+  SK(sm_tensor_release(x));
+}
+
+// copy_into(dst, src) with src broadcast along rows (dst [R, C], src [1, C]).
+void run_copy_broadcast(const Options& o, Case& c, sm_dtype dt) {
+  std::vector<uint8_t> hs;
+  sm_tensor src = random_tensor(c.src_shape, dt, &hs);
+  sm_tensor dst = nullptr;
+  SK(sm_empty(c.shape.data(), static_cast<int32_t>(c.shape.size()), dt, kGpu, &dst));
+  int64_t db = 0, sb = 0;
+  SK(sm_nbytes(dst, &db));
+  SK(sm_nbytes(src, &sb));
+  const double ms = time_ms(o, [&] { SK(sm_copy_into(dst, src)); });
+  c.gbps = static_cast<double>(db + sb) / (ms * 1e6);
+  c.copy = copy_gbps(o, static_cast<size_t>((db + sb) / 2));
+  c.ratio = c.gbps / c.copy;
+  const std::vector<uint8_t> hd = to_host(dst);
+  bool ok = true;
+  for (int k = 0; k < 4096 && ok; ++k) {
+    const size_t i = static_cast<size_t>(next_rand() % (hd.size() / static_cast<size_t>(sb)));
+    ok = std::memcmp(&hd[i * static_cast<size_t>(sb)], hs.data(), static_cast<size_t>(sb)) == 0;
+  }
+  c.checked = ok;
+  SK(sm_tensor_release(dst));
+  SK(sm_tensor_release(src));
+}
+
+uint16_t f32_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7FC0u);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+// copy_into(dst bf16, src f32), both [R, C].
+void run_copy_convert(const Options& o, Case& c) {
+  std::vector<uint8_t> hs;
+  sm_tensor src = random_tensor(c.shape, SM_FLOAT32, &hs);
+  sm_tensor dst = nullptr;
+  SK(sm_empty(c.shape.data(), static_cast<int32_t>(c.shape.size()), SM_BFLOAT16, kGpu, &dst));
+  int64_t db = 0, sb = 0;
+  SK(sm_nbytes(dst, &db));
+  SK(sm_nbytes(src, &sb));
+  const double ms = time_ms(o, [&] { SK(sm_copy_into(dst, src)); });
+  c.gbps = static_cast<double>(db + sb) / (ms * 1e6);
+  c.copy = copy_gbps(o, static_cast<size_t>((db + sb) / 2));
+  c.ratio = c.gbps / c.copy;
+  const std::vector<uint8_t> hd = to_host(dst);
+  bool ok = true;
+  for (int k = 0; k < 4096 && ok; ++k) {
+    const size_t i = static_cast<size_t>(next_rand() % (hd.size() / 2));
+    float f;
+    std::memcpy(&f, &hs[i * 4], 4);
+    uint16_t got;
+    std::memcpy(&got, &hd[i * 2], 2);
+    ok = got == f32_to_bf16(f);
+  }
+  c.checked = ok;
+  SK(sm_tensor_release(dst));
+  SK(sm_tensor_release(src));
+}
+
+float to_f32(const uint8_t* p, sm_dtype dt) {
+  if (dt == SM_FLOAT32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  if (dt == SM_BFLOAT16) {
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+  float v = e == 0 ? std::ldexp(static_cast<float>(m), -24) : std::ldexp(static_cast<float>(1024 + m), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+// x.T += y: x [R, C] row-major, y [C, R] row-major.
+void run_add_transposed(const Options& o, Case& c, sm_dtype dt) {
+  std::vector<uint8_t> hx, hy;
+  sm_tensor x = random_tensor(c.shape, dt, &hx);
+  const std::vector<int64_t> yshape = {c.shape[1], c.shape[0]};
+  sm_tensor y = random_tensor(yshape, dt, &hy);
+  sm_tensor xt = nullptr;
+  SK(sm_transpose(x, 0, 1, &xt));
+  int64_t nb = 0;
+  SK(sm_nbytes(x, &nb));
+  // Check first, on the untouched input: one add.
+  SK(sm_inplace_tensor(xt, SM_OP_ADD, y, 1.0));
+  const std::vector<uint8_t> hr = to_host(x);
+  const size_t es = sm_dtype_size(dt);
+  const int64_t R = c.shape[0], C = c.shape[1];
+  bool ok = true;
+  for (int k = 0; k < 4096 && ok; ++k) {
+    const int64_t r = static_cast<int64_t>(next_rand() % static_cast<uint64_t>(R));
+    const int64_t col = static_cast<int64_t>(next_rand() % static_cast<uint64_t>(C));
+    const size_t xi = static_cast<size_t>(r * C + col), yi = static_cast<size_t>(col * R + r);
+    const float want = to_f32(&hx[xi * es], dt) + to_f32(&hy[yi * es], dt);
+    const float got = to_f32(&hr[xi * es], dt);
+    ok = std::fabs(got - want) <= 1e-2f * std::max(1.0f, std::fabs(want));
+  }
+  c.checked = ok;
+  const double ms = time_ms(o, [&] { SK(sm_inplace_tensor(xt, SM_OP_ADD, y, 1.0)); });
+  c.gbps = 3.0 * static_cast<double>(nb) / (ms * 1e6);
+  c.copy = copy_gbps(o, static_cast<size_t>(3 * nb / 2));
+  c.ratio = c.gbps / c.copy;
+  SK(sm_tensor_release(xt));
+  SK(sm_tensor_release(x));
+  SK(sm_tensor_release(y));
+}
+
+struct AllocResult {
+  size_t bytes;
+  double cached_ns, api_ns, cuda_ns;
+};
+
+// Median ns per alloc+free pair: the CUDA caching allocator itself, the full
+// public path (sm_empty + sm_tensor_release: handles and storage included),
+// and cudaMalloc + cudaFree.
+AllocResult bench_alloc(size_t bytes, int pairs) {
+  AllocResult r{bytes, 0, 0, 0};
+  sm::Allocator& a = sm::backend_for(sm::Device{SM_DEVICE_CUDA, 0}).allocator();
+  a.deallocate(a.allocate(bytes));  // warm: the block is cached
+  const int batch = 1000;
+  std::vector<double> v;
+  for (int b = 0; b < pairs / batch; ++b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < batch; ++i) a.deallocate(a.allocate(bytes));
+    const auto t1 = std::chrono::steady_clock::now();
+    v.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / batch);
+  }
+  r.cached_ns = median(v);
+  v.clear();
+  const int64_t shape[1] = {static_cast<int64_t>(bytes)};
+  for (int b = 0; b < pairs / batch; ++b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < batch; ++i) {
+      sm_tensor t = nullptr;
+      SK(sm_empty(shape, 1, SM_UINT8, kGpu, &t));
+      SK(sm_tensor_release(t));
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    v.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / batch);
+  }
+  r.api_ns = median(v);
+  v.clear();
+  for (int i = 0; i < 200; ++i) {
+    void* p = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    CK(cudaMalloc(&p, bytes));
+    CK(cudaFree(p));
+    const auto t1 = std::chrono::steady_clock::now();
+    v.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+  }
+  r.cuda_ns = median(v);
+  return r;
+}
+
+void write_json(const char* path, const std::vector<Case>& cases, const std::vector<AllocResult>& al,
+                const Options& o) {
+  FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::perror(path);
+    return;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  std::fprintf(f, "{\n  \"device\": \"%s\", \"iters\": %d, \"mib\": %g,\n  \"cases\": [\n", prop.name,
+               o.iters, o.mib);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    std::fprintf(f,
+                 "    {\"name\": \"%s\", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": %s, "
+                 "\"perm\": %s, \"src_shape\": %s, \"src_dtype\": \"%s\", \"gbps\": %.2f, "
+                 "\"copy_gbps\": %.2f, \"ratio\": %.4f, \"checked\": %s}%s\n",
+                 c.name.c_str(), c.kind.c_str(), c.dtype.c_str(), dims(c.shape).c_str(),
+                 dims(c.perm).c_str(), dims(c.src_shape).c_str(), c.src_dtype.c_str(), c.gbps, c.copy,
+                 c.ratio, c.checked ? "true" : "false", i + 1 < cases.size() ? "," : "");
+  }
+  std::fprintf(f, "  ],\n  \"allocator\": [\n");
+  for (size_t i = 0; i < al.size(); ++i)
+    std::fprintf(f, "    {\"bytes\": %zu, \"cached_ns\": %.1f, \"api_ns\": %.1f, \"cuda_ns\": %.1f}%s\n",
+                 al[i].bytes, al[i].cached_ns, al[i].api_ns, al[i].cuda_ns, i + 1 < al.size() ? "," : "");
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--mib" && i + 1 < argc) o.mib = std::atof(argv[++i]);
+    else if (a == "--iters" && i + 1 < argc) o.iters = std::atoi(argv[++i]);
+    else if (a == "--warmup" && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
+    else if (a == "--json" && i + 1 < argc) o.json = argv[++i];
+    else if (a == "--quick") o.quick = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (o.quick) {
+    o.mib = 16;
+    o.iters = 5;
+  }
+  int32_t ndev = 0;
+  SK(sm_cuda_device_count(&ndev));
+  if (ndev == 0) {
+    sm_tensor t = nullptr;
+    const int64_t one[1] = {1};
+    sm_empty(one, 1, SM_FLOAT32, kGpu, &t);
+    std::printf("NOT RUN: no usable CUDA device: %s\n", sm_last_error());
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (%d SMs), %g MiB per tensor, median of %d iterations\n\n", prop.name,
+              prop.multiProcessorCount, o.mib, o.iters);
+
+  // Element counts: `mib` MiB of fp32; fp16 cases double one dim to keep the bytes.
+  const double scale = o.mib / 256.0;  // shapes below are for 256 MiB of fp32 (2^26 elements)
+  auto sc = [&](int64_t v) { return std::max<int64_t>(1, static_cast<int64_t>(std::llround(v * scale))); };
+  struct Perm {
+    const char* name;
+    std::vector<int64_t> shape, perm;
+  };
+  const std::vector<Perm> perms = {
+      {"2-D transpose", {8192, sc(8192)}, {1, 0}},
+      {"3-D (0,2,1) batched transpose", {64, sc(1024), 1024}, {0, 2, 1}},
+      {"3-D (2,1,0)", {256, sc(256), 1024}, {2, 1, 0}},
+      {"3-D (1,0,2) inner kept", {1024, sc(256), 256}, {1, 0, 2}},
+      {"4-D NCHW->NHWC (0,2,3,1)", {sc(64), 256, 64, 64}, {0, 2, 3, 1}},
+      {"4-D NHWC->NCHW (0,3,1,2)", {sc(64), 64, 64, 256}, {0, 3, 1, 2}},
+      {"4-D (3,2,1,0)", {sc(32), 64, 128, 256}, {3, 2, 1, 0}},
+      {"4-D (0,2,1,3) heads, inner kept", {sc(64), 512, 16, 128}, {0, 2, 1, 3}},
+      {"4-D (1,0,2,3) inner kept", {sc(64), 64, 128, 128}, {1, 0, 2, 3}},
+      {"5-D NCDHW->NDHWC (0,2,3,4,1)", {sc(8), 64, 32, 64, 64}, {0, 2, 3, 4, 1}},
+      {"5-D (4,3,2,1,0)", {sc(16), 32, 32, 64, 64}, {4, 3, 2, 1, 0}},
+      {"5-D (0,1,3,2,4) inner kept", {sc(16), 32, 64, 64, 32}, {0, 1, 3, 2, 4}},
+  };
+  std::vector<Case> cases;
+  for (sm_dtype dt : {SM_FLOAT32, SM_FLOAT16}) {
+    for (const Perm& p : perms) {
+      Case c;
+      c.name = std::string(p.name) + (dt == SM_FLOAT32 ? " fp32" : " fp16");
+      c.kind = "permute";
+      c.dtype = dt == SM_FLOAT32 ? "float32" : "float16";
+      c.shape = p.shape;
+      if (dt == SM_FLOAT16) c.shape[0] *= 2;  // same bytes as fp32
+      c.perm = p.perm;
+      c.is_permutation = true;
+      c.is_2d_fp16 = dt == SM_FLOAT16 && p.shape.size() == 2;
+      run_permute(o, c, dt);
+      cases.push_back(c);
+    }
+  }
+  {
+    Case c;
+    c.name = "copy_into broadcast [1,C]->[R,C] fp32";
+    c.kind = "copy_broadcast";
+    c.dtype = c.src_dtype = "float32";
+    c.shape = {sc(8192), 8192};
+    c.src_shape = {1, 8192};
+    run_copy_broadcast(o, c, SM_FLOAT32);
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.name = "copy_into f32->bf16";
+    c.kind = "copy_convert";
+    c.dtype = "bfloat16";
+    c.src_dtype = "float32";
+    c.shape = {sc(8192), 8192};
+    c.src_shape = c.shape;
+    run_copy_convert(o, c);
+    cases.push_back(c);
+  }
+  for (sm_dtype dt : {SM_FLOAT32, SM_FLOAT16}) {
+    Case c;
+    c.name = std::string("in-place add on a transposed view ") + (dt == SM_FLOAT32 ? "fp32" : "fp16");
+    c.kind = "add_transposed";
+    c.dtype = c.src_dtype = dt == SM_FLOAT32 ? "float32" : "float16";
+    c.shape = {sc(8192), dt == SM_FLOAT32 ? 8192 : 16384};
+    c.src_shape = {c.shape[1], c.shape[0]};
+    run_add_transposed(o, c, dt);
+    cases.push_back(c);
+  }
+
+  std::printf("%-44s %-30s %9s %9s %7s %s\n", "case", "shape", "GB/s", "copy GB/s", "ratio", "check");
+  for (const Case& c : cases)
+    std::printf("%-44s %-30s %9.1f %9.1f %7.3f %s\n", c.name.c_str(), dims(c.shape).c_str(), c.gbps,
+                c.copy, c.ratio, c.checked ? "ok" : "WRONG");
+
+  std::vector<AllocResult> al;
+  for (size_t bytes : {size_t(4096), size_t(1) << 20, size_t(64) << 20}) al.push_back(bench_alloc(bytes, o.quick ? 20000 : 200000));
+  std::printf("\n%-12s %16s %22s %18s %8s\n", "alloc size", "cached pair ns", "sm_empty+release ns",
+              "cudaMalloc+Free ns", "speedup");
+  for (const AllocResult& r : al)
+    std::printf("%-12zu %16.1f %22.1f %18.1f %7.0fx\n", r.bytes, r.cached_ns, r.api_ns, r.cuda_ns,
+                r.cuda_ns / r.cached_ns);
+
+  // Targets (issue 3); the PyTorch comparisons are in bench/torch_cupy_bench.py.
+  double log_sum = 0, worst = 1e9;
+  int np = 0;
+  bool all_checked = true;
+  for (const Case& c : cases) {
+    all_checked = all_checked && c.checked;
+    if (!c.is_permutation) continue;
+    log_sum += std::log(c.ratio);
+    worst = std::min(worst, c.ratio);
+    ++np;
+  }
+  const double geo = std::exp(log_sum / np);
+  bool alloc_fast = true, alloc_50x = true;
+  for (const AllocResult& r : al) {
+    alloc_fast = alloc_fast && r.cached_ns <= 1000.0;
+    alloc_50x = alloc_50x && r.cuda_ns >= 50.0 * r.cached_ns;
+  }
+  std::printf("\ntargets%s:\n", o.quick ? " (quick run: sizes too small to count)" : "");
+  std::printf("  %s every permutation >= 80%% of device-copy bandwidth (worst %.1f%%)\n",
+              worst >= 0.8 ? "PASS" : "FAIL", 100 * worst);
+  std::printf("  %s geometric mean of permutations >= 90%% (%.1f%% over %d cases)\n",
+              geo >= 0.9 ? "PASS" : "FAIL", 100 * geo, np);
+  std::printf("  %s cached alloc+free <= 1 us\n", alloc_fast ? "PASS" : "FAIL");
+  std::printf("  %s cached alloc+free >= 50x faster than cudaMalloc+cudaFree\n", alloc_50x ? "PASS" : "FAIL");
+  std::printf("  %s every output spot-checked against its input\n", all_checked ? "PASS" : "FAIL");
+  if (o.json) write_json(o.json, cases, al, o);
+  return all_checked ? 0 : 1;
+}

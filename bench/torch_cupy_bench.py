@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""stridemem against PyTorch and CuPy on the same GPU, in the same run.
+
+Runs the CUDA benchmark program (bench/cuda/cuda_bench.cu) with --json, then
+times PyTorch (x.permute(...).contiguous(), copy_, add_) and CuPy
+(ascontiguousarray(x.transpose(...)), copyto, +=) on exactly the cases it
+reports, with CUDA events around each call (median of --iters), and prints
+GB/s (bytes read + written) and the ratios ours / theirs. Then the issue's
+targets against PyTorch: never slower, >= 3x on 2-D fp16 transposes.
+
+    python3 bench/torch_cupy_bench.py [--bench build-cuda/bench/bench_cuda_bench]
+                                      [--mib 256] [--iters 20] [--quick] [--json out.json]
+
+A library that is not installed is reported as NOT RUN with the reason; the
+script never installs anything.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else float("nan")
+
+
+def run_ours(args):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "ours.json")
+        cmd = [args.bench, "--json", out, "--iters", str(args.iters), "--mib", str(args.mib)]
+        if args.quick:
+            cmd.append("--quick")
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        print(p.stdout)
+        if not os.path.exists(out):
+            sys.exit("the benchmark wrote no results (exit status %d)" % p.returncode)
+        with open(out) as f:
+            return json.load(f)
+
+
+class TorchRunner:
+    name = "torch"
+
+    def __init__(self, iters, warmup=3):
+        import torch  # noqa: F401 (ImportError: NOT RUN)
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch.cuda.is_available() is False")
+        self.t = torch
+        self.iters = iters
+        self.warmup = warmup
+        self.version = torch.__version__
+
+    def dtype(self, name):
+        return {"float32": self.t.float32, "float16": self.t.float16, "bfloat16": self.t.bfloat16}[name]
+
+    def rand(self, shape, dtype):
+        return self.t.rand(shape, device="cuda", dtype=self.t.float32).to(self.dtype(dtype))
+
+    def time_ms(self, fn):
+        t = self.t
+        for _ in range(self.warmup):
+            fn()
+        ev = [t.cuda.Event(enable_timing=True) for _ in range(self.iters + 1)]
+        ev[0].record()
+        for i in range(self.iters):
+            fn()
+            ev[i + 1].record()
+        t.cuda.synchronize()
+        return median([ev[i].elapsed_time(ev[i + 1]) for i in range(self.iters)])
+
+    def case(self, c):
+        kind = c["kind"]
+        if kind == "permute":
+            x = self.rand(c["shape"], c["dtype"])
+            perm = c["perm"]
+            ms = self.time_ms(lambda: x.permute(*perm).contiguous())
+            nbytes = 2 * x.numel() * x.element_size()
+        elif kind in ("copy_broadcast", "copy_convert"):
+            dst = self.t.empty(c["shape"], device="cuda", dtype=self.dtype(c["dtype"]))
+            src = self.rand(c["src_shape"], c["src_dtype"])
+            ms = self.time_ms(lambda: dst.copy_(src))
+            nbytes = dst.numel() * dst.element_size() + src.numel() * src.element_size()
+        elif kind == "add_transposed":
+            x = self.rand(c["shape"], c["dtype"])
+            y = self.rand(c["src_shape"], c["dtype"])
+            xt = x.t()
+            ms = self.time_ms(lambda: xt.add_(y))
+            nbytes = 3 * x.numel() * x.element_size()
+        else:
+            raise RuntimeError("unknown case kind " + kind)
+        return nbytes / (ms * 1e6)
+
+    def copy_gbps(self, nbytes):
+        a = self.t.empty(nbytes // 2 * 2, device="cuda", dtype=self.t.uint8)
+        b = self.t.empty_like(a)
+        ms = self.time_ms(lambda: b.copy_(a))
+        return 2 * a.numel() / (ms * 1e6)
+
+
+class CupyRunner:
+    name = "cupy"
+
+    def __init__(self, iters, warmup=3):
+        import cupy  # noqa: F401
+        cupy.cuda.runtime.getDeviceCount()
+        self.cp = cupy
+        self.iters = iters
+        self.warmup = warmup
+        self.version = cupy.__version__
+
+    def dtype(self, name):
+        if name == "bfloat16":
+            raise NotImplementedError("CuPy has no bfloat16")
+        return {"float32": self.cp.float32, "float16": self.cp.float16}[name]
+
+    def rand(self, shape, dtype):
+        return self.cp.random.random(shape, dtype=self.cp.float32).astype(self.dtype(dtype))
+
+    def time_ms(self, fn):
+        cp = self.cp
+        for _ in range(self.warmup):
+            fn()
+        ev = [cp.cuda.Event() for _ in range(self.iters + 1)]
+        ev[0].record()
+        for i in range(self.iters):
+            fn()
+            ev[i + 1].record()
+        ev[-1].synchronize()
+        return median([cp.cuda.get_elapsed_time(ev[i], ev[i + 1]) for i in range(self.iters)])
+
+    def case(self, c):
+        cp = self.cp
+        kind = c["kind"]
+        if kind == "permute":
+            x = self.rand(c["shape"], c["dtype"])
+            perm = c["perm"]
+            ms = self.time_ms(lambda: cp.ascontiguousarray(x.transpose(perm)))
+            nbytes = 2 * x.nbytes
+        elif kind in ("copy_broadcast", "copy_convert"):
+            dst = cp.empty(c["shape"], dtype=self.dtype(c["dtype"]))
+            src = self.rand(c["src_shape"], c["src_dtype"])
+            ms = self.time_ms(lambda: cp.copyto(dst, src, casting="unsafe"))
+            nbytes = dst.nbytes + src.nbytes
+        elif kind == "add_transposed":
+            x = self.rand(c["shape"], c["dtype"])
+            y = self.rand(c["src_shape"], c["dtype"])
+            xt = x.T
+
+            def add():
+                xt.__iadd__(y)
+
+            ms = self.time_ms(add)
+            nbytes = 3 * x.nbytes
+        else:
+            raise RuntimeError("unknown case kind " + kind)
+        return nbytes / (ms * 1e6)
+
+    def copy_gbps(self, nbytes):
+        a = self.cp.empty(nbytes // 2 * 2, dtype=self.cp.uint8)
+        b = self.cp.empty_like(a)
+        ms = self.time_ms(lambda: self.cp.copyto(b, a))
+        return 2 * a.size / (ms * 1e6)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default="build-cuda/bench/bench_cuda_bench")
+    ap.add_argument("--mib", type=float, default=256)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run, not results")
+    ap.add_argument("--json", help="write every number here")
+    args = ap.parse_args()
+
+    ours = run_ours(args)
+    cases = ours["cases"]
+    runners = []
+    for cls in (TorchRunner, CupyRunner):
+        try:
+            r = cls(ours.get("iters", args.iters))
+            print("%s %s" % (r.name, r.version))
+            runners.append(r)
+        except Exception as e:  # ImportError, no GPU, ...
+            print("NOT RUN: %s: %s: %s" % (cls.name, type(e).__name__, e))
+
+    results = {}
+    for r in runners:
+        for c in cases:
+            try:
+                results[(r.name, c["name"])] = r.case(c)
+            except Exception as e:
+                results[(r.name, c["name"])] = "n/a (%s)" % e
+
+    names = [r.name for r in runners]
+    head = "%-44s %9s" % ("case", "ours GB/s")
+    for n in names:
+        head += " %10s %12s" % (n + " GB/s", "ours/" + n)
+    print("\n" + head)
+    for c in cases:
+        line = "%-44s %9.1f" % (c["name"], c["gbps"])
+        for n in names:
+            v = results[(n, c["name"])]
+            if isinstance(v, str):
+                line += " %10s %12s" % ("n/a", "n/a")
+            else:
+                line += " %10.1f %12.2f" % (v, c["gbps"] / v)
+        print(line)
+    for n in names:
+        r = next(x for x in runners if x.name == n)
+        notes = [(c["name"], results[(n, c["name"])]) for c in cases if isinstance(results[(n, c["name"])], str)]
+        for name, why in notes:
+            print("  %s, %s: %s" % (n, name, why))
+        ref = r.copy_gbps(int(ours.get("mib", args.mib) * (1 << 20)))
+        print("  %s's own device copy: %.1f GB/s (ours measured %.1f GB/s for the same size)"
+              % (n, ref, cases[0]["copy_gbps"]))
+
+    if "torch" in names:
+        slower = [(c["name"], c["gbps"] / results[("torch", c["name"])]) for c in cases
+                  if not isinstance(results[("torch", c["name"])], str) and c["gbps"] < results[("torch", c["name"])]]
+        fp16_2d = [(c["name"], c["gbps"] / results[("torch", c["name"])]) for c in cases
+                   if c["kind"] == "permute" and c["dtype"] == "float16" and len(c["shape"]) == 2
+                   and not isinstance(results[("torch", c["name"])], str)]
+        print("\ntargets against PyTorch%s:" % (" (quick run: sizes too small to count)" if args.quick else ""))
+        print("  %s never slower than PyTorch%s" % ("PASS" if not slower else "FAIL",
+              "" if not slower else ": " + ", ".join("%s (%.2fx)" % s for s in slower)))
+        ok3 = fp16_2d and all(r >= 3.0 for _, r in fp16_2d)
+        print("  %s >= 3x PyTorch on 2-D fp16 transposes (%s)" % ("PASS" if ok3 else "FAIL",
+              ", ".join("%.2fx" % r for _, r in fp16_2d) or "no case"))
+    else:
+        print("\ntargets against PyTorch: NOT RUN (PyTorch not usable here)")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"ours": ours,
+                       "others": {"%s|%s" % k: v for k, v in results.items()},
+                       "versions": {r.name: r.version for r in runners}}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
