@@ -100,13 +100,15 @@ def main():
     if not binary or not os.path.exists(binary):
         sys.exit("bench_copy_bench not found: build it, or pass --bin")
 
+    load_before = os.getloadavg()
     eng = run_engine(binary, args.reps, args.threads)
     one = run_engine(binary, args.reps, 1) if eng["threads"] != 1 else eng
     npc = numpy_cases()
 
     print("stridemem CPU copy engine vs memcpy vs NumPy %s (%d reps, best of; median in "
           "brackets), GB/s of bytes read + written" % (np.__version__, args.reps))
-    print("stridemem threads: %d (also shown with 1); NumPy and memcpy: 1 thread" % eng["threads"])
+    print("stridemem threads: %d (also shown with 1), %s tile kernels; NumPy and memcpy: 1 thread"
+          % (eng["threads"], "AVX2" if eng.get("avx2") else "baseline"))
     hdr = "%-34s %15s %15s %15s %15s %8s %8s" % (
         "case", "stridemem", "stridemem 1t", "memcpy", "NumPy", "vs memc", "vs NumPy")
     print(hdr)
@@ -137,6 +139,8 @@ def main():
     print("issue-6 cases (all rows but %s): geometric mean of stridemem / memcpy %.0f%%, "
           "lowest %.0f%%" % (" and ".join(sorted(EXTRA)), 100 * geo, 100 * min(ratios)))
     print("note: NumPy has no bfloat16; its f32->f16 copy stands in on the bf16 row.")
+    print("load average before / after the run: %.1f / %.1f (%d CPUs)"
+          % (load_before[0], os.getloadavg()[0], os.cpu_count()))
 
 
 if __name__ == "__main__":

@@ -17,25 +17,26 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/thread_pool.hpp"
+#include "backend/cpu/tile_kernels.hpp"
 
 namespace {
 
 using sm::DType;
 using sm::TensorDesc;
 
+// Tensor memory comes from the library's own CPU allocator, as sm_empty's
+// does, so the figures include its alignment and page choices.
 struct Buffer {
   explicit Buffer(size_t n) : bytes(n) {
-    data = static_cast<unsigned char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
-    if (!data) {
-      std::fprintf(stderr, "out of memory\n");
-      std::exit(1);
-    }
+    block = sm::cpu_backend().allocator().allocate(n);
+    data = static_cast<unsigned char*>(block.ptr);
     // Touch every page (and give floats harmless values) outside the timings.
     for (size_t i = 0; i < n; ++i) data[i] = static_cast<unsigned char>((i * 7) & 0x3F);
   }
-  ~Buffer() { std::free(data); }
+  ~Buffer() { sm::cpu_backend().allocator().deallocate(block); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  sm::Allocation block;
   unsigned char* data;
   size_t bytes;
 };
@@ -87,7 +88,7 @@ struct Result {
   std::string name;
   double bytes;  // read + written
   Timing ours;
-  Timing memcpy_t;  // memcpy of the larger operand's bytes (a plain copy of them)
+  Timing memcpy_t;  // memcpy of the larger operand's bytes, between the same buffers
   double memcpy_bytes;
 };
 
@@ -112,10 +113,9 @@ int main(int argc, char** argv) {
   sm::Kernels& k = sm::cpu_kernels();
   std::vector<Result> results;
 
-  // memcpy reference at the size of each case's written bytes.
-  auto memcpy_ref = [&](size_t n) {
-    Buffer a(n), b(n);
-    return time_it(reps, [&] { std::memcpy(b.data, a.data, n); });
+  // memcpy of n bytes between the case's own buffers (both at least n long).
+  auto memcpy_ref = [&](Buffer& to, const Buffer& from, size_t n) {
+    return time_it(reps, [&] { std::memcpy(to.data, from.data, n); });
   };
 
   auto run_copy = [&](const std::string& name, DType dt, DType st,
@@ -125,15 +125,15 @@ int main(int argc, char** argv) {
     int64_t numel = 1;
     for (auto s : dsizes) numel *= s;
     const size_t dbytes = numel * sm::dtype_size(dt), sbytes = numel * sm::dtype_size(st);
-    Buffer src(sbytes), dst(dbytes);
+    const size_t mbytes = std::max(dbytes, sbytes);
+    Buffer src(mbytes), dst(mbytes);
     const TensorDesc d = desc(dst.data, dt, dsizes, row_major(dsizes));
     const TensorDesc s = desc(src.data, st, ssizes, sstrides);
     Result r;
     r.name = name;
     r.bytes = static_cast<double>(dbytes + sbytes);
     r.ours = time_it(reps, [&] { k.copy(d, s); });
-    const size_t mbytes = std::max(dbytes, sbytes);
-    r.memcpy_t = memcpy_ref(mbytes);
+    r.memcpy_t = memcpy_ref(dst, src, mbytes);
     r.memcpy_bytes = 2.0 * mbytes;
     results.push_back(r);
   };
@@ -172,13 +172,15 @@ int main(int argc, char** argv) {
     r.name = "inplace_add_transposed_4096_f32";
     r.bytes = 3.0 * n;  // read a, read b, write a
     r.ours = time_it(reps, [&] { k.tensor_op(d, SM_OP_ADD, o, 1.0); });
-    r.memcpy_t = memcpy_ref(n);
+    r.memcpy_t = memcpy_ref(a, b, n);
     r.memcpy_bytes = 2.0 * n;
     results.push_back(r);
   }
 
+  const bool avx2 = sm::cpu::tile_kernels_use_avx2();
   if (json) {
-    std::printf("{\"threads\": %d, \"reps\": %d, \"cases\": [\n", sm::get_cpu_threads(), reps);
+    std::printf("{\"threads\": %d, \"reps\": %d, \"avx2\": %s, \"cases\": [\n",
+                sm::get_cpu_threads(), reps, avx2 ? "true" : "false");
     for (size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       std::printf(
@@ -190,8 +192,8 @@ int main(int argc, char** argv) {
     std::printf("]}\n");
     return 0;
   }
-  std::printf("stridemem CPU copy bench: %d thread(s), %d reps, median (best) GB/s, read+write\n",
-              sm::get_cpu_threads(), reps);
+  std::printf("stridemem CPU copy bench: %d thread(s), %s tile kernels, %d reps, median (best) "
+              "GB/s, read+write\n", sm::get_cpu_threads(), avx2 ? "AVX2" : "baseline", reps);
   std::printf("%-36s %16s %16s %8s\n", "case", "stridemem", "memcpy", "ratio");
   for (const Result& r : results) {
     const double g = r.bytes / r.ours.median_s / 1e9, gb = r.bytes / r.ours.best_s / 1e9;

@@ -14,6 +14,8 @@ namespace {
 constexpr int64_t kMinRowPieceBytes = 64 << 10;
 // Aim for at least this many bytes per range handed to a thread.
 constexpr int64_t kMinRangeBytes = 256 << 10;
+// Tiles per supertile side.
+constexpr int64_t kSuper = 4;
 
 struct Run {
   const LoopSpec* spec;
@@ -41,6 +43,31 @@ struct Run {
       doff -= (g.cells[i] - 1) * dstep[i];
       soff -= (g.cells[i] - 1) * sstep[i];
       coord[i] = 0;
+    }
+  }
+
+  int64_t sub_rows = 0, sub_cols = 0;  // tile_shape: one tile buffer's worth
+
+  // A supertile of up to kSuper x kSuper tiles, walked in destination order,
+  // each tile prefetching the next one (the last: `next`, the next supertile).
+  void supertile(char* dp, const char* sp, int64_t rows, int64_t cols, const char* next,
+                 const char* next_d) const {
+    const int64_t dr = dstride_k * spec->dsize, dc = dstride_inner * spec->dsize;
+    const int64_t sr = sstride_k * spec->ssize, sc = sstride_inner * spec->ssize;
+    for (int64_t r0 = 0; r0 < rows; r0 += sub_rows) {
+      const int64_t nr = rows - r0 < sub_rows ? rows - r0 : sub_rows;
+      for (int64_t c0 = 0; c0 < cols; c0 += sub_cols) {
+        const int64_t nc = cols - c0 < sub_cols ? cols - c0 : sub_cols;
+        int64_t r1 = r0, c1 = c0 + sub_cols;
+        if (c1 >= cols) c1 = 0, r1 = r0 + sub_rows;
+        const char* ns = next;
+        const char* nd = next_d;
+        if (r1 < rows) {
+          ns = sp + r1 * sr + c1 * sc;
+          nd = spec->reads_dst ? dp + r1 * dr + c1 * dc : nullptr;
+        }
+        tile(dp + r0 * dr + c0 * dc, sp + r0 * sr + c0 * sc, nr, nc, ns, nd);
+      }
     }
   }
 
@@ -86,8 +113,8 @@ struct Run {
       const int64_t cols = g.extent(inner, coord[inner]);
       const bool pf_now = pf && w + ahead < end;
       if (tile_dim >= 0) {
-        tile(d + doff, s + soff, g.extent(tile_dim, coord[tile_dim]), cols,
-             pf_now ? s + asoff : nullptr, pf_now && spec->reads_dst ? d + adoff : nullptr);
+        supertile(d + doff, s + soff, g.extent(tile_dim, coord[tile_dim]), cols,
+                  pf_now ? s + asoff : nullptr, pf_now && spec->reads_dst ? d + adoff : nullptr);
       } else {
         if (pf_now) {
           const char* p = s + asoff - (sstride_inner < 0 ? prefetch_bytes - spec->ssize : 0);
@@ -141,7 +168,18 @@ void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) 
   const int maxsize = spec.dsize > spec.ssize ? spec.dsize : spec.ssize;
   if (k >= 0 && p.sizes[k] >= 4 && p.sizes[inner] >= 4) {
     run.tile_dim = k;
-    tile_shape(spec.ssize, &block[k], &block[inner]);
+    tile_shape(spec.ssize, &run.sub_rows, &run.sub_cols);
+    // Supertiles of kSuper x kSuper tiles: source and destination rows are
+    // then read in 1 KiB runs (4-byte elements), which memory serves much
+    // better than 256-byte ones (2-D transposes +25% on one core), while the
+    // tile buffer stays small. Plain tiles when that leaves threads idle.
+    int64_t f = kSuper;
+    const int64_t supers = ((p.sizes[k] + f * run.sub_rows - 1) / (f * run.sub_rows)) *
+                           ((p.sizes[inner] + f * run.sub_cols - 1) / (f * run.sub_cols)) *
+                           (numel / (p.sizes[k] * p.sizes[inner]));
+    if (threads > 1 && supers < 4 * threads) f = 1;
+    block[k] = run.sub_rows * f;
+    block[inner] = run.sub_cols * f;
   } else {
     block[inner] = p.sizes[inner];
     // Few long rows: cut them so every thread gets work.

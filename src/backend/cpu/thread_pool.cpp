@@ -185,8 +185,9 @@ void parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
     fn(ctx, 0, n);
     return;
   }
-  // A few chunks per thread balance uneven progress (another process on a core).
-  int64_t chunk = (n + 4 * threads - 1) / (4 * threads);
+  // Many chunks per thread: when another process takes a core from one of
+  // our threads, the others pick up its share instead of waiting for it.
+  int64_t chunk = (n + 16 * threads - 1) / (16 * threads);
   if (chunk < grain) chunk = grain;
   if (!get_pool()->try_run(threads, n, chunk, fn, ctx)) fn(ctx, 0, n);
 }
