@@ -206,7 +206,7 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
   int64_t bytes = 0, lo_bytes = 0;
   if (!e.empty && (add_overflows(e.hi - e.lo, 1, &bytes) || mul_overflows(bytes, itemsize, &bytes) ||
                    mul_overflows(lo, itemsize, &lo_bytes)))
-    fail(SM_ERR_OVERFLOW, "DLPack tensor's shape %s and strides %s span more than 2^63 bytes",
+    fail(SM_ERR_OVERFLOW, "DLPack tensor's byte span overflows int64: shape %s with strides %s spans more than 2^63 bytes",
          format_dims(l.sizes, l.ndim).c_str(), format_dims(l.strides, l.ndim).c_str());
   l.offset = -lo;
   auto storage = std::make_shared<Storage>(dev, first + lo_bytes, bytes, std::move(on_free),
