@@ -1,7 +1,9 @@
 // CPU copy engine benchmark (issue 6): GB/s (bytes read + written) of the
-// CPU kernels on the cases of bench/RESULTS.md next to memcpy of the same
-// bytes. Not a timed test. bench/numpy_copy_bench.py runs this program and
-// NumPy's versions of the same copies in one run and prints the ratios.
+// public calls users make (sm_copy_into from permuted / transposed views,
+// sm_copy_into with a dtype change, sm_inplace_tensor on a transposed view)
+// next to memcpy of the same bytes between the same buffers. Not a timed
+// test. bench/numpy_copy_bench.py runs this program and NumPy's versions of
+// the same copies in one run and prints the ratios (see bench/RESULTS.md).
 //
 // Usage: bench_copy_bench [--json] [--reps N] [--threads N] [--only NAME]
 // Each case runs once to warm up (first touch, thread start), then N times;
@@ -15,57 +17,57 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
-#include "backend/cpu/thread_pool.hpp"
-#include "backend/cpu/tile_kernels.hpp"
+#include "backend/cpu/tile_kernels.hpp"  // which tile kernels run (reported only)
+#include "stridemem.h"
 
 namespace {
 
-using sm::DType;
-using sm::TensorDesc;
-
-// Tensor memory comes from the library's own CPU allocator, as sm_empty's
-// does, so the figures include its alignment and page choices.
-struct Buffer {
-  explicit Buffer(size_t n) : bytes(n) {
-    block = sm::cpu_backend().allocator().allocate(n);
-    data = static_cast<unsigned char*>(block.ptr);
-    // Touch every page (and give floats harmless values) outside the timings.
-    for (size_t i = 0; i < n; ++i) data[i] = static_cast<unsigned char>((i * 7) & 0x3F);
+void check(sm_status st, const char* what) {
+  if (st != SM_OK) {
+    std::fprintf(stderr, "%s failed: %s\n", what, sm_last_error());
+    std::exit(1);
   }
-  ~Buffer() { sm::cpu_backend().allocator().deallocate(block); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  sm::Allocation block;
-  unsigned char* data;
-  size_t bytes;
+}
+
+// Owns one tensor handle.
+struct Handle {
+  explicit Handle(sm_tensor h = nullptr) : t(h) {}
+  ~Handle() { sm_tensor_release(t); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  sm_tensor t;
 };
 
-TensorDesc desc(void* data, DType dt, const std::vector<int64_t>& sizes,
-                const std::vector<int64_t>& strides) {
-  TensorDesc t;
-  t.data = data;
-  t.dtype = dt;
-  t.ndim = static_cast<int>(sizes.size());
-  for (int i = 0; i < t.ndim; ++i) t.sizes[i] = sizes[i], t.strides[i] = strides[i];
-  return t;
-}
-
-std::vector<int64_t> row_major(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> st(sizes.size());
-  int64_t acc = 1;
-  for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) st[i] = acc, acc *= sizes[i];
-  return st;
-}
-
-// The view of a row-major `sizes` buffer permuted by perm (numpy.transpose).
-void permuted(const std::vector<int64_t>& sizes, const std::vector<int>& perm,
-              std::vector<int64_t>* psizes, std::vector<int64_t>* pstrides) {
-  const std::vector<int64_t> st = row_major(sizes);
-  psizes->clear();
-  pstrides->clear();
-  for (int p : perm) psizes->push_back(sizes[p]), pstrides->push_back(st[p]);
-}
+// A row-major tensor from sm_empty (the library's allocator) with every byte
+// touched, and given harmless float bits, outside the timings.
+struct Buffer {
+  Buffer(const std::vector<int64_t>& shape, sm_dtype dt) {
+    check(sm_empty(shape.data(), static_cast<int32_t>(shape.size()), dt,
+                   sm_device{SM_DEVICE_CPU, 0}, &h.t),
+          "sm_empty");
+    int64_t n = 0;
+    void* p = nullptr;
+    check(sm_nbytes(h.t, &n), "sm_nbytes");
+    check(sm_data_ptr(h.t, &p), "sm_data_ptr");
+    data = static_cast<unsigned char*>(p);
+    bytes = static_cast<size_t>(n);
+    for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>((i * 7) & 0x3F);
+  }
+  // A row-major view of `shape` and dtype dt over this buffer's bytes.
+  sm_tensor view_as(const std::vector<int64_t>& shape, sm_dtype dt) const {
+    sm_storage s = nullptr;
+    sm_tensor t = nullptr;
+    check(sm_tensor_storage(h.t, &s), "sm_tensor_storage");
+    check(sm_tensor_from_storage(s, shape.data(), nullptr, static_cast<int32_t>(shape.size()), 0,
+                                 dt, &t),
+          "sm_tensor_from_storage");
+    sm_storage_release(s);
+    return t;
+  }
+  Handle h;
+  unsigned char* data = nullptr;
+  size_t bytes = 0;
+};
 
 struct Timing {
   double median_s, best_s;
@@ -84,6 +86,12 @@ Timing time_it(int reps, const std::function<void()>& f) {
   return {t[t.size() / 2], t.front()};
 }
 
+int threads() {
+  int32_t n = 0;
+  check(sm_get_num_threads(&n), "sm_get_num_threads");
+  return n;
+}
+
 struct Result {
   std::string name;
   double bytes;  // read + written
@@ -100,87 +108,91 @@ int main(int argc, char** argv) {
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--json") json = true;
-    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) sm::set_cpu_threads(std::atoi(argv[++i]));
-    else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else {
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--reps" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else if (a == "--threads" && i + 1 < argc) {
+      check(sm_set_num_threads(std::atoi(argv[++i])), "sm_set_num_threads");
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
       std::fprintf(stderr, "usage: %s [--json] [--reps N] [--threads N] [--only NAME]\n", argv[0]);
       return 2;
     }
   }
   if (reps < 1) reps = 1;
-  sm::Kernels& k = sm::cpu_kernels();
   std::vector<Result> results;
 
-  // memcpy of n bytes between the case's own buffers (both at least n long).
   auto memcpy_ref = [&](Buffer& to, const Buffer& from, size_t n) {
     return time_it(reps, [&] { std::memcpy(to.data, from.data, n); });
   };
 
-  auto run_copy = [&](const std::string& name, DType dt, DType st,
-                      const std::vector<int64_t>& dsizes, const std::vector<int64_t>& ssizes,
-                      const std::vector<int64_t>& sstrides) {
+  // sm_copy_into(dst, src.permute(perm)): dst row-major of dtype dt, src a
+  // row-major src_shape tensor of dtype st.
+  auto run_copy = [&](const std::string& name, sm_dtype dt, sm_dtype st,
+                      const std::vector<int64_t>& src_shape, const std::vector<int32_t>& perm) {
     if (!only.empty() && name != only) return;
-    int64_t numel = 1;
-    for (auto s : dsizes) numel *= s;
-    const size_t dbytes = numel * sm::dtype_size(dt), sbytes = numel * sm::dtype_size(st);
-    const size_t mbytes = std::max(dbytes, sbytes);
-    Buffer src(mbytes), dst(mbytes);
-    const TensorDesc d = desc(dst.data, dt, dsizes, row_major(dsizes));
-    const TensorDesc s = desc(src.data, st, ssizes, sstrides);
+    std::vector<int64_t> shape;
+    for (int32_t p : perm) shape.push_back(src_shape[p]);
+    // Both buffers hold the larger operand, for the memcpy reference.
+    const sm_dtype big = sm_dtype_size(dt) >= sm_dtype_size(st) ? dt : st;
+    Buffer dbuf(shape, big), sbuf(src_shape, big);
+    Handle d(dbuf.view_as(shape, dt)), s(sbuf.view_as(src_shape, st)), v;
+    check(sm_permute(s.t, perm.data(), static_cast<int32_t>(perm.size()), &v.t), "sm_permute");
+    int64_t numel = 0;
+    check(sm_numel(d.t, &numel), "sm_numel");
+    const size_t dbytes = numel * sm_dtype_size(dt), sbytes = numel * sm_dtype_size(st);
     Result r;
     r.name = name;
     r.bytes = static_cast<double>(dbytes + sbytes);
-    r.ours = time_it(reps, [&] { k.copy(d, s); });
-    r.memcpy_t = memcpy_ref(dst, src, mbytes);
+    r.ours = time_it(reps, [&] { check(sm_copy_into(d.t, v.t), "sm_copy_into"); });
+    const size_t mbytes = std::max(dbytes, sbytes);
+    r.memcpy_t = memcpy_ref(dbuf, sbuf, mbytes);
     r.memcpy_bytes = 2.0 * mbytes;
     results.push_back(r);
   };
 
   const int64_t N2 = 4096, N4 = 64;
   // A plain contiguous copy (64 MiB): the engine against memcpy itself.
-  run_copy("contiguous_copy_64MiB_f32", DType::F32, DType::F32, {16 << 20}, {16 << 20}, {1});
-  // 2-D transposes: dst[i][j] = src[j][i].
-  run_copy("transpose2d_4096_f32", DType::F32, DType::F32, {N2, N2}, {N2, N2}, {1, N2});
-  run_copy("transpose2d_4096_f16", DType::F16, DType::F16, {N2, N2}, {N2, N2}, {1, N2});
+  run_copy("contiguous_copy_64MiB_f32", SM_FLOAT32, SM_FLOAT32, {16 << 20}, {0});
+  // 2-D transposes: dst = src.T made dense.
+  run_copy("transpose2d_4096_f32", SM_FLOAT32, SM_FLOAT32, {N2, N2}, {1, 0});
+  run_copy("transpose2d_4096_f16", SM_FLOAT16, SM_FLOAT16, {N2, N2}, {1, 0});
   // 4-D permutations of a row-major 64^4 fp32 tensor.
-  const std::vector<std::vector<int>> perms = {
+  const std::vector<std::vector<int32_t>> perms = {
       {0, 1, 3, 2}, {3, 2, 1, 0}, {0, 2, 1, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}};
   for (const auto& p : perms) {
-    std::vector<int64_t> ps, pst;
-    permuted({N4, N4, N4, N4}, p, &ps, &pst);
     std::string name = "permute4d_64_f32_(";
-    for (size_t i = 0; i < p.size(); ++i) name += std::to_string(p[i]) + (i + 1 < p.size() ? "," : ")");
-    run_copy(name, DType::F32, DType::F32, ps, ps, pst);
+    for (size_t i = 0; i < p.size(); ++i)
+      name += std::to_string(p[i]) + (i + 1 < p.size() ? "," : ")");
+    run_copy(name, SM_FLOAT32, SM_FLOAT32, {N4, N4, N4, N4}, p);
   }
-  {
-    // NCHW -> NHWC: the NHWC-ordered view of an NCHW buffer, made dense.
-    std::vector<int64_t> ps, pst;
-    permuted({32, 64, 112, 112}, {0, 2, 3, 1}, &ps, &pst);
-    run_copy("nchw_to_nhwc_32x64x112x112_f32", DType::F32, DType::F32, ps, ps, pst);
-  }
-  run_copy("copy_into_f32_to_bf16_4096x4096", DType::BF16, DType::F32, {N2, N2}, {N2, N2}, {N2, 1});
-  run_copy("copy_into_f32_to_f16_4096x4096", DType::F16, DType::F32, {N2, N2}, {N2, N2}, {N2, 1});
+  // NCHW -> NHWC: the NHWC-ordered view of an NCHW tensor, made dense.
+  run_copy("nchw_to_nhwc_32x64x112x112_f32", SM_FLOAT32, SM_FLOAT32, {32, 64, 112, 112},
+           {0, 2, 3, 1});
+  run_copy("copy_into_f32_to_bf16_4096x4096", SM_BFLOAT16, SM_FLOAT32, {N2, N2}, {0, 1});
+  run_copy("copy_into_f32_to_f16_4096x4096", SM_FLOAT16, SM_FLOAT32, {N2, N2}, {0, 1});
   if (only.empty() || only == "inplace_add_transposed_4096_f32") {
-    // a.T += b: dst is the transposed view of a, other is row-major.
-    const size_t n = static_cast<size_t>(N2 * N2) * 4;
-    Buffer a(n), b(n);
-    const TensorDesc d = desc(a.data, DType::F32, {N2, N2}, {1, N2});
-    const TensorDesc o = desc(b.data, DType::F32, {N2, N2}, {N2, 1});
+    // a.T += b: sm_inplace_tensor on the transposed view of a; b row-major.
+    Buffer a({N2, N2}, SM_FLOAT32), b({N2, N2}, SM_FLOAT32);
+    Handle at;
+    check(sm_transpose(a.h.t, 0, 1, &at.t), "sm_transpose");
     Result r;
     r.name = "inplace_add_transposed_4096_f32";
-    r.bytes = 3.0 * n;  // read a, read b, write a
-    r.ours = time_it(reps, [&] { k.tensor_op(d, SM_OP_ADD, o, 1.0); });
-    r.memcpy_t = memcpy_ref(a, b, n);
-    r.memcpy_bytes = 2.0 * n;
+    r.bytes = 3.0 * static_cast<double>(a.bytes);  // read a, read b, write a
+    r.ours = time_it(reps, [&] {
+      check(sm_inplace_tensor(at.t, SM_OP_ADD, b.h.t, 1.0), "sm_inplace_tensor");
+    });
+    r.memcpy_t = memcpy_ref(a, b, a.bytes);
+    r.memcpy_bytes = 2.0 * static_cast<double>(a.bytes);
     results.push_back(r);
   }
 
   const bool avx2 = sm::cpu::tile_kernels_use_avx2();
   if (json) {
-    std::printf("{\"threads\": %d, \"reps\": %d, \"avx2\": %s, \"cases\": [\n",
-                sm::get_cpu_threads(), reps, avx2 ? "true" : "false");
+    std::printf("{\"threads\": %d, \"reps\": %d, \"avx2\": %s, \"cases\": [\n", threads(), reps,
+                avx2 ? "true" : "false");
     for (size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       std::printf(
@@ -193,14 +205,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("stridemem CPU copy bench: %d thread(s), %s tile kernels, %d reps, median (best) "
-              "GB/s, read+write\n", sm::get_cpu_threads(), avx2 ? "AVX2" : "baseline", reps);
+              "GB/s, read+write\n",
+              threads(), avx2 ? "AVX2" : "baseline", reps);
   std::printf("%-36s %16s %16s %8s\n", "case", "stridemem", "memcpy", "ratio");
   for (const Result& r : results) {
     const double g = r.bytes / r.ours.median_s / 1e9, gb = r.bytes / r.ours.best_s / 1e9;
     const double m = r.memcpy_bytes / r.memcpy_t.median_s / 1e9;
     const double mb = r.memcpy_bytes / r.memcpy_t.best_s / 1e9;
     std::printf("%-36s %7.2f (%6.2f) %7.2f (%6.2f) %7.0f%%\n", r.name.c_str(), g, gb, m, mb,
-                100.0 * g / m);
+                100.0 * gb / mb);
   }
   return 0;
 }
