@@ -21,7 +21,8 @@ struct CopyCtx {
   bool stream;
 };
 
-// Same dtype: bits of N bytes, whatever the type.
+// Same dtype: bits of N bytes, whatever the type (NaN payloads included, as
+// memcpy; convert<T>(T) would make every f16/bf16 NaN canonical).
 template <int N>
 void copy_row_bits(const void* ctx, char* d, const char* s, int64_t n, int64_t ds, int64_t ss) {
   using T = Bits<N>;

@@ -31,6 +31,10 @@ struct Run {
 
   GatherFn gather;
   RowsOutFn rows_out;
+  int64_t sub_rows = 0, sub_cols = 0;  // tile_shape: one tile buffer's worth
+  // Cells whose source is prefetched ahead of use (0: none).
+  int64_t ahead = 0;
+  int64_t prefetch_bytes = 0;  // rows mode: bytes of source per row (unit stride)
 
   // Advances an odometer by one cell.
   void step(int64_t* coord, int64_t& doff, int64_t& soff) const {
@@ -45,8 +49,6 @@ struct Run {
       coord[i] = 0;
     }
   }
-
-  int64_t sub_rows = 0, sub_cols = 0;  // tile_shape: one tile buffer's worth
 
   // A supertile of up to kSuper x kSuper tiles, walked in destination order,
   // each tile prefetching the next one (the last: `next`, the next supertile).
@@ -71,6 +73,8 @@ struct Run {
     }
   }
 
+  // One tile: the source gathered into a buffer in destination order, then
+  // the buffer's rows written out (plain copies) or fed to the row kernel.
   void tile(char* dp, const char* sp, int64_t rows, int64_t cols, const char* next,
             const char* next_d) const {
     alignas(64) unsigned char buf[kTileBufBytes];
@@ -90,10 +94,7 @@ struct Run {
                 dstride_inner, 1);
   }
 
-  // Cells whose source is prefetched ahead of use (0: none); set by run_loops.
-  int64_t ahead = 0;
-  int64_t prefetch_bytes = 0;  // rows mode: bytes of source per row (unit stride)
-
+  // Runs cells [begin, end) of the grid.
   void range(int64_t begin, int64_t end) const {
     const int nd = g.ndim;
     int64_t coord[kMaxDims], acoord[kMaxDims];

@@ -5,15 +5,17 @@
 // Modes, picked once per call:
 //  - rows: the innermost dim (the destination's fastest) is handed to a 1-D
 //    row kernel; the outer dims are walked with an odometer (no division).
+//    Short unit-stride source rows are prefetched ~2 KiB ahead.
 //  - tiles: when the source moves fastest along another dim k, (k, inner)
-//    is cut into cache-sized 2-D tiles; each tile of the source is first
-//    transposed into a small contiguous buffer in destination order by a
-//    register micro-kernel keyed by element size, then the row kernel runs
-//    over the buffer's rows (unit source stride: vectorized, and every
-//    destination line is written whole, once).
-// Work cells (rows, row pieces or tiles) are split into contiguous ranges of
-// cells between threads; a range start is turned into coordinates by one
-// division per dim, once per range.
+//    is cut into tiles (64 x 64 for 4-byte elements) grouped 4 x 4 into
+//    supertiles; each tile of the source is transposed into a 16 KiB buffer
+//    in destination order by a register micro-kernel keyed by element size
+//    (tile_kernels.hpp) while the next tile is prefetched, then the buffer's
+//    rows are written out whole (non-temporal stores for large plain copies)
+//    or fed to the row kernel with a unit source stride.
+// Work cells (rows, row pieces or supertiles) are split into contiguous
+// ranges of cells between threads; a range start is turned into coordinates
+// by one division per dim, once per range.
 #pragma once
 
 #include <cstdint>
