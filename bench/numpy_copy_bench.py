@@ -10,8 +10,10 @@ Usage (Debian's python3 has NumPy):
     cmake --build build-cpu --target bench_copy_bench
     /usr/bin/python3 bench/numpy_copy_bench.py [--bin PATH] [--reps N] [--threads N]
 
-Timing: each case runs once to warm up, then --reps times; the table shows
-the best run (least disturbed by other processes) and the median.
+Timing: each case runs once to warm up, then --reps times, each run from cold
+caches (96 MiB of other memory is read first), stridemem alternating with its
+memcpy reference; the table shows the best run (least disturbed by other
+processes) and the median.
 """
 
 import argparse
@@ -38,10 +40,19 @@ def find_binary():
     return hits[0] if hits else None
 
 
+_JUNK = np.ones((96 << 20) // 8, dtype=np.uint64)
+
+
+def flush_caches():
+    """Reads 96 MiB of clean memory, as copy_bench does before each timed run."""
+    return int(_JUNK[::8].sum())
+
+
 def timed(fn, reps):
     fn()  # warm-up (first touch)
     times = []
     for _ in range(reps):
+        flush_caches()
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)

@@ -6,15 +6,18 @@
 // the same copies in one run and prints the ratios (see bench/RESULTS.md).
 //
 // Usage: bench_copy_bench [--json] [--reps N] [--threads N] [--only NAME]
-// Each case runs once to warm up (first touch, thread start), then N times;
-// the median and the best time are reported.
+// Each case runs once to warm up (first touch, thread start), then N times
+// alternating with its memcpy reference, every run from cold caches; the
+// median and the best time of each are reported.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/tile_kernels.hpp"  // which tile kernels run (reported only)
@@ -73,17 +76,37 @@ struct Timing {
   double median_s, best_s;
 };
 
-Timing time_it(int reps, const std::function<void()>& f) {
+// Reads 96 MiB of clean memory, so the next timed run starts with none of
+// its operands in cache (the 32 MiB L3 would otherwise favour whichever
+// call follows one that touched the same buffers). Reading, not writing:
+// the dirty lines of the previous run are written back here, not later.
+uint64_t flush_caches() {
+  static std::vector<uint64_t> junk((96u << 20) / 8, 1);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < junk.size(); i += 8) sum += junk[i];  // one load per line
+  return sum;
+}
+volatile uint64_t g_sink;
+
+// Times f and g alternately (f, g, f, g, ...) so both see the same
+// background load, which on a shared machine changes from second to second.
+std::pair<Timing, Timing> time_pair(int reps, const std::function<void()>& f,
+                                    const std::function<void()>& g) {
   f();  // warm-up
-  std::vector<double> t;
+  g();
+  std::vector<double> tf, tg;
   for (int i = 0; i < reps; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    const auto b = std::chrono::steady_clock::now();
-    t.push_back(std::chrono::duration<double>(b - a).count());
+    for (int which = 0; which < 2; ++which) {
+      g_sink = flush_caches();
+      const auto a = std::chrono::steady_clock::now();
+      (which ? g : f)();
+      const auto b = std::chrono::steady_clock::now();
+      (which ? tg : tf).push_back(std::chrono::duration<double>(b - a).count());
+    }
   }
-  std::sort(t.begin(), t.end());
-  return {t[t.size() / 2], t.front()};
+  std::sort(tf.begin(), tf.end());
+  std::sort(tg.begin(), tg.end());
+  return {Timing{tf[tf.size() / 2], tf.front()}, Timing{tg[tg.size() / 2], tg.front()}};
 }
 
 int threads() {
@@ -124,8 +147,13 @@ int main(int argc, char** argv) {
   if (reps < 1) reps = 1;
   std::vector<Result> results;
 
-  auto memcpy_ref = [&](Buffer& to, const Buffer& from, size_t n) {
-    return time_it(reps, [&] { std::memcpy(to.data, from.data, n); });
+  // The engine's call and memcpy of n bytes between the same two buffers.
+  auto measure = [&](Result& r, const std::function<void()>& ours, Buffer& to, const Buffer& from,
+                     size_t n) {
+    const auto t = time_pair(reps, ours, [&] { std::memcpy(to.data, from.data, n); });
+    r.ours = t.first;
+    r.memcpy_t = t.second;
+    r.memcpy_bytes = 2.0 * static_cast<double>(n);
   };
 
   // sm_copy_into(dst, src.permute(perm)): dst row-major of dtype dt, src a
@@ -146,10 +174,8 @@ int main(int argc, char** argv) {
     Result r;
     r.name = name;
     r.bytes = static_cast<double>(dbytes + sbytes);
-    r.ours = time_it(reps, [&] { check(sm_copy_into(d.t, v.t), "sm_copy_into"); });
-    const size_t mbytes = std::max(dbytes, sbytes);
-    r.memcpy_t = memcpy_ref(dbuf, sbuf, mbytes);
-    r.memcpy_bytes = 2.0 * mbytes;
+    measure(r, [&] { check(sm_copy_into(d.t, v.t), "sm_copy_into"); }, dbuf, sbuf,
+            std::max(dbytes, sbytes));
     results.push_back(r);
   };
 
@@ -181,11 +207,8 @@ int main(int argc, char** argv) {
     Result r;
     r.name = "inplace_add_transposed_4096_f32";
     r.bytes = 3.0 * static_cast<double>(a.bytes);  // read a, read b, write a
-    r.ours = time_it(reps, [&] {
-      check(sm_inplace_tensor(at.t, SM_OP_ADD, b.h.t, 1.0), "sm_inplace_tensor");
-    });
-    r.memcpy_t = memcpy_ref(a, b, a.bytes);
-    r.memcpy_bytes = 2.0 * static_cast<double>(a.bytes);
+    measure(r, [&] { check(sm_inplace_tensor(at.t, SM_OP_ADD, b.h.t, 1.0), "sm_inplace_tensor"); },
+            a, b, a.bytes);
     results.push_back(r);
   }
 

@@ -35,12 +35,16 @@ std::atomic<int>& setting() {
   return value;
 }
 
+// Cores this process may run on (its affinity mask, as taskset or a
+// container's cpuset sets it), else the machine's.
 int core_count() {
+#if defined(__linux__)
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {
     const int n = CPU_COUNT(&set);
     if (n > 0) return n;
   }
+#endif
   const unsigned h = std::thread::hardware_concurrency();
   return h ? static_cast<int>(h) : 1;
 }
