@@ -218,7 +218,11 @@ TEST(DLPack, FailedImportLeavesOwnershipWithTheCaller) {
   EXPECT_EQ(out, sentinel_tensor());
   expect_error_mentions({"sm_from_dlpack"});
   m->dl_tensor.dtype.lanes = 1;
-  m->dl_tensor.device = sm_DLDevice{static_cast<sm_DLDeviceType>(9), 0};  // not ours
+  // Device type 10 (kDLROCM in DLPack) is not ours. Written as bytes, as a C
+  // producer would: in C++ the value is outside sm_DLDeviceType's range.
+  const int32_t rocm = 10;
+  static_assert(sizeof(m->dl_tensor.device.device_type) == sizeof rocm, "enum is int-sized");
+  std::memcpy(&m->dl_tensor.device.device_type, &rocm, sizeof rocm);
   EXPECT_EQ(sm_from_dlpack(m, 0, &out), SM_ERR_DEVICE);
   m->dl_tensor.device = sm_DLDevice{sm_kDLCPU, 0};
   m->dl_tensor.shape[0] = -2;
