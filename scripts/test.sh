@@ -11,6 +11,10 @@ export PATH="$PATH:$HOME/.cargo/bin"
 
 echo "== Rust crate (cargo test)"
 (cd bindings/rust && STRIDEMEM_LIB_DIR="$root/build" cargo test --quiet 2>&1)
+if cargo clippy --version >/dev/null 2>&1; then
+  echo "== Rust crate (cargo clippy -D warnings)"
+  (cd bindings/rust && STRIDEMEM_LIB_DIR="$root/build" cargo clippy --quiet --all-targets -- -D warnings)
+fi
 
 echo "== Julia package: @ccall checker against stridemem.h and nm -D"
 /usr/bin/python3 tools/check_julia_ccalls.py --lib "$root/build/libstridemem.so"
