@@ -67,8 +67,11 @@ sm_DLDevice to_dl_device(Device d) {
   return out;
 }
 
-Device from_dl_device(sm_DLDevice d) {
-  const int32_t type = static_cast<int32_t>(d.device_type);
+Device from_dl_device(const sm_DLDevice& d) {
+  // Read the enum field as the int32 a C producer wrote: any value may arrive.
+  int32_t type;
+  static_assert(sizeof(d.device_type) == sizeof(int32_t), "DLDeviceType is int-sized");
+  std::memcpy(&type, &d.device_type, sizeof type);
   if (type != SM_DEVICE_CPU && type != SM_DEVICE_CUDA && type != SM_DEVICE_CUDA_HOST)
     fail(SM_ERR_DEVICE, "DLPack device type %d is not supported (CPU=1, CUDA=2, CUDAHost=3)", type);
   Device dev{type, d.device_id};

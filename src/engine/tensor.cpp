@@ -25,11 +25,14 @@ TensorDesc TensorImpl::desc() const {
 }
 
 TensorPtr derive_view(const TensorPtr& t, const Layout& layout) {
+  // Every view's byte count must be representable (sm_nbytes), e.g. expand.
+  checked_numel(layout.sizes, layout.ndim, static_cast<int64_t>(t->itemsize()));
   check_in_storage(layout, static_cast<int64_t>(t->itemsize()), t->storage()->nbytes());
   return std::make_shared<const TensorImpl>(t->storage(), layout, t->dtype(), t->lease());
 }
 
 TensorPtr make_tensor(StoragePtr storage, const Layout& layout, DType dtype) {
+  checked_numel(layout.sizes, layout.ndim, static_cast<int64_t>(dtype_size(dtype)));
   check_in_storage(layout, static_cast<int64_t>(dtype_size(dtype)), storage->nbytes());
   return std::make_shared<const TensorImpl>(std::move(storage), layout, dtype);
 }
