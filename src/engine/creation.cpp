@@ -109,14 +109,10 @@ TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, in
     fail(SM_ERR_INVALID_ARGUMENT, "data is NULL but shape %s holds elements", format_dims(shape, ndim).c_str());
   // The storage starts at the lowest element reached, so negative strides
   // over caller memory work: data points at element [0, ..., 0].
-  const int64_t lo = e.empty ? 0 : e.lo;
-  int64_t bytes = 0, lo_bytes = 0;
-  if (!e.empty && (add_overflows(e.hi - e.lo, 1, &bytes) || mul_overflows(bytes, itemsize, &bytes) ||
-                   mul_overflows(lo, itemsize, &lo_bytes)))
-    fail(SM_ERR_OVERFLOW, "shape %s with strides %s spans more than 2^63 bytes",
-         format_dims(l.sizes, l.ndim).c_str(), format_dims(l.strides, l.ndim).c_str());
-  l.offset = -lo;
-  char* base = static_cast<char*>(data) + lo_bytes;
+  const ByteSpan span = byte_span(l, itemsize);
+  l.offset = e.empty ? 0 : -e.lo;
+  char* base = static_cast<char*>(data) + span.lo_bytes;
+  const int64_t bytes = span.nbytes;
   std::function<void()> on_free;
   if (deleter) on_free = [deleter, data, ctx] { deleter(data, ctx); };
   auto s = std::make_shared<Storage>(device, base, bytes, std::move(on_free), false);

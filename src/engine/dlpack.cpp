@@ -205,13 +205,9 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
   char* first = static_cast<char*>(dl->data) + dl->byte_offset;
   if (!e.empty && !dl->data) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has NULL data");
   // Storage spans exactly the elements reached; element [0, ...] sits at -lo.
-  const int64_t lo = e.empty ? 0 : e.lo;
-  int64_t bytes = 0, lo_bytes = 0;
-  if (!e.empty && (add_overflows(e.hi - e.lo, 1, &bytes) || mul_overflows(bytes, itemsize, &bytes) ||
-                   mul_overflows(lo, itemsize, &lo_bytes)))
-    fail(SM_ERR_OVERFLOW, "DLPack tensor's byte span overflows int64: shape %s with strides %s spans more than 2^63 bytes",
-         format_dims(l.sizes, l.ndim).c_str(), format_dims(l.strides, l.ndim).c_str());
-  l.offset = -lo;
+  const ByteSpan span = byte_span(l, itemsize);
+  const int64_t lo_bytes = span.lo_bytes, bytes = span.nbytes;
+  l.offset = e.empty ? 0 : -e.lo;
   auto storage = std::make_shared<Storage>(dev, first + lo_bytes, bytes, std::move(on_free),
                                            read_only);
   return std::make_shared<const TensorImpl>(std::move(storage), l, dtype);

@@ -344,6 +344,20 @@ void check_in_storage(const Layout& l, int64_t itemsize, int64_t storage_nbytes)
          describe(l).c_str(), e.lo, e.hi, capacity, storage_nbytes, itemsize);
 }
 
+ByteSpan byte_span(const Layout& l, int64_t itemsize) {
+  const Extent e = extent(l);
+  ByteSpan s;
+  if (e.empty) return s;
+  // Overflow here means the strides reach further than any address space.
+  if (__builtin_sub_overflow(e.hi, e.lo, &s.nbytes) || __builtin_add_overflow(s.nbytes, 1, &s.nbytes) ||
+      __builtin_mul_overflow(s.nbytes, itemsize, &s.nbytes) ||
+      __builtin_mul_overflow(e.lo, itemsize, &s.lo_bytes))
+    fail(SM_ERR_OVERFLOW,
+         "byte span overflows int64: shape %s with strides %s spans more than 2^63 bytes",
+         format_dims(l.sizes, l.ndim).c_str(), format_dims(l.strides, l.ndim).c_str());
+  return s;
+}
+
 int64_t required_storage_bytes(const Layout& l, int64_t itemsize) {
   Extent e = extent(l);
   if (e.empty || e.hi < 0) return 0;

@@ -82,6 +82,14 @@ Extent extent(const Layout& l);
 // offset >= 0: else SM_ERR_OUT_OF_BOUNDS naming the shape, strides, offset and
 // the storage size.
 void check_in_storage(const Layout& l, int64_t itemsize, int64_t storage_nbytes);
+// For wrapping foreign memory given the address of element [0, ..., 0]: the
+// byte offset (<= 0) of the lowest element reached and the bytes from there to
+// the end of the highest one (both 0 when empty). SM_ERR_OVERFLOW past int64.
+struct ByteSpan {
+  int64_t lo_bytes = 0;
+  int64_t nbytes = 0;
+};
+ByteSpan byte_span(const Layout& l, int64_t itemsize);
 // Bytes a storage needs to hold every element of l (0 when empty).
 int64_t required_storage_bytes(const Layout& l, int64_t itemsize);
 
