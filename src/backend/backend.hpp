@@ -47,7 +47,8 @@ class Kernels {
  public:
   virtual ~Kernels() = default;
 
-  // dst[i] = convert<dst.dtype>(src[i]).
+  // dst[i] = convert<dst.dtype>(src[i]); same-dtype copies move the bits
+  // unchanged (NaN payloads included).
   virtual void copy(const TensorDesc& dst, const TensorDesc& src) = 0;
 
   // dst[i] = op(dst[i], a, b) for the scalar ops of sm_op (FILL, ZERO, ADD,
