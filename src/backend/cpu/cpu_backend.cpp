@@ -17,10 +17,13 @@ namespace {
 // views promise SM_STACK_ALIGNMENT in absolute addresses (blocks are multiples
 // of SM_ALLOC_ROUND = 512 bytes, so no padding is wasted).
 void* host_alloc(size_t n) {
-  void* p = std::aligned_alloc(SM_STACK_ALIGNMENT, (n + 255) / 256 * 256);
-  // Large blocks on transparent huge pages: fewer TLB misses in strided
-  // copies (NumPy does the same); a hint, so failure is harmless.
-  if (p && n >= (size_t(4) << 20)) madvise(p, n, MADV_HUGEPAGE);
+  constexpr size_t kHuge = size_t(2) << 20;
+  if (n < 2 * kHuge) return std::aligned_alloc(SM_STACK_ALIGNMENT, (n + 255) / 256 * 256);
+  // Large blocks: 2 MiB aligned and hinted onto transparent huge pages, for
+  // fewer TLB misses in strided copies (NumPy does the same); only a hint.
+  const size_t size = (n + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, size);
+  if (p) madvise(p, size, MADV_HUGEPAGE);
   return p;
 }
 void host_free(void* p) { std::free(p); }
