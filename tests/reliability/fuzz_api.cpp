@@ -1,0 +1,1793 @@
+// libFuzzer harness for the C API. The input bytes are decoded into a
+// sequence of API calls over a small pool of handles: creation (hostile
+// shapes, strides, dtypes, huge sizes), views, copies, in-place writes
+// (overlapping views included), retain/release (stale, forged, NULL and
+// wrong-kind handles too), storages, stacks of views (popped tensors),
+// DLPack export/import (hostile producers included), fault injection.
+//
+// The harness keeps its own model of every handle, storage, stack and
+// external buffer, and after every call checks:
+//  - the status is a known code and never SM_ERR_INTERNAL; a failure has a
+//    message, writes none of its outputs and changes nothing: allocated and
+//    requested bytes, live views and storages, live handles, and the bytes
+//    and version of the storage it could have written;
+//  - a stale/forged/NULL/popped handle is refused (getters: exactly
+//    SM_ERR_INVALID_HANDLE), never crashes;
+//  - success: every new view lies inside its storage, shares its parent's
+//    base address, dtype and version; copies are new storages holding the
+//    same bytes; sm_copy_to_host equals the bytes read from memory; an
+//    in-place write or copy_into changes no byte outside its target's
+//    elements, and a same-dtype copy_into writes exactly the broadcast source;
+//  - the memory statistics match the model after every call: requested
+//    bytes = the sum of live allocator-owned storages, allocated bytes within
+//    the documented rounding of it, active storages and live handle counts
+//    exact; external deleters run exactly once, exactly when the model says
+//    the last reference died;
+//  - at the end, after releasing everything, the state is back to its start.
+// Any failed check aborts, so libFuzzer keeps the input.
+//
+// Built two ways: with clang -fsanitize=fuzzer (STRIDEMEM_FUZZ=ON), and as
+// reliability_fuzz_replay (SM_FUZZ_STANDALONE) that runs corpus files, so the
+// seed corpus is a regression test in every build (ASan, valgrind, plain).
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "rel_util.hpp"
+#include "stridemem_dlpack.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SM_FUZZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SM_FUZZ_ASAN 1
+#endif
+#endif
+
+#ifdef SM_FUZZ_ASAN
+// Allocations the harness asks for as "huge" (>= 2^40 bytes) must fail with
+// SM_ERR_OUT_OF_MEMORY, not abort the process: let malloc return NULL, and
+// cap single allocations (the harness never asks for 16 MiB .. 1 TiB).
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:max_allocation_size_mb=1024:detect_leaks=1";
+}
+#endif
+
+namespace {
+
+using i128 = __int128;
+
+constexpr int64_t kMaxBytes = 1 << 20;                // largest storage the harness makes
+constexpr int64_t kHuge = int64_t(1) << 40;           // from here on, sizes must be refused
+constexpr int64_t kMaxTouch = int64_t(1) << 16;       // element-wise checks up to this numel
+constexpr size_t kMaxTensors = 24;
+
+sm_tensor const kSentT = reinterpret_cast<sm_tensor>(static_cast<uintptr_t>(0x5E7100000001ull));
+sm_storage const kSentS = reinterpret_cast<sm_storage>(static_cast<uintptr_t>(0x5E7100000002ull));
+sm_stack const kSentK = reinterpret_cast<sm_stack>(static_cast<uintptr_t>(0x5E7100000003ull));
+
+// ---- input decoding ---------------------------------------------------------
+
+class In {
+ public:
+  In(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+  bool empty() const { return n_ == 0; }
+  uint8_t u8() {
+    if (!n_) return 0;
+    --n_;
+    return *p_++;
+  }
+  uint64_t u64() {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | u8();
+    return v;
+  }
+  // Small values mostly, hostile ones sometimes.
+  int64_t size() {
+    static const int64_t hostile[] = {-1, -2, 0, 1, 65536, 1 << 20, int64_t(1) << 31,
+                                      int64_t(1) << 32, kHuge, int64_t(1) << 62, INT64_MAX,
+                                      INT64_MIN, int64_t(3) << 40, 100000};
+    const uint8_t b = u8();
+    if (b < 224) return b % 9;
+    return hostile[b % (sizeof hostile / sizeof hostile[0])];
+  }
+  int64_t stride() {
+    static const int64_t hostile[] = {0, -1, INT64_MAX, INT64_MIN, int64_t(1) << 40, -(int64_t(1) << 40),
+                                      int64_t(1) << 62, 1 << 20};
+    const uint8_t b = u8();
+    if (b < 224) return static_cast<int64_t>(b % 19) - 9;
+    return hostile[b % (sizeof hostile / sizeof hostile[0])];
+  }
+  int64_t index() {
+    static const int64_t hostile[] = {SM_SLICE_NONE, INT64_MAX, INT64_MIN + 1, int64_t(1) << 40,
+                                      -(int64_t(1) << 40), 1000, -1000};
+    const uint8_t b = u8();
+    if (b < 224) return static_cast<int64_t>(b % 21) - 10;
+    return hostile[b % (sizeof hostile / sizeof hostile[0])];
+  }
+  int32_t dim() {
+    static const int32_t hostile[] = {INT32_MIN, INT32_MAX, 16, -17, 100};
+    const uint8_t b = u8();
+    if (b < 232) return static_cast<int32_t>(b % 11) - 5;
+    return hostile[b % (sizeof hostile / sizeof hostile[0])];
+  }
+  int32_t ndim() {
+    static const int32_t hostile[] = {-1, 17, SM_MAX_DIMS, INT32_MIN, INT32_MAX, 15};
+    const uint8_t b = u8();
+    if (b < 240) return b % 6;
+    return hostile[b % (sizeof hostile / sizeof hostile[0])];
+  }
+  sm_dtype dtype() {
+    const uint8_t b = u8();
+    if (b < 248) return b % SM_NUM_DTYPES;
+    static const sm_dtype hostile[] = {-1, SM_NUM_DTYPES, 99, INT32_MIN};
+    return hostile[b % 4];
+  }
+  double scalar() {
+    static const double table[] = {0, 1, -1, 2.5, -3, 1e10, -1e10, 0.5, 65504, 1e-10, 300, -129,
+                                   7, 1e300, -0.0, __builtin_nan(""), __builtin_inf(), -__builtin_inf()};
+    return table[u8() % (sizeof table / sizeof table[0])];
+  }
+
+ private:
+  const uint8_t* p_;
+  size_t n_;
+};
+
+// A shape array of exactly min(max(nd, 0), SM_MAX_DIMS) entries on the heap,
+// so a library that reads past ndim (or trusts a bad ndim) trips ASan.
+struct Dims {
+  std::vector<int64_t> v;
+  const int64_t* ptr(bool null_when_empty) const {
+    return v.empty() && null_when_empty ? nullptr : v.data();
+  }
+};
+
+// ---- the model ------------------------------------------------------------
+
+struct StorageM {
+  int64_t nbytes = 0;
+  bool alloc = false;   // from the caching allocator (counted in requested_bytes)
+  int holds = -1;       // another storage kept alive while this one lives
+  int ext = -1;         // external-deleter record that must run when it dies
+  bool alive = true;
+};
+struct TensorM {
+  sm_tensor h;
+  int owners;
+  int storage;
+  int lease;  // -1: not from a stack
+};
+struct StorageHM {
+  sm_storage h;
+  int owners;
+  int storage;
+};
+struct StackM {
+  sm_stack h;
+  int storage;
+  bool released = false;
+  bool alive = true;
+  std::vector<int> entries;          // lease ids, bottom to top
+  std::vector<std::pair<int64_t, size_t>> marks;  // library mark -> entry count then
+};
+struct LeaseM {
+  int stack;
+  bool valid;
+};
+struct ExportM {
+  void* m;
+  bool versioned;
+  int storage;
+};
+// External memory (sm_from_blob with a deleter, hostile DLPack producers).
+struct ExtM {
+  void* mem = nullptr;   // what malloc returned
+  void* data = nullptr;  // what the library was given (may point inside mem)
+  int calls = 0;
+  bool has_deleter = true;
+};
+
+// Sizes of 1 TiB and more must be refused. Where the kernel overcommits
+// without limit (vm.overcommit_memory = 1) malloc would say yes, so the
+// harness does not ask there (ASan builds cap allocations themselves).
+bool huge_allowed() {
+#ifdef SM_FUZZ_ASAN
+  return true;
+#else
+  static const bool ok = [] {
+    FILE* f = std::fopen("/proc/sys/vm/overcommit_memory", "r");
+    int mode = 0;
+    if (f) {
+      if (std::fscanf(f, "%d", &mode) != 1) mode = 0;
+      std::fclose(f);
+    }
+    return mode != 1;
+  }();
+  return ok;
+#endif
+}
+
+void blob_deleter(void* data, void* ctx) {
+  auto* e = static_cast<ExtM*>(ctx);
+  e->calls++;
+  REL_CHECK(data == e->data, "blob deleter got %p, expected %p", data, e->data);
+  std::free(e->mem);
+}
+
+// A hostile producer's managed tensor (legacy or versioned) with its own
+// memory and arrays; the deleter counts and frees.
+struct Producer {
+  ExtM* ext;
+  std::vector<int64_t> shape, strides;
+  union {
+    sm_DLManagedTensor legacy;
+    sm_DLManagedTensorVersioned versioned;
+  } u;
+};
+void producer_free(Producer* p) {
+  p->ext->calls++;
+  std::free(p->ext->mem);
+  delete p;
+}
+void producer_deleter_legacy(sm_DLManagedTensor* m) { producer_free(static_cast<Producer*>(m->manager_ctx)); }
+void producer_deleter_versioned(sm_DLManagedTensorVersioned* m) {
+  producer_free(static_cast<Producer*>(m->manager_ctx));
+}
+
+// Saturating arithmetic for the harness's own size computations: anything
+// past 2^100 is simply "huge" (and never overflows __int128).
+constexpr i128 kSat = i128(1) << 100;
+i128 sat(i128 x) { return x > kSat ? kSat : (x < -kSat ? -kSat : x); }
+i128 sat_mul(i128 a, i128 b) {
+  a = sat(a);
+  b = sat(b);
+  if (a == 0 || b == 0) return 0;
+  const i128 ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
+  if (ma > kSat / mb) return (a < 0) != (b < 0) ? -kSat : kSat;
+  return a * b;
+}
+
+// Element offsets a layout reaches relative to element [0, ..., 0]: [lo, hi].
+// strides NULL: row-major. *negative: a size < 0; *empty: a size == 0.
+void reach(const std::vector<int64_t>& shape, const std::vector<int64_t>* strides, i128* lo, i128* hi,
+           bool* empty, bool* negative) {
+  *lo = *hi = 0;
+  *empty = *negative = false;
+  i128 rm = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    const int64_t n = shape[i];
+    if (n < 0) *negative = true;
+    if (n == 0) *empty = true;
+    const i128 s = strides ? i128((*strides)[i]) : rm;
+    if (n > 0) {
+      const i128 ext = sat_mul(n - 1, s);
+      if (ext < 0) *lo = sat(*lo + ext);
+      else *hi = sat(*hi + ext);
+    }
+    if (!strides) rm = sat_mul(rm, n > 0 ? n : 1);
+  }
+  if (*empty) *lo = *hi = 0;
+}
+
+bool mul_ok(i128 a, i128 b, i128* out) {
+  *out = a * b;
+  return *out <= INT64_MAX && *out >= INT64_MIN;
+}
+
+struct Fuzz {
+  explicit Fuzz(In in) : in(in) {}
+  In in;
+  std::vector<StorageM> storages;
+  std::vector<TensorM> tensors;
+  std::vector<StorageHM> shandles;
+  std::vector<StackM> stacks;
+  std::vector<LeaseM> leases;
+  std::vector<ExportM> exports;
+  std::vector<std::unique_ptr<ExtM>> exts;
+  std::vector<sm_tensor> tgrave;
+  std::vector<sm_storage> sgrave;
+  std::vector<sm_stack> kgrave;
+  rel::State base;
+  int64_t base_allocated = 0, base_requested = 0;
+  bool fault_armed = false;
+  int64_t calls = 0;
+
+  // ---- model queries ----
+  bool lease_valid(int lease) const { return lease < 0 || leases[static_cast<size_t>(lease)].valid; }
+  int find_tensor(sm_tensor h) const {
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (tensors[i].h == h) return static_cast<int>(i);
+    return -1;
+  }
+  int new_storage(int64_t nbytes, bool alloc, int holds = -1, int ext = -1) {
+    StorageM s;
+    s.nbytes = nbytes;
+    s.alloc = alloc;
+    s.holds = holds;
+    s.ext = ext;
+    storages.push_back(s);
+    return static_cast<int>(storages.size() - 1);
+  }
+  int new_ext(void* mem, bool has_deleter) {
+    exts.emplace_back(new ExtM);
+    exts.back()->mem = mem;
+    exts.back()->has_deleter = has_deleter;
+    return static_cast<int>(exts.size() - 1);
+  }
+  void add_tensor(sm_tensor h, int storage, int lease) {
+    REL_CHECK(find_tensor(h) < 0, "a new tensor handle %p equals a live one", (void*)h);
+    tensors.push_back(TensorM{h, 1, storage, lease});
+  }
+
+  // Storage liveness from the roots; checks external deleters ran exactly
+  // when the last reference died.
+  void recompute_liveness() {
+    std::vector<char> live(storages.size(), 0), stack_live(stacks.size(), 0);
+    for (const TensorM& t : tensors) {
+      live[static_cast<size_t>(t.storage)] = 1;
+      if (t.lease >= 0) stack_live[static_cast<size_t>(leases[static_cast<size_t>(t.lease)].stack)] = 1;
+    }
+    for (const StorageHM& s : shandles) live[static_cast<size_t>(s.storage)] = 1;
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      if (!stacks[i].released) stack_live[i] = 1;
+      if (stack_live[i]) live[static_cast<size_t>(stacks[i].storage)] = 1;
+      stacks[i].alive = stack_live[i] != 0;
+    }
+    for (const ExportM& e : exports) live[static_cast<size_t>(e.storage)] = 1;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < storages.size(); ++i)
+        if (live[i] && storages[i].holds >= 0 && !live[static_cast<size_t>(storages[i].holds)]) {
+          live[static_cast<size_t>(storages[i].holds)] = 1;
+          changed = true;
+        }
+    }
+    for (size_t i = 0; i < storages.size(); ++i) {
+      StorageM& s = storages[i];
+      if (s.alive && !live[i]) s.alive = false;
+      REL_CHECK(s.alive == (live[i] != 0), "model bug: storage %zu came back to life", i);
+      if (s.ext >= 0) {
+        const ExtM& e = *exts[static_cast<size_t>(s.ext)];
+        if (e.has_deleter)
+          REL_CHECK(e.calls == (s.alive ? 0 : 1),
+                    "external deleter of storage %zu ran %d times while the storage is %s", i,
+                    e.calls, s.alive ? "alive" : "dead");
+      }
+    }
+  }
+
+  // The statistics must match the model.
+  void check_accounting() {
+    recompute_liveness();
+    int64_t requested = 0, rounded = 0, nstorages = 0;
+    for (const StorageM& s : storages) {
+      if (!s.alive) continue;
+      ++nstorages;
+      if (!s.alloc) continue;
+      requested += s.nbytes;
+      rounded += (s.nbytes + SM_ALLOC_ROUND - 1) / SM_ALLOC_ROUND * SM_ALLOC_ROUND;
+    }
+    // Exports that normalized to a copy hold an allocator storage no handle sees.
+    const rel::State g = rel::state();
+    REL_CHECK(g.requested_bytes - base.requested_bytes == requested,
+              "requested_bytes %lld (start %lld), but live storages hold %lld",
+              (long long)g.requested_bytes, (long long)base.requested_bytes, (long long)requested);
+    const int64_t alloc = g.allocated_bytes - base.allocated_bytes;
+    // Blocks are rounded to SM_ALLOC_ROUND; a cached large block is reused
+    // when it wastes at most 1/8 of itself.
+    REL_CHECK(alloc >= rounded && alloc * 7 <= rounded * 8,
+              "allocated_bytes %lld above the start, live storages need %lld (rounded)",
+              (long long)alloc, (long long)rounded);
+    REL_CHECK(g.active_storages - base.active_storages == nstorages,
+              "active_storages %lld above the start, model has %lld live storages",
+              (long long)(g.active_storages - base.active_storages), (long long)nstorages);
+    int64_t nstacks = 0;
+    for (const StackM& k : stacks) nstacks += !k.released;
+    REL_CHECK(g.tensors - base.tensors == static_cast<int64_t>(tensors.size()),
+              "live tensor handles %lld above the start, model has %zu",
+              (long long)(g.tensors - base.tensors), tensors.size());
+    REL_CHECK(g.storages - base.storages == static_cast<int64_t>(shandles.size()),
+              "live storage handles %lld above the start, model has %zu",
+              (long long)(g.storages - base.storages), shandles.size());
+    REL_CHECK(g.stacks - base.stacks == nstacks, "live stack handles %lld above the start, model has %lld",
+              (long long)(g.stacks - base.stacks), (long long)nstacks);
+    REL_CHECK(g.active_views >= base.active_views, "active_views fell below its start");
+  }
+
+  // ---- handle picking ----
+  struct Pick {
+    sm_tensor h = nullptr;
+    int slot = -1;       // index in tensors, -1 when not a live handle
+    bool valid = false;  // live and not popped
+  };
+  Pick pick_tensor() {
+    Pick p;
+    const uint8_t b = in.u8();
+    if (!tensors.empty() && b < 216) {
+      p.slot = b % static_cast<int>(tensors.size());
+    } else {
+      switch (b % 6) {
+        case 0: p.h = nullptr; break;
+        case 1: p.h = tgrave.empty() ? nullptr : tgrave[b % tgrave.size()]; break;
+        case 2: p.h = reinterpret_cast<sm_tensor>(static_cast<uintptr_t>(in.u64())); break;
+        case 3:  // another kind's handle
+          if (!shandles.empty()) p.h = reinterpret_cast<sm_tensor>(shandles[0].h);
+          else if (!stacks.empty()) p.h = reinterpret_cast<sm_tensor>(stacks[0].h);
+          else p.h = reinterpret_cast<sm_tensor>(static_cast<uintptr_t>(0x2000000100000001ull));
+          break;
+        case 4:  // a live handle with another generation
+          p.h = tensors.empty() ? reinterpret_cast<sm_tensor>(static_cast<uintptr_t>(0x1000000100000001ull))
+                                : reinterpret_cast<sm_tensor>(reinterpret_cast<uintptr_t>(tensors[0].h) ^
+                                                              (uint64_t(1) << 33));
+          break;
+        default:  // an index past every slot
+          p.h = reinterpret_cast<sm_tensor>(static_cast<uintptr_t>(0x10000001000F0000ull));
+          break;
+      }
+      p.slot = find_tensor(p.h);  // a forgery that names a live handle is that handle
+    }
+    if (p.slot >= 0) {
+      p.h = tensors[static_cast<size_t>(p.slot)].h;
+      p.valid = lease_valid(tensors[static_cast<size_t>(p.slot)].lease);
+    }
+    return p;
+  }
+  // A storage handle: live or not.
+  int pick_shandle(sm_storage* h) {
+    const uint8_t b = in.u8();
+    if (!shandles.empty() && b < 200) {
+      const int i = b % static_cast<int>(shandles.size());
+      *h = shandles[static_cast<size_t>(i)].h;
+      return i;
+    }
+    if (b % 3 == 0) *h = nullptr;
+    else if (b % 3 == 1 && !sgrave.empty()) *h = sgrave[b % sgrave.size()];
+    else *h = reinterpret_cast<sm_storage>(tensors.empty() ? static_cast<uintptr_t>(0x77)
+                                                           : reinterpret_cast<uintptr_t>(tensors[0].h));
+    for (size_t i = 0; i < shandles.size(); ++i)
+      if (shandles[i].h == *h) return static_cast<int>(i);
+    return -1;
+  }
+  int pick_stack(sm_stack* h) {
+    const uint8_t b = in.u8();
+    std::vector<int> open;
+    for (size_t i = 0; i < stacks.size(); ++i)
+      if (!stacks[i].released) open.push_back(static_cast<int>(i));
+    if (!open.empty() && b < 216) {
+      const int i = open[b % open.size()];
+      *h = stacks[static_cast<size_t>(i)].h;
+      return i;
+    }
+    if (b % 3 == 0) *h = nullptr;
+    else if (b % 3 == 1 && !kgrave.empty()) *h = kgrave[b % kgrave.size()];
+    else *h = reinterpret_cast<sm_stack>(static_cast<uintptr_t>(0x3000000100000009ull));
+    for (size_t i = 0; i < stacks.size(); ++i)
+      if (!stacks[i].released && stacks[i].h == *h) return static_cast<int>(i);
+    return -1;
+  }
+
+  Dims dims(int32_t nd, bool strides) {
+    Dims d;
+    const int n = nd < 0 ? 0 : (nd > SM_MAX_DIMS ? SM_MAX_DIMS : nd);
+    d.v.resize(static_cast<size_t>(n));
+    for (int64_t& x : d.v) x = strides ? in.stride() : in.size();
+    return d;
+  }
+
+  // ---- generic result checks ----
+
+  // Every call: a known status, a message on failure.
+  void check_status(sm_status st, const char* what) {
+    ++calls;
+    static const bool trace = std::getenv("SM_FUZZ_TRACE") != nullptr;
+    if (trace)
+      std::fprintf(stderr, "  %-34s -> %-2d %s\n", what, (int)st, st ? sm_last_error() : "");
+    REL_CHECK(st >= SM_OK && st <= SM_ERR_READ_ONLY, "%s returned unknown status %d", what, (int)st);
+    REL_CHECK(st != SM_ERR_INTERNAL, "%s -> SM_ERR_INTERNAL", what);
+    if (st != SM_OK) REL_CHECK(sm_last_error()[0] != '\0', "%s failed without a message", what);
+  }
+
+  // A failure changed nothing global.
+  void check_unchanged(const rel::State& before, const char* what) {
+    const rel::State now = rel::state();
+    REL_CHECK(now == before, "failing %s changed the state: %s -> %s", what, before.str().c_str(),
+              now.str().c_str());
+  }
+
+  // A new tensor that views storage `storage` (parent's meta given, or null).
+  bool check_view(sm_tensor out, const rel::Meta* parent, const char* what, rel::Meta* m) {
+    if (!rel::meta_of(out, m)) return false;
+    bool ok = m->ndim >= 0 && m->ndim <= SM_MAX_DIMS;
+    i128 numel = 1;
+    for (int i = 0; ok && i < m->ndim; ++i) {
+      ok = m->shape[i] >= 0;
+      numel *= m->shape[i];
+      if (numel > INT64_MAX) numel = INT64_MAX;  // (reported below)
+    }
+    REL_CHECK(ok, "%s: bad ndim/shape", what);
+    REL_CHECK(numel == m->numel, "%s: numel %lld != product of the shape", what, (long long)m->numel);
+    REL_CHECK(i128(m->numel) * i128(m->itemsize) == m->nbytes, "%s: nbytes %lld != numel * itemsize",
+              what, (long long)m->nbytes);
+    if (m->numel > 0) {
+      i128 lo, hi;
+      bool empty, negative;
+      const std::vector<int64_t> shape(m->shape, m->shape + m->ndim), strides(m->strides, m->strides + m->ndim);
+      reach(shape, &strides, &lo, &hi, &empty, &negative);
+      lo += m->offset;
+      hi += m->offset;
+      REL_CHECK(lo >= 0 && (hi + 1) * i128(m->itemsize) <= m->storage_nbytes,
+                "%s: the view reaches elements [%lld, %lld] outside its storage of %lld bytes", what,
+                (long long)lo, (long long)hi, (long long)m->storage_nbytes);
+    }
+    if (parent) {
+      REL_CHECK(rel::storage_base(*m) == rel::storage_base(*parent) || parent->storage_nbytes == 0,
+                "%s: the view's storage base differs from its parent's", what);
+      REL_CHECK(m->storage_nbytes == parent->storage_nbytes, "%s: storage size changed", what);
+      REL_CHECK(m->version == parent->version, "%s: version counter differs from the parent's", what);
+    }
+    return true;
+  }
+
+  // Same bytes, read straight from memory.
+  void check_same_elements(const rel::Meta& a, const rel::Meta& b, const char* what) {
+    if (a.numel > kMaxTouch || a.numel != b.numel || a.itemsize != b.itemsize) return;
+    REL_CHECK(rel::gather_bytes(a) == rel::gather_bytes(b), "%s: elements differ from the source", what);
+  }
+
+  // Whole-storage byte snapshot of a CPU tensor (storages are <= kMaxBytes
+  // unless they are empty or the view is a huge import of a tiny buffer).
+  std::vector<uint8_t> storage_bytes(const rel::Meta& m) {
+    const char* base = rel::storage_base(m);
+    if (m.storage_nbytes <= 0 || m.storage_nbytes > kMaxBytes) return {};
+    std::vector<uint8_t> v(base, base + m.storage_nbytes);
+    rel::mark_defined(v.data(), v.size());
+    return v;
+  }
+
+  // ---- ops ----
+  void run() {
+    base = rel::state();
+    for (int steps = 0; !in.empty() && steps < 200; ++steps) {
+      const uint8_t op = in.u8();
+      switch (op % 17) {
+        case 0: op_create(); break;
+        case 1: op_from_blob(); break;
+        case 2: op_view_a(); break;
+        case 3: op_view_b(); break;
+        case 4: op_view_c(); break;
+        case 5: op_copy(); break;
+        case 6: op_write(true); break;
+        case 7: op_write(false); break;
+        case 8: op_write(false); break;
+        case 9: op_release(); break;
+        case 10: op_retain(); break;
+        case 11: op_storage(); break;
+        case 12: op_stack(); break;
+        case 13: op_meta(); break;
+        case 14: op_fault(); break;
+        case 15: op_dlpack(); break;
+        default: op_misc(); break;
+      }
+      check_accounting();
+    }
+    teardown();
+  }
+
+  // Bytes a dense tensor of this shape needs; -1 when a dim is negative, -2 on overflow.
+  static i128 dense_bytes(const Dims& d, int32_t nd, sm_dtype dt) {
+    if (nd < 0 || nd > SM_MAX_DIMS) return -1;
+    i128 n = static_cast<i128>(dt >= 0 && dt < SM_NUM_DTYPES ? sm_dtype_size(dt) : 1);
+    bool over = false;
+    for (int64_t x : d.v) {
+      if (x < 0) return -1;
+      if (!over && !mul_ok(n, x, &n)) over = true;
+    }
+    if (over) {
+      for (int64_t x : d.v)
+        if (x == 0) return 0;
+      return -2;
+    }
+    return n;
+  }
+  // Sizes the harness does not ask for: valid but slow (1 MiB .. 1 TiB).
+  static bool mid_size(i128 bytes) { return bytes > kMaxBytes && bytes < kHuge; }
+
+  void op_create() {
+    const int kind = in.u8() % 6;
+    const int32_t nd = in.ndim();
+    const Dims shape = dims(nd, false);
+    const sm_dtype dt = in.dtype();
+    const bool dt_ok = dt >= 0 && dt < SM_NUM_DTYPES;
+    const size_t item = dt_ok ? sm_dtype_size(dt) : 0;
+    const bool shape_null = in.u8() % 4 == 0;
+    sm_tensor out = kSentT;
+    sm_status st;
+    int64_t expect_nbytes = -1;  // storage size the contract implies
+    const rel::State before = rel::state();
+    const i128 bytes = dense_bytes(shape, nd, dt);
+    if (kind == 5) {  // empty_strided
+      const Dims strides = dims(nd, true);
+      // Span in elements: 1 + sum (size-1)*|stride|; 0 when empty.
+      i128 lo, hi;
+      bool empty, negative;
+      reach(shape.v, &strides.v, &lo, &hi, &empty, &negative);
+      const i128 span = hi - lo + 1;
+      const bool neg = bytes == -1;
+      const bool over = !empty && span > INT64_MAX;  // no element: the strides reach nothing
+      const i128 sbytes = empty ? 0 : sat_mul(span, item ? item : 1);
+      if (!neg && !over && dt_ok && mid_size(sbytes)) return;
+      if (!neg && !over && dt_ok && sbytes >= kHuge && !huge_allowed()) return;
+      if (!neg && !over && dt_ok && sbytes <= INT64_MAX) expect_nbytes = static_cast<int64_t>(sbytes);
+      st = sm_empty_strided(shape.ptr(shape_null), strides.ptr(shape_null), nd, dt, rel::cpu(), &out);
+    } else if (kind == 4) {  // from_host: the harness owns numel*itemsize bytes when it can
+      if (mid_size(bytes) || (bytes >= kHuge && !huge_allowed())) return;
+      const bool fits = bytes >= 0 && bytes <= kMaxBytes;
+      std::vector<uint8_t> data(fits ? static_cast<size_t>(bytes) : 16);
+      for (uint8_t& x : data) x = in.u8();
+      if (dt == SM_BOOL)
+        for (uint8_t& x : data) x &= 1;
+      const bool null_data = in.u8() % 8 == 0;
+      // (NULL data is fine for zero bytes.)
+      if (fits && dt_ok && (!null_data || bytes == 0)) expect_nbytes = static_cast<int64_t>(bytes);
+      st = sm_from_host(null_data ? nullptr : data.data(), shape.ptr(shape_null), nd, dt, rel::cpu(), &out);
+      if (st == SM_OK && fits && bytes > 0) {
+        std::vector<uint8_t> back;
+        if (rel::copy_out(out, static_cast<int64_t>(bytes), &back))
+          REL_CHECK(back == data, "sm_from_host then sm_copy_to_host: bytes differ");
+      }
+    } else if (kind == 3) {  // arange
+      const int64_t n = in.size();
+      const double start = in.scalar(), step = in.scalar();
+      i128 b = i128(n) * i128(item ? item : 1);
+      if (n >= 0 && dt_ok && (mid_size(b) || (b >= kHuge && !huge_allowed()))) return;
+#ifdef SM_FUZZ_ASAN
+      // sm_arange stages n doubles in a std::vector before asking the
+      // allocator: under ASan a huge operator new aborts instead of throwing
+      // std::bad_alloc. The replay (valgrind, plain builds) covers it.
+      if (n >= 0 && i128(n) * 8 >= kHuge) return;
+#endif
+      if (n >= 0 && dt_ok && b <= INT64_MAX) expect_nbytes = static_cast<int64_t>(b);
+      st = sm_arange(start, step, n, dt, rel::cpu(), &out);
+    } else {
+      if (bytes >= 0 && dt_ok && (mid_size(bytes) || (bytes >= kHuge && !huge_allowed()))) return;
+      if (bytes >= 0 && dt_ok) expect_nbytes = static_cast<int64_t>(bytes);
+      const double v = in.scalar();
+      if (kind == 0) st = sm_empty(shape.ptr(shape_null), nd, dt, rel::cpu(), &out);
+      else if (kind == 1) st = sm_zeros(shape.ptr(shape_null), nd, dt, rel::cpu(), &out);
+      else st = sm_full(shape.ptr(shape_null), nd, v, dt, rel::cpu(), &out);
+    }
+    check_status(st, "creation");
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing creation (kind %d) wrote its output", kind);
+      check_unchanged(before, "creation");
+      return;
+    }
+    REL_CHECK(expect_nbytes >= 0 && expect_nbytes < kHuge,
+              "creation kind %d succeeded for a request the contract refuses (ndim %d, dtype %d)",
+              kind, nd, dt);
+    rel::Meta m;
+    if (!check_view(out, nullptr, "creation", &m)) return;
+    if (expect_nbytes >= 0)
+      REL_CHECK(m.storage_nbytes == expect_nbytes, "creation kind %d: storage of %lld bytes, expected %lld",
+                kind, (long long)m.storage_nbytes, (long long)expect_nbytes);
+    if (tensors.size() >= kMaxTensors) {  // keep the pool small: drop it again
+      REL_OK(sm_tensor_release(out));
+      return;
+    }
+    add_tensor(out, new_storage(m.storage_nbytes, true), -1);
+  }
+
+  void op_from_blob() {
+    const int32_t nd = in.ndim();
+    const Dims shape = dims(nd, false);
+    const bool with_strides = in.u8() & 1;
+    const Dims strides = dims(nd, true);
+    const sm_dtype dt = in.dtype();
+    const bool with_deleter = in.u8() % 4 != 0;
+    const bool dt_ok = dt >= 0 && dt < SM_NUM_DTYPES;
+    // Elements the layout reaches (row-major when no strides): min/max offset.
+    i128 lo, hi;
+    bool empty, negative;
+    reach(shape.v, with_strides ? &strides.v : nullptr, &lo, &hi, &empty, &negative);
+    const bool bad = nd < 0 || nd > SM_MAX_DIMS || !dt_ok || negative;
+    // The element at offset 0 is data[0]: the buffer covers [lo, hi].
+    const i128 span_bytes = sat_mul(hi - lo + 1, dt_ok ? sm_dtype_size(dt) : 1);
+    if (!bad && (span_bytes > kMaxBytes || hi > INT64_MAX || lo < INT64_MIN)) return;  // cannot own it
+    if (bad && span_bytes > kMaxBytes) return;
+    const size_t nb = static_cast<size_t>(span_bytes > 0 ? span_bytes : 1);
+    char* mem = static_cast<char*>(std::malloc(nb));
+    std::memset(mem, 0x11, nb);
+    void* data = mem - static_cast<int64_t>(lo) * static_cast<int64_t>(dt_ok ? sm_dtype_size(dt) : 1);
+    const int e = new_ext(mem, with_deleter);
+    ExtM* ext = exts[static_cast<size_t>(e)].get();
+    ext->data = data;
+    sm_tensor out = kSentT;
+    const rel::State before = rel::state();
+    const sm_status st =
+        sm_from_blob(data, shape.ptr(true), with_strides ? strides.ptr(true) : nullptr, nd, dt,
+                     rel::cpu(), with_deleter ? blob_deleter : nullptr, ext, &out);
+    check_status(st, "sm_from_blob");
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing sm_from_blob wrote its output");
+      REL_CHECK(ext->calls == 0, "failing sm_from_blob called the deleter");
+      check_unchanged(before, "sm_from_blob");
+      std::free(mem);
+      ext->mem = nullptr;
+      ext->has_deleter = false;
+      return;
+    }
+    REL_CHECK(!bad, "sm_from_blob accepted ndim %d / dtype %d / a negative size", nd, dt);
+    rel::Meta m;
+    check_view(out, nullptr, "sm_from_blob", &m);
+    REL_CHECK(m.data == data || m.numel == 0, "sm_from_blob: data pointer moved");
+    const int s = new_storage(m.storage_nbytes, false, -1, e);
+    add_tensor(out, s, -1);
+    if (!with_deleter) blobs_without_deleter.push_back(mem);
+  }
+  std::vector<void*> blobs_without_deleter;
+
+  // A view op on a picked tensor; `call` gets the handle and the out pointer.
+  template <class F>
+  void view_op(const char* what, F&& call) {
+    const Pick p = pick_tensor();
+    rel::Meta pm;
+    if (p.valid) rel::meta_of(p.h, &pm);
+    sm_tensor out = kSentT;
+    const rel::State before = rel::state();
+    const sm_status st = call(p.h, &out);
+    check_status(st, what);
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing %s wrote its output", what);
+      check_unchanged(before, what);
+      return;
+    }
+    REL_CHECK(p.valid, "%s accepted an invalid handle %p", what, (void*)p.h);
+    if (!p.valid) return;
+    rel::Meta m;
+    if (check_view(out, &pm, what, &m)) REL_CHECK(m.dtype == pm.dtype, "%s changed the dtype", what);
+    const TensorM& t = tensors[static_cast<size_t>(p.slot)];
+    add_tensor(out, t.storage, t.lease);
+  }
+
+  void op_view_a() {
+    const int kind = in.u8() % 5;
+    const int32_t nd = in.ndim();
+    const Dims shape = dims(nd, false);
+    if (kind == 0) {
+      Dims s = shape;
+      if (!s.v.empty() && in.u8() % 2) s.v[in.u8() % s.v.size()] = -1;
+      view_op("sm_view", [&](sm_tensor t, sm_tensor* o) { return sm_view(t, s.ptr(true), nd, o); });
+    } else if (kind == 1) {
+      const Dims strides = dims(nd, true);
+      const int64_t off = in.index();
+      view_op("sm_as_strided", [&](sm_tensor t, sm_tensor* o) {
+        return sm_as_strided(t, shape.ptr(true), strides.ptr(true), nd, off, o);
+      });
+    } else if (kind == 2) {
+      const int32_t d = in.dim();
+      const int64_t a = in.index(), b = in.index(), step = in.index();
+      view_op("sm_slice", [&](sm_tensor t, sm_tensor* o) { return sm_slice(t, d, a, b, step, o); });
+    } else if (kind == 3) {
+      const int32_t d = in.dim();
+      const int64_t a = in.index(), len = in.index();
+      view_op("sm_narrow", [&](sm_tensor t, sm_tensor* o) { return sm_narrow(t, d, a, len, o); });
+    } else {
+      const int32_t d = in.dim();
+      const int64_t i = in.index();
+      view_op("sm_select", [&](sm_tensor t, sm_tensor* o) { return sm_select(t, d, i, o); });
+    }
+  }
+
+  std::vector<int32_t> dim_list(int32_t n) {
+    std::vector<int32_t> v(static_cast<size_t>(n < 0 ? 0 : std::min(n, SM_MAX_DIMS)));
+    for (int32_t& x : v) x = in.dim();
+    return v;
+  }
+
+  void op_view_b() {
+    const int kind = in.u8() % 6;
+    if (kind == 0) {
+      const int32_t n = in.ndim();
+      std::vector<int32_t> perm = dim_list(n);
+      if (in.u8() % 2)  // a real permutation, more often accepted
+        for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int32_t>((i + perm.size() - 1) % perm.size());
+      view_op("sm_permute", [&](sm_tensor t, sm_tensor* o) { return sm_permute(t, perm.empty() ? nullptr : perm.data(), n, o); });
+    } else if (kind == 1) {
+      const int32_t a = in.dim(), b = in.dim();
+      view_op("sm_transpose", [&](sm_tensor t, sm_tensor* o) { return sm_transpose(t, a, b, o); });
+    } else if (kind == 2) {
+      const int32_t n = in.ndim();
+      const std::vector<int32_t> s = dim_list(n), d = dim_list(n);
+      view_op("sm_movedim", [&](sm_tensor t, sm_tensor* o) {
+        return sm_movedim(t, s.empty() ? nullptr : s.data(), d.empty() ? nullptr : d.data(), n, o);
+      });
+    } else if (kind == 3) {
+      const int32_t nd = in.ndim();
+      Dims s = dims(nd, false);
+      for (int64_t& x : s.v)
+        if (in.u8() % 3 == 0) x = -1;
+      view_op("sm_expand", [&](sm_tensor t, sm_tensor* o) { return sm_expand(t, s.ptr(true), nd, o); });
+    } else if (kind == 4) {
+      const int32_t n = in.ndim();
+      const std::vector<int32_t> d = dim_list(n);
+      view_op("sm_squeeze", [&](sm_tensor t, sm_tensor* o) { return sm_squeeze(t, d.empty() ? nullptr : d.data(), n, o); });
+    } else {
+      const int32_t d = in.dim();
+      view_op("sm_unsqueeze", [&](sm_tensor t, sm_tensor* o) { return sm_unsqueeze(t, d, o); });
+    }
+  }
+
+  void op_view_c() {
+    const int kind = in.u8() % 7;
+    if (kind == 0) {
+      const int32_t a = in.dim(), b = in.dim();
+      view_op("sm_flatten", [&](sm_tensor t, sm_tensor* o) { return sm_flatten(t, a, b, o); });
+    } else if (kind == 1) {
+      const int32_t d = in.dim(), n = in.ndim();
+      Dims s = dims(n, false);
+      if (!s.v.empty() && in.u8() % 2) s.v[0] = -1;
+      view_op("sm_unflatten", [&](sm_tensor t, sm_tensor* o) { return sm_unflatten(t, d, s.ptr(true), n, o); });
+    } else if (kind == 2) {
+      const int32_t d = in.dim();
+      const int64_t size = in.index(), step = in.index();
+      view_op("sm_unfold", [&](sm_tensor t, sm_tensor* o) { return sm_unfold(t, d, size, step, o); });
+    } else if (kind == 3) {
+      const int64_t off = in.index();
+      const int32_t a = in.dim(), b = in.dim();
+      view_op("sm_diagonal", [&](sm_tensor t, sm_tensor* o) { return sm_diagonal(t, off, a, b, o); });
+    } else if (kind == 4) {
+      const int32_t n = in.ndim();
+      const std::vector<int32_t> d = dim_list(n);
+      view_op("sm_flip", [&](sm_tensor t, sm_tensor* o) { return sm_flip(t, d.empty() ? nullptr : d.data(), n, o); });
+    } else {
+      split_op(kind == 5);
+    }
+  }
+
+  // sm_split / sm_chunk: outs untouched on failure, exactly *count written.
+  void split_op(bool split) {
+    const Pick p = pick_tensor();
+    const int64_t size = in.index();
+    const int32_t d = in.dim();
+    const int32_t cap = static_cast<int32_t>(in.u8() % 12) - 1;
+    const bool null_outs = in.u8() % 5 == 0;
+    std::vector<sm_tensor> outs(static_cast<size_t>(cap > 0 ? cap : 0) + 4, kSentT);
+    int32_t count = -7;
+    rel::Meta pm;
+    if (p.valid) rel::meta_of(p.h, &pm);
+    // sm_split builds every range (16 bytes each) before counting them or
+    // checking the capacity (reported). Under ASan a huge count is reported
+    // at once (allocations are capped); elsewhere it could really allocate
+    // and fill gigabytes, so the plain/valgrind replays do not ask.
+#if defined(SM_FUZZ_AVOID_KNOWN_BUGS) || !defined(SM_FUZZ_ASAN)
+    if (split && p.valid && size > 0) {
+      const int dd = d < 0 ? d + pm.ndim : d;
+      if (dd >= 0 && dd < pm.ndim && pm.shape[dd] / size > (1 << 20)) return;
+    }
+#endif
+    const rel::State before = rel::state();
+    const sm_status st = split ? sm_split(p.h, size, d, null_outs ? nullptr : outs.data(), cap, &count)
+                               : sm_chunk(p.h, static_cast<int32_t>(size), d, null_outs ? nullptr : outs.data(), cap, &count);
+    const char* what = split ? "sm_split" : "sm_chunk";
+    check_status(st, what);
+    if (st != SM_OK) {
+      for (sm_tensor o : outs) REL_CHECK(o == kSentT, "failing %s wrote an output", what);
+      REL_CHECK(count == -7, "failing %s wrote *count", what);
+      check_unchanged(before, what);
+      return;
+    }
+    REL_CHECK(p.valid, "%s accepted an invalid handle", what);
+    REL_CHECK(count >= 0, "%s: count %d", what, count);
+    if (null_outs) {
+      for (sm_tensor o : outs) REL_CHECK(o == kSentT, "%s with outs == NULL wrote outputs", what);
+      return;
+    }
+    REL_CHECK(count <= cap, "%s wrote %d views into capacity %d", what, count, cap);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (static_cast<int32_t>(i) >= count) {
+        REL_CHECK(outs[i] == kSentT, "%s wrote past *count", what);
+        continue;
+      }
+      rel::Meta m;
+      check_view(outs[i], &pm, what, &m);
+      if (p.valid && tensors.size() < kMaxTensors) {
+        const TensorM& t = tensors[static_cast<size_t>(p.slot)];
+        add_tensor(outs[i], t.storage, t.lease);
+      } else {
+        REL_OK(sm_tensor_release(outs[i]));
+      }
+    }
+  }
+
+  // Copies: a new storage (or, where the contract allows, the same data).
+  void op_copy() {
+    const int kind = in.u8() % 6;
+    const Pick p = pick_tensor();
+    rel::Meta pm;
+    const bool have = p.valid && rel::meta_of(p.h, &pm);
+    const sm_memory_format fmt = static_cast<sm_memory_format>(static_cast<int>(in.u8() % 6) - 1);
+    const int32_t nd = in.ndim();
+    const Dims shape = dims(nd, false);
+    const sm_dtype dt = in.dtype();
+    Pick idx;
+    int32_t d = 0;
+    if (kind == 4) {
+      idx = pick_tensor();
+      d = in.dim();
+    }
+    // Never ask for a slow copy: the bytes it may allocate are small, or so
+    // huge that the allocation must fail at once.
+    if (have) {
+      i128 out_numel = pm.numel;
+      if (kind == 4) {
+        rel::Meta im;
+        if (!idx.valid || !rel::meta_of(idx.h, &im)) {
+          out_numel = 0;
+        } else {
+          if (im.numel > kMaxTouch * 16) return;  // the library reads every index
+          const int dd = d < 0 ? d + pm.ndim : d;
+          out_numel = im.numel;
+          for (int j = 0; j < pm.ndim; ++j)
+            if (j != dd) out_numel = sat_mul(out_numel, pm.shape[j]);
+        }
+      }
+      const i128 b = out_numel * 8;
+      if (b < kHuge && (mid_size(b) || out_numel > kMaxTouch * 16)) return;
+      if (b >= kHuge && !huge_allowed()) return;
+    }
+    sm_tensor out = kSentT;
+    int copied = -5;
+    int would = -5;
+    const char* what = "copy";
+    const rel::State before = rel::state();
+    sm_status st;
+    switch (kind) {
+      case 0:
+        what = "sm_reshape";
+        st = sm_reshape(p.h, shape.ptr(true), nd, &out, in.u8() % 4 ? &copied : nullptr);
+        break;
+      case 1: what = "sm_contiguous"; st = sm_contiguous(p.h, fmt, &out); break;
+      case 2: what = "sm_clone"; st = sm_clone(p.h, fmt, &out); break;
+      case 3: what = "sm_to"; st = sm_to(p.h, rel::cpu(), dt, &out); break;
+      case 4: what = "sm_index_select"; st = sm_index_select(p.h, d, idx.h, &out); break;
+      default:
+        what = "sm_reshape_would_copy";
+        st = sm_reshape_would_copy(p.h, shape.ptr(true), nd, &would);
+        check_status(st, what);
+        if (st != SM_OK) {
+          REL_CHECK(would == -5, "failing sm_reshape_would_copy wrote its output");
+          check_unchanged(before, what);
+        } else {
+          REL_CHECK(p.valid && (would == 0 || would == 1), "sm_reshape_would_copy: %d", would);
+        }
+        return;
+    }
+    check_status(st, what);
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing %s wrote its output", what);
+      REL_CHECK(copied == -5, "failing %s wrote *copied", what);
+      check_unchanged(before, what);
+      return;
+    }
+    REL_CHECK(p.valid && (kind != 4 || idx.valid), "%s accepted an invalid handle", what);
+    if (!have) return;
+    const TensorM t = tensors[static_cast<size_t>(p.slot)];
+    rel::Meta m;
+    if (!rel::meta_of(out, &m)) return;
+    int same = -1;
+    REL_OK(sm_same_storage(out, p.h, &same));
+    if (kind == 2 || kind == 4) REL_CHECK(same == 0, "%s shares its source's storage", what);
+    if (kind == 0 && copied != -5) REL_CHECK(copied == !same, "sm_reshape: *copied = %d but same storage = %d", copied, same);
+    if (same == 1) {
+      check_view(out, &pm, what, &m);
+      add_tensor(out, t.storage, t.lease);
+    } else {
+      check_view(out, nullptr, what, &m);
+      REL_CHECK(m.storage_nbytes == m.nbytes, "%s: a fresh copy of %lld bytes has a storage of %lld",
+                what, (long long)m.nbytes, (long long)m.storage_nbytes);
+      if (kind != 3 || m.dtype == pm.dtype) {
+        if (kind != 4) check_same_elements(m, pm, what);
+      }
+      if (kind == 4 && idx.valid && m.numel <= kMaxTouch) check_index_select(pm, m, idx.h, d);
+      add_tensor(out, new_storage(m.storage_nbytes, true), -1);
+    }
+    if (kind == 1 && fmt != SM_PRESERVE) {
+      int c = -1;
+      REL_OK(sm_is_contiguous(out, fmt, &c));
+      REL_CHECK(c == 1, "sm_contiguous(format %d) result is not dense in that format", fmt);
+    }
+  }
+
+  void check_index_select(const rel::Meta& src, const rel::Meta& out, sm_tensor index, int32_t dim) {
+    rel::Meta im;
+    if (!rel::meta_of(index, &im)) return;
+    const std::vector<uint8_t> ib = rel::gather_bytes(im);
+    std::vector<int64_t> idx;
+    for (int64_t i = 0; i < im.numel; ++i) {
+      if (im.dtype == SM_INT64) {
+        int64_t v;
+        std::memcpy(&v, ib.data() + i * 8, 8);
+        idx.push_back(v);
+      } else {
+        int32_t v;
+        std::memcpy(&v, ib.data() + i * 4, 4);
+        idx.push_back(v);
+      }
+    }
+    const int d = dim < 0 ? dim + src.ndim : dim;
+    if (d < 0 || d >= src.ndim || out.ndim != src.ndim) return;
+    // Expected bytes: out[..., i, ...] = src[..., idx[i] (wrapped), ...].
+    std::vector<uint8_t> want;
+    const char* base = rel::storage_base(src);
+    int64_t mi[SM_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < out.numel; ++k) {
+      int64_t off = src.offset;
+      for (int j = 0; j < src.ndim; ++j) {
+        int64_t v = mi[j];
+        if (j == d) {
+          v = idx[static_cast<size_t>(mi[j])];
+          if (v < 0) v += src.shape[d];
+        }
+        off += v * src.strides[j];
+      }
+      const char* q = base + off * static_cast<int64_t>(src.itemsize);
+      want.insert(want.end(), q, q + src.itemsize);
+      for (int j = out.ndim - 1; j >= 0; --j) {
+        if (++mi[j] < out.shape[j]) break;
+        mi[j] = 0;
+      }
+    }
+    REL_CHECK(rel::gather_bytes(out) == want, "sm_index_select: gathered elements differ");
+  }
+
+  // Element offsets (in the storage) of every element of m, row-major.
+  static std::vector<int64_t> offsets(const rel::Meta& m) {
+    std::vector<int64_t> v;
+    rel::for_each_offset(m.shape, m.strides, m.ndim, m.offset, [&](int64_t o) { v.push_back(o); });
+    return v;
+  }
+
+  // In-place writes: scalar ops, tensor ops, copy_into. Checks confinement.
+  void op_write(bool copy_into) {
+    const bool tensor_op = !copy_into && in.u8() % 2;
+    const Pick p = pick_tensor();
+    const Pick q = (copy_into || tensor_op) ? pick_tensor() : Pick{};
+    const sm_op op = static_cast<sm_op>(in.u8() % 14 - 1);
+    const double a = in.scalar(), b = in.scalar();
+    rel::Meta dm, sm;
+    const bool have = p.valid && rel::meta_of(p.h, &dm);
+    const bool have_src = q.valid && rel::meta_of(q.h, &sm);
+    if (have) {
+      // Overlapping destinations are refused quickly; others must be bounded.
+      bool zero_stride = false;
+      for (int i = 0; i < dm.ndim; ++i) zero_stride |= dm.shape[i] > 1 && dm.strides[i] == 0;
+      if (dm.numel > kMaxTouch * 16 && !zero_stride) return;
+    }
+    if (have_src && sm.numel > kMaxTouch * 16 && !(have && dm.numel <= kMaxTouch * 16)) return;
+    std::vector<uint8_t> dst_before, src_storage;
+    int64_t version_before = -1;
+    if (have) {
+      dst_before = storage_bytes(dm);
+      version_before = dm.version;
+    }
+    if (have_src) src_storage = storage_bytes(sm);
+    const rel::State before = rel::state();
+    sm_status st;
+    const char* what;
+    if (copy_into) {
+      what = "sm_copy_into";
+      st = sm_copy_into(p.h, q.h);
+    } else if (tensor_op) {
+      what = "sm_inplace_tensor";
+      st = sm_inplace_tensor(p.h, op, q.h, a);
+    } else {
+      what = "sm_inplace_scalar";
+      st = sm_inplace_scalar(p.h, op, a, b);
+    }
+    check_status(st, what);
+    rel::Meta after;
+    const bool have_after = have && rel::meta_of(p.h, &after);
+    if (st != SM_OK) {
+      check_unchanged(before, what);
+      if (have_after) {
+        REL_CHECK(storage_bytes(after) == dst_before, "failing %s changed bytes of the storage", what);
+        REL_CHECK(after.version == version_before, "failing %s bumped the version counter", what);
+      }
+      return;
+    }
+    REL_CHECK(p.valid && ((!copy_into && !tensor_op) || q.valid), "%s accepted an invalid handle", what);
+    if (!have_after || dst_before.empty()) return;
+    if (after.numel > 0)
+      REL_CHECK(after.version > version_before, "%s did not bump the version counter", what);
+    // No byte outside the destination's elements changed.
+    const std::vector<uint8_t> now = storage_bytes(after);
+    std::vector<char> covered(dst_before.size(), 0);
+    const std::vector<int64_t> offs = offsets(after);
+    for (int64_t o : offs)
+      for (size_t k = 0; k < after.itemsize; ++k) {
+        const size_t at = static_cast<size_t>(o) * after.itemsize + k;
+        if (o >= 0 && at < covered.size()) covered[at] = 1;
+      }
+    size_t outside = 0;
+    for (size_t i = 0; i < now.size(); ++i) outside += !covered[i] && now[i] != dst_before[i];
+    REL_CHECK(outside == 0, "%s changed %zu bytes outside its destination's elements", what, outside);
+    // A same-dtype copy_into writes exactly the broadcast source (when the
+    // result is defined: distinct destination elements, and a source in
+    // another storage or laid out exactly as the destination).
+    std::vector<int64_t> sorted = offs;
+    std::sort(sorted.begin(), sorted.end());
+    const bool distinct = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    bool same_layout = have_src && sm.ndim == after.ndim && sm.offset == after.offset;
+    for (int j = 0; same_layout && j < sm.ndim; ++j)
+      same_layout = sm.shape[j] == after.shape[j] && sm.strides[j] == after.strides[j];
+    const bool other_storage = have_src && rel::storage_base(sm) != rel::storage_base(after);
+    if (copy_into && have_src && sm.dtype == after.dtype && !src_storage.empty() && distinct &&
+        (other_storage || same_layout) && static_cast<int64_t>(offs.size()) <= kMaxTouch) {
+      std::vector<uint8_t> want;
+      int64_t mi[SM_MAX_DIMS] = {0};
+      const int lead = after.ndim - sm.ndim;
+      for (size_t k = 0; k < offs.size(); ++k) {
+        int64_t so = sm.offset;
+        for (int j = 0; j < sm.ndim; ++j)
+          if (sm.shape[j] != 1) so += mi[lead + j] * sm.strides[j];
+        const uint8_t* s = src_storage.data() + so * static_cast<int64_t>(sm.itemsize);
+        want.insert(want.end(), s, s + sm.itemsize);
+        for (int j = after.ndim - 1; j >= 0; --j) {
+          if (++mi[j] < after.shape[j]) break;
+          mi[j] = 0;
+        }
+      }
+      REL_CHECK(rel::gather_bytes(after) == want, "sm_copy_into (same dtype): elements differ from the source");
+    }
+  }
+
+  void op_release() {
+    const int kind = in.u8() % 4;
+    if (kind == 0) {  // storage handle
+      sm_storage h = nullptr;
+      const int i = pick_shandle(&h);
+      const rel::State before = rel::state();
+      const sm_status st = sm_storage_release(h);
+      check_status(st, "sm_storage_release");
+      if (i < 0) {
+        REL_CHECK(st == (h ? SM_ERR_INVALID_HANDLE : SM_OK), "sm_storage_release of a dead handle -> %d", st);
+        check_unchanged(before, "sm_storage_release of a dead handle");
+        return;
+      }
+      REL_CHECK(st == SM_OK, "sm_storage_release of a live handle -> %d", st);
+      if (--shandles[static_cast<size_t>(i)].owners == 0) {
+        sgrave.push_back(h);
+        shandles.erase(shandles.begin() + i);
+      }
+      return;
+    }
+    const Pick p = pick_tensor();
+    const rel::State before = rel::state();
+    const sm_status st = sm_tensor_release(p.h);
+    check_status(st, "sm_tensor_release");
+    if (p.slot < 0) {
+      REL_CHECK(st == (p.h ? SM_ERR_INVALID_HANDLE : SM_OK), "sm_tensor_release of a dead handle %p -> %d",
+                (void*)p.h, st);
+      check_unchanged(before, "sm_tensor_release of a dead handle");
+      return;
+    }
+    // A popped tensor is released like any other.
+    REL_CHECK(st == SM_OK, "sm_tensor_release of a live handle -> %d", st);
+    if (--tensors[static_cast<size_t>(p.slot)].owners == 0) {
+      tgrave.push_back(p.h);
+      if (tgrave.size() > 64) tgrave.erase(tgrave.begin());
+      tensors.erase(tensors.begin() + p.slot);
+    }
+  }
+
+  void op_retain() {
+    const bool storage = in.u8() % 4 == 0;
+    if (storage) {
+      sm_storage h = nullptr;
+      const int i = pick_shandle(&h);
+      const rel::State before = rel::state();
+      const sm_status st = sm_storage_retain(h);
+      check_status(st, "sm_storage_retain");
+      if (i < 0) {
+        REL_CHECK(st == SM_ERR_INVALID_HANDLE, "sm_storage_retain of a dead handle -> %d", st);
+        check_unchanged(before, "sm_storage_retain");
+      } else if (st == SM_OK) {
+        shandles[static_cast<size_t>(i)].owners++;
+      }
+      return;
+    }
+    const Pick p = pick_tensor();
+    const rel::State before = rel::state();
+    const sm_status st = sm_tensor_retain(p.h);
+    check_status(st, "sm_tensor_retain");
+    if (!p.valid) {
+      REL_CHECK(st == SM_ERR_INVALID_HANDLE, "sm_tensor_retain of an invalid/popped handle -> %d", st);
+      check_unchanged(before, "sm_tensor_retain");
+      return;
+    }
+    REL_CHECK(st == SM_OK, "sm_tensor_retain of a valid handle -> %d", st);
+    if (st == SM_OK) tensors[static_cast<size_t>(p.slot)].owners++;
+  }
+
+  void op_storage() {
+    const int kind = in.u8() % 3;
+    if (kind == 0) {  // sm_tensor_storage
+      const Pick p = pick_tensor();
+      sm_storage out = kSentS;
+      const rel::State before = rel::state();
+      const sm_status st = sm_tensor_storage(p.h, &out);
+      check_status(st, "sm_tensor_storage");
+      if (p.valid && tensors[static_cast<size_t>(p.slot)].lease >= 0)
+        REL_CHECK(st == SM_ERR_UNSUPPORTED, "sm_tensor_storage of a stack tensor -> %d", st);
+      if (!p.valid) REL_CHECK(st == SM_ERR_INVALID_HANDLE, "sm_tensor_storage of an invalid handle -> %d", st);
+      if (st != SM_OK) {
+        REL_CHECK(out == kSentS, "failing sm_tensor_storage wrote its output");
+        check_unchanged(before, "sm_tensor_storage");
+        return;
+      }
+      const int s = tensors[static_cast<size_t>(p.slot)].storage;
+      int64_t nb = -1;
+      REL_OK(sm_storage_size(out, &nb));
+      REL_CHECK(nb == storages[static_cast<size_t>(s)].nbytes, "sm_storage_size %lld, model %lld",
+                (long long)nb, (long long)storages[static_cast<size_t>(s)].nbytes);
+      for (const StorageHM& h : shandles) REL_CHECK(h.h != out, "a new storage handle equals a live one");
+      shandles.push_back(StorageHM{out, 1, s});
+      return;
+    }
+    sm_storage h = nullptr;
+    const int i = pick_shandle(&h);
+    if (kind == 1) {  // tensor over a storage
+      const int32_t nd = in.ndim();
+      const Dims shape = dims(nd, false);
+      const bool with_strides = in.u8() & 1;
+      const Dims strides = dims(nd, true);
+      const int64_t off = in.index();
+      const sm_dtype dt = in.dtype();
+      sm_tensor out = kSentT;
+      const rel::State before = rel::state();
+      const sm_status st = sm_tensor_from_storage(h, shape.ptr(true), with_strides ? strides.ptr(true) : nullptr,
+                                                  nd, off, dt, &out);
+      check_status(st, "sm_tensor_from_storage");
+      if (st != SM_OK) {
+        REL_CHECK(out == kSentT, "failing sm_tensor_from_storage wrote its output");
+        check_unchanged(before, "sm_tensor_from_storage");
+        return;
+      }
+      REL_CHECK(i >= 0, "sm_tensor_from_storage accepted a dead storage handle");
+      if (i < 0) return;
+      rel::Meta m;
+      check_view(out, nullptr, "sm_tensor_from_storage", &m);
+      add_tensor(out, shandles[static_cast<size_t>(i)].storage, -1);
+      return;
+    }
+    // getters
+    int64_t nb = -3;
+    void* ptr = reinterpret_cast<void*>(3);
+    sm_device dev{-3, -3};
+    const sm_status s1 = sm_storage_size(h, &nb), s2 = sm_storage_data_ptr(h, &ptr), s3 = sm_storage_device(h, &dev);
+    check_status(s1, "sm_storage_size");
+    if (i < 0) {
+      REL_CHECK(s1 == SM_ERR_INVALID_HANDLE && s2 == SM_ERR_INVALID_HANDLE && s3 == SM_ERR_INVALID_HANDLE,
+                "storage getters on a dead handle -> %d %d %d", s1, s2, s3);
+      REL_CHECK(nb == -3 && ptr == reinterpret_cast<void*>(3) && dev.type == -3, "failing storage getters wrote outputs");
+    } else {
+      REL_CHECK(s1 == SM_OK && s2 == SM_OK && s3 == SM_OK, "storage getters on a live handle -> %d %d %d", s1, s2, s3);
+      REL_CHECK(dev.type == SM_DEVICE_CPU, "storage device type %d", dev.type);
+    }
+  }
+
+  void op_stack() {
+    const int kind = in.u8() % 6;
+    if (kind == 0) {  // create
+      int64_t cap = in.size();
+      if (cap >= 0 && cap < 100) cap *= 1024;
+      if (mid_size(cap)) return;
+      sm_stack out = kSentK;
+      const rel::State before = rel::state();
+      const sm_status st = sm_stack_create(rel::cpu(), cap, &out);
+      check_status(st, "sm_stack_create");
+      if (st != SM_OK) {
+        REL_CHECK(out == kSentK, "failing sm_stack_create wrote its output");
+        check_unchanged(before, "sm_stack_create");
+        return;
+      }
+      REL_CHECK(cap >= 0 && cap < kHuge, "sm_stack_create accepted capacity %lld", (long long)cap);
+      StackM k;
+      k.h = out;
+      k.storage = new_storage(cap, true);
+      stacks.push_back(k);
+      return;
+    }
+    sm_stack h = nullptr;
+    const int i = pick_stack(&h);
+    StackM* k = i >= 0 ? &stacks[static_cast<size_t>(i)] : nullptr;
+    const rel::State before = rel::state();
+    if (kind == 1) {  // push
+      const int32_t nd = in.ndim();
+      const Dims shape = dims(nd, false);
+      const sm_dtype dt = in.dtype();
+      int64_t used0 = -1, cap = -1;
+      if (k) REL_OK(sm_stack_used(h, &used0, &cap));
+      sm_tensor out = kSentT;
+      const sm_status st = sm_stack_push(h, shape.ptr(true), nd, dt, &out);
+      check_status(st, "sm_stack_push");
+      if (!k) REL_CHECK(st == SM_ERR_INVALID_HANDLE, "sm_stack_push on a dead stack -> %d", st);
+      if (st != SM_OK) {
+        REL_CHECK(out == kSentT, "failing sm_stack_push wrote its output");
+        check_unchanged(before, "sm_stack_push");
+        if (k) {
+          int64_t used1 = -1;
+          REL_OK(sm_stack_used(h, &used1, &cap));
+          REL_CHECK(used1 == used0, "failing sm_stack_push changed the stack's use");
+        }
+        return;
+      }
+      rel::Meta m;
+      check_view(out, nullptr, "sm_stack_push", &m);
+      REL_CHECK(reinterpret_cast<uintptr_t>(m.data) % SM_STACK_ALIGNMENT == 0 || m.nbytes == 0,
+                "sm_stack_push: %p is not aligned", m.data);
+      int c = -1;
+      REL_OK(sm_is_contiguous(out, SM_CONTIGUOUS, &c));
+      REL_CHECK(c == 1, "a pushed tensor is not contiguous");
+      leases.push_back(LeaseM{i, true});
+      k->entries.push_back(static_cast<int>(leases.size() - 1));
+      add_tensor(out, k->storage, static_cast<int>(leases.size() - 1));
+    } else if (kind == 2) {  // mark
+      int64_t mark = -9;
+      const sm_status st = sm_stack_mark(h, &mark);
+      check_status(st, "sm_stack_mark");
+      if (!k) {
+        REL_CHECK(st == SM_ERR_INVALID_HANDLE && mark == -9, "sm_stack_mark on a dead stack -> %d", st);
+        return;
+      }
+      REL_CHECK(st == SM_OK, "sm_stack_mark -> %d", st);
+      k->marks.push_back({mark, k->entries.size()});
+    } else if (kind == 3) {  // pop_to
+      int64_t mark;
+      size_t keep = 0;
+      bool known = false;
+      if (k && !k->marks.empty() && in.u8() < 224) {
+        const auto& mk = k->marks[in.u8() % k->marks.size()];
+        mark = mk.first;
+        keep = mk.second;
+        known = true;
+      } else {
+        static const int64_t never[] = {-1, INT64_MIN, INT64_MAX, int64_t(1) << 40};
+        mark = never[in.u8() % 4];  // no stack hands these out
+      }
+      const sm_status st = sm_stack_pop_to(h, mark);
+      check_status(st, "sm_stack_pop_to");
+      if (!k) {
+        REL_CHECK(st == SM_ERR_INVALID_HANDLE, "sm_stack_pop_to on a dead stack -> %d", st);
+        return;
+      }
+      if (known && keep <= k->entries.size()) REL_CHECK(st == SM_OK, "sm_stack_pop_to(a mark still on the stack) -> %d", st);
+      if (st != SM_OK) {
+        check_unchanged(before, "sm_stack_pop_to");
+        return;
+      }
+      REL_CHECK(known, "sm_stack_pop_to accepted a mark %lld that was never handed out", (long long)mark);
+      if (!known) return;
+      for (size_t j = keep; j < k->entries.size(); ++j) leases[static_cast<size_t>(k->entries[j])].valid = false;
+      if (keep < k->entries.size()) k->entries.resize(keep);
+      // Marks above the new top are stale now.
+      k->marks.erase(std::remove_if(k->marks.begin(), k->marks.end(),
+                                    [&](const std::pair<int64_t, size_t>& x) { return x.second > keep; }),
+                     k->marks.end());
+    } else if (kind == 4) {  // used
+      int64_t used = -9, cap = -9;
+      const sm_status st = sm_stack_used(h, &used, &cap);
+      check_status(st, "sm_stack_used");
+      if (!k) REL_CHECK(st == SM_ERR_INVALID_HANDLE && used == -9, "sm_stack_used on a dead stack -> %d", st);
+      else REL_CHECK(st == SM_OK && cap == storages[static_cast<size_t>(k->storage)].nbytes && used >= 0 && used <= cap,
+                     "sm_stack_used -> %d, used %lld cap %lld", st, (long long)used, (long long)cap);
+    } else {  // release
+      const sm_status st = sm_stack_release(h);
+      check_status(st, "sm_stack_release");
+      if (!k) {
+        REL_CHECK(st == (h ? SM_ERR_INVALID_HANDLE : SM_OK), "sm_stack_release of a dead stack -> %d", st);
+        check_unchanged(before, "sm_stack_release of a dead stack");
+        return;
+      }
+      REL_CHECK(st == SM_OK, "sm_stack_release -> %d", st);
+      k->released = true;
+      kgrave.push_back(h);
+    }
+  }
+
+  // Every getter on a picked handle; invalid handles: exactly SM_ERR_INVALID_HANDLE.
+  void op_meta() {
+    const Pick p = pick_tensor();
+    int32_t nd = -9;
+    int64_t v64 = -9;
+    sm_dtype dt = -9;
+    sm_device dev{-9, -9};
+    void* ptr = reinterpret_cast<void*>(9);
+    int flag = -9;
+    int64_t dims[SM_MAX_DIMS];
+    std::fill(dims, dims + SM_MAX_DIMS, -9);
+    const int32_t cap = static_cast<int32_t>(in.u8() % 18) - 1;
+    const sm_memory_format fmt = static_cast<sm_memory_format>(static_cast<int>(in.u8() % 6) - 1);
+    const Pick q = pick_tensor();
+    sm_status st[16];
+    st[0] = sm_ndim(p.h, &nd);
+    st[1] = sm_numel(p.h, &v64);
+    st[2] = sm_nbytes(p.h, &v64);
+    st[3] = sm_storage_offset(p.h, &v64);
+    st[4] = sm_storage_nbytes(p.h, &v64);
+    st[5] = sm_version_counter(p.h, &v64);
+    st[6] = sm_dtype_of(p.h, &dt);
+    st[7] = sm_device_of(p.h, &dev);
+    st[8] = sm_data_ptr(p.h, &ptr);
+    st[9] = sm_is_read_only(p.h, &flag);
+    for (int i = 0; i < 10; ++i) check_status(st[i], "getter");
+    if (!p.valid) {
+      for (int i = 0; i < 10; ++i)
+        REL_CHECK(st[i] == SM_ERR_INVALID_HANDLE, "getter %d on an invalid handle %p -> %d", i, (void*)p.h, st[i]);
+      REL_CHECK(nd == -9 && v64 == -9 && dt == -9 && dev.type == -9 && ptr == reinterpret_cast<void*>(9) && flag == -9,
+                "failing getters wrote their outputs");
+    } else {
+      for (int i = 0; i < 10; ++i) REL_CHECK(st[i] == SM_OK, "getter %d on a valid handle -> %d", i, st[i]);
+    }
+    // Shape/strides with a capacity that may be too small.
+    const sm_status ss = sm_shape(p.h, cap < 0 ? nullptr : dims, cap);
+    check_status(ss, "sm_shape");
+    if (ss != SM_OK)
+      for (int64_t x : dims) REL_CHECK(x == -9, "failing sm_shape wrote its output");
+    if (p.valid) REL_CHECK((ss == SM_OK) == (nd == 0 || (cap >= nd)), "sm_shape(capacity %d) with ndim %d -> %d", cap, nd, ss);
+    // Format queries and storage identity.
+    flag = -9;
+    const sm_status sc = sm_is_contiguous(p.h, fmt, &flag);
+    check_status(sc, "sm_is_contiguous");
+    if (sc == SM_OK) REL_CHECK(flag == 0 || flag == 1, "sm_is_contiguous wrote %d", flag);
+    else REL_CHECK(flag == -9, "failing sm_is_contiguous wrote its output");
+    flag = -9;
+    const sm_status sq = sm_same_storage(p.h, q.h, &flag);
+    check_status(sq, "sm_same_storage");
+    if (p.valid && q.valid) {
+      REL_CHECK(sq == SM_OK, "sm_same_storage of valid handles -> %d", sq);
+      const int ps = tensors[static_cast<size_t>(p.slot)].storage, qs = tensors[static_cast<size_t>(q.slot)].storage;
+      // Distinct model storages may still be one library storage through a
+      // DLPack round trip? No: an import is a new storage, so identity is exact.
+      REL_CHECK(flag == (ps == qs), "sm_same_storage -> %d, model says %d", flag, ps == qs);
+    } else {
+      REL_CHECK(sq == SM_ERR_INVALID_HANDLE && flag == -9, "sm_same_storage with an invalid handle -> %d", sq);
+    }
+    // copy_to_host: right size, too small, NULL.
+    if (p.valid) {
+      rel::Meta m;
+      if (!rel::meta_of(p.h, &m) || m.nbytes > kMaxBytes) return;
+      const int mode = in.u8() % 4;
+      const size_t n = static_cast<size_t>(m.nbytes);
+      std::vector<uint8_t> buf(n + 16, 0xA5);
+      const size_t give = mode == 1 && n > 0 ? n - 1 : (mode == 2 ? n + 8 : n);
+      const sm_status sh = sm_copy_to_host(p.h, mode == 3 && n > 0 ? nullptr : buf.data(), give);
+      check_status(sh, "sm_copy_to_host");
+      if (mode == 1 && n > 0) REL_CHECK(sh == SM_ERR_INVALID_ARGUMENT, "sm_copy_to_host into too small a buffer -> %d", sh);
+      if (mode == 3 && n > 0) REL_CHECK(sh == SM_ERR_INVALID_ARGUMENT, "sm_copy_to_host into NULL -> %d", sh);
+      if (sh != SM_OK) {
+        for (uint8_t x : buf) REL_CHECK(x == 0xA5, "failing sm_copy_to_host wrote to the buffer");
+        return;
+      }
+      rel::mark_defined(buf.data(), n);
+      for (size_t i = n; i < buf.size(); ++i) REL_CHECK(buf[i] == 0xA5, "sm_copy_to_host wrote past sm_nbytes");
+      if (m.numel <= kMaxTouch && mode != 3) {
+        buf.resize(n);
+        REL_CHECK(buf == rel::gather_bytes(m), "sm_copy_to_host differs from the tensor's memory");
+      }
+    }
+  }
+
+  void op_fault() {
+    const int64_t n = in.u8() % 6;  // 0 disarms
+    REL_OK(sm_debug_fail_alloc(n));
+    fault_armed = n > 0;
+  }
+
+  void op_dlpack() {
+    const int kind = in.u8() % 4;
+    if (kind == 0) {  // export
+      const Pick p = pick_tensor();
+      const uint32_t flags = in.u8() % 4;
+      void* m = reinterpret_cast<void*>(0x5E7);
+      int copied = -5;
+      rel::Meta pm;
+      const bool have = p.valid && rel::meta_of(p.h, &pm);
+      if (have && (flags & SM_DLPACK_NORMALIZE) && mid_size(i128(pm.nbytes))) return;
+      const rel::State before = rel::state();
+      const sm_status st = sm_to_dlpack_ex(p.h, flags, &m, &copied);
+      check_status(st, "sm_to_dlpack_ex");
+      if (have && tensors[static_cast<size_t>(p.slot)].lease >= 0)
+        REL_CHECK(st == SM_ERR_UNSUPPORTED, "sm_to_dlpack of a stack tensor -> %d", st);
+      if (st != SM_OK) {
+        REL_CHECK(m == reinterpret_cast<void*>(0x5E7) && copied == -5, "failing sm_to_dlpack_ex wrote outputs");
+        check_unchanged(before, "sm_to_dlpack_ex");
+        return;
+      }
+      REL_CHECK(have, "sm_to_dlpack_ex accepted an invalid handle");
+      if (!have) return;
+      REL_CHECK(copied == 0 || copied == 1, "sm_to_dlpack_ex: copied = %d", copied);
+      bool neg = false;
+      for (int i = 0; i < pm.ndim; ++i) neg |= pm.strides[i] < 0 && pm.shape[i] > 1;
+      if (!(flags & SM_DLPACK_NORMALIZE) || !neg) REL_CHECK(copied == 0, "sm_to_dlpack_ex copied without a reason");
+      int s = tensors[static_cast<size_t>(p.slot)].storage;
+      const sm_DLTensor& dl = (flags & SM_DLPACK_VERSIONED) ? static_cast<sm_DLManagedTensorVersioned*>(m)->dl_tensor
+                                                            : static_cast<sm_DLManagedTensor*>(m)->dl_tensor;
+      REL_CHECK(dl.ndim == pm.ndim, "DLPack ndim %d, tensor ndim %d", dl.ndim, pm.ndim);
+      if (copied == 1) {
+        s = new_storage(pm.nbytes, true);
+        for (int i = 0; i < dl.ndim; ++i) REL_CHECK(dl.strides[i] >= 0, "normalized export has a negative stride");
+      } else {
+        REL_CHECK(dl.data == pm.data, "zero-copy export: data %p, tensor data %p", dl.data, pm.data);
+      }
+      exports.push_back(ExportM{m, (flags & SM_DLPACK_VERSIONED) != 0, s});
+      return;
+    }
+    if (kind == 1 && !exports.empty()) {  // import one of ours, or delete it
+      const size_t i = in.u8() % exports.size();
+      const ExportM e = exports[i];
+      if (in.u8() % 4 == 0) {
+        exports.erase(exports.begin() + static_cast<std::ptrdiff_t>(i));
+        if (e.versioned) static_cast<sm_DLManagedTensorVersioned*>(e.m)->deleter(static_cast<sm_DLManagedTensorVersioned*>(e.m));
+        else static_cast<sm_DLManagedTensor*>(e.m)->deleter(static_cast<sm_DLManagedTensor*>(e.m));
+        return;
+      }
+      sm_tensor out = kSentT;
+      const rel::State before = rel::state();
+      const sm_status st = sm_from_dlpack(e.m, e.versioned, &out);
+      check_status(st, "sm_from_dlpack");
+      if (st != SM_OK) {
+        REL_CHECK(out == kSentT, "failing sm_from_dlpack wrote its output");
+        check_unchanged(before, "sm_from_dlpack");
+        return;  // still ours
+      }
+      exports.erase(exports.begin() + static_cast<std::ptrdiff_t>(i));
+      rel::Meta m;
+      check_view(out, nullptr, "sm_from_dlpack", &m);
+      add_tensor(out, new_storage(m.storage_nbytes, false, e.storage), -1);
+      return;
+    }
+    hostile_import();
+  }
+
+  // A producer with hostile metadata. The harness owns a buffer covering the
+  // layout it describes whenever that layout is valid; invalid ones must be refused.
+  void hostile_import() {
+    const bool versioned = in.u8() & 1;
+    auto* p = new Producer;
+    const int32_t nd = in.ndim();
+    const Dims shape = dims(nd, false), strides = dims(nd, true);
+    p->shape = shape.v;
+    p->strides = strides.v;
+    const bool with_strides = in.u8() % 3 != 0;
+    const uint8_t code = in.u8() % 8, bits = static_cast<uint8_t>(8u << (in.u8() % 5));
+    const uint16_t lanes = in.u8() % 8 == 0 ? 2 : 1;
+    const int32_t devtype = in.u8() % 8 == 0 ? static_cast<int32_t>(in.u8()) : SM_DEVICE_CPU;
+    const uint64_t byte_offset = in.u8() % 8 == 0 ? in.u64() % 4096 : 0;
+    const uint64_t vflags = in.u8() % 4;
+    // What the harness can back with memory: bytes per element <= 8.
+    const int64_t item = (bits / 8) * lanes;
+    i128 lo, hi;
+    bool empty, negative;
+    reach(shape.v, with_strides ? &strides.v : nullptr, &lo, &hi, &empty, &negative);
+    const bool invalid = nd < 0 || nd > SM_MAX_DIMS || negative;
+    const i128 span = sat_mul(hi - lo + 1, item) + i128(byte_offset);
+    if (!invalid && span > kMaxBytes) {  // cannot back it: not a fair call
+      delete p;
+      return;
+    }
+    const size_t nb = static_cast<size_t>(invalid ? 64 : span);
+    char* mem = static_cast<char*>(std::malloc(nb ? nb : 1));
+    std::memset(mem, 0x22, nb ? nb : 1);
+    p->ext = exts[static_cast<size_t>(new_ext(mem, true))].get();
+    sm_DLTensor dl;
+    dl.data = invalid ? mem : mem - static_cast<int64_t>(lo) * item;
+    dl.device.device_type = static_cast<decltype(dl.device.device_type)>(devtype);
+    dl.device.device_id = 0;
+    dl.ndim = nd;
+    dl.dtype.code = code;
+    dl.dtype.bits = bits;
+    dl.dtype.lanes = lanes;
+    dl.shape = p->shape.empty() ? (in.u8() & 1 ? nullptr : p->shape.data()) : p->shape.data();
+    dl.strides = with_strides ? (p->strides.empty() ? nullptr : p->strides.data()) : nullptr;
+    dl.byte_offset = byte_offset;
+    void* managed;
+    if (versioned) {
+      p->u.versioned.version = {1, static_cast<uint32_t>(in.u8() % 3)};
+      if (in.u8() % 8 == 0) p->u.versioned.version.major = 2 + in.u8() % 3;
+      p->u.versioned.manager_ctx = p;
+      p->u.versioned.deleter = producer_deleter_versioned;
+      p->u.versioned.flags = vflags;
+      p->u.versioned.dl_tensor = dl;
+      managed = &p->u.versioned;
+    } else {
+      p->u.legacy.dl_tensor = dl;
+      p->u.legacy.manager_ctx = p;
+      p->u.legacy.deleter = producer_deleter_legacy;
+      managed = &p->u.legacy;
+    }
+    ExtM* ext = p->ext;
+    const int e = static_cast<int>(exts.size() - 1);
+    sm_tensor out = kSentT;
+    const rel::State before = rel::state();
+    const sm_status st = sm_from_dlpack(managed, versioned, &out);
+    check_status(st, "sm_from_dlpack (hostile producer)");
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing sm_from_dlpack wrote its output");
+      REL_CHECK(ext->calls == 0, "failing sm_from_dlpack called the producer's deleter");
+      check_unchanged(before, "sm_from_dlpack (hostile)");
+      producer_free(p);  // ownership stayed with us
+      return;
+    }
+    REL_CHECK(!invalid, "sm_from_dlpack accepted ndim %d or a negative size", nd);
+    if (devtype == SM_DEVICE_CUDA_HOST) {  // host memory: acceptable, counted on another device
+      REL_OK(sm_tensor_release(out));
+      REL_CHECK(ext->calls == 1, "producer deleter ran %d times after the last view died", ext->calls);
+      exts[static_cast<size_t>(e)]->has_deleter = true;
+      return;
+    }
+    REL_CHECK(devtype == SM_DEVICE_CPU, "sm_from_dlpack accepted device type %d on a CPU-only build", devtype);
+    rel::Meta m;
+    check_view(out, nullptr, "sm_from_dlpack (hostile)", &m);
+    REL_CHECK(static_cast<int64_t>(m.itemsize) * 1 == item || m.numel == 0,
+              "import: itemsize %zu for DLPack dtype of %lld bytes", m.itemsize, (long long)item);
+    add_tensor(out, new_storage(m.storage_nbytes, false, -1, e), -1);
+  }
+
+  void op_misc() {
+    const int kind = in.u8() % 6;
+    if (kind == 0) {
+      REL_OK(sm_empty_cache(rel::cpu()));
+    } else if (kind == 1) {  // a summary into a small, exact buffer
+      const size_t len = in.u8() % 40;
+      std::vector<char> buf(len ? len : 1, 'x');
+      const sm_status st = sm_memory_summary(rel::cpu(), len ? buf.data() : nullptr, len);
+      check_status(st, "sm_memory_summary");
+      if (st == SM_OK && len) REL_CHECK(std::memchr(buf.data(), 0, len) != nullptr, "summary not NUL-terminated");
+    } else if (kind == 2) {  // stats with an old (small) or bad struct_size
+      const uint32_t size = static_cast<uint32_t>(in.u8() % (sizeof(sm_memory_stats_t) + 8));
+      std::vector<char> buf(std::max<size_t>(size, sizeof(uint32_t)), 'y');
+      std::memcpy(buf.data(), &size, sizeof size);
+      const sm_status st = sm_memory_stats(rel::cpu(), reinterpret_cast<sm_memory_stats_t*>(buf.data()));
+      check_status(st, "sm_memory_stats");
+    } else if (kind == 3) {  // devices that do not exist here
+      sm_device d{static_cast<int32_t>(in.u8() % 5), static_cast<int32_t>(in.u8() % 3) - 1};
+      sm_tensor out = kSentT;
+      const int64_t s[1] = {4};
+      const rel::State before = rel::state();
+      const sm_status st = sm_zeros(s, 1, SM_FLOAT32, d, &out);
+      check_status(st, "sm_zeros on another device");
+      if (d.type != SM_DEVICE_CPU || d.index != 0) {
+        int32_t ncuda = -1;
+        REL_OK(sm_cuda_device_count(&ncuda));
+        if (!(d.type == SM_DEVICE_CPU && d.index == 0) && ncuda == 0)
+          REL_CHECK(st == SM_ERR_DEVICE || (st == SM_OK && d.type == SM_DEVICE_CUDA_HOST) ||
+                        (st == SM_ERR_OUT_OF_MEMORY && fault_armed),
+                    "sm_zeros on device (%d, %d) with no GPU -> %d", d.type, d.index, st);
+      }
+      if (st != SM_OK) {
+        REL_CHECK(out == kSentT, "failing sm_zeros wrote its output");
+        check_unchanged(before, "sm_zeros on another device");
+      } else {
+        REL_OK(sm_tensor_release(out));  // not modeled: other device's counters
+      }
+    } else if (kind == 4) {
+      REL_OK(sm_reset_peak_stats(rel::cpu()));
+    } else {
+      const int32_t n = static_cast<int32_t>(in.u8() % 4);
+      REL_OK(sm_set_num_threads(n));
+    }
+  }
+
+  void teardown() {
+    REL_OK(sm_debug_fail_alloc(0));
+    while (!tensors.empty()) {
+      REL_OK(sm_tensor_release(tensors.back().h));
+      if (--tensors.back().owners == 0) tensors.pop_back();
+    }
+    while (!shandles.empty()) {
+      REL_OK(sm_storage_release(shandles.back().h));
+      if (--shandles.back().owners == 0) shandles.pop_back();
+    }
+    for (StackM& k : stacks)
+      if (!k.released) {
+        REL_OK(sm_stack_release(k.h));
+        k.released = true;
+      }
+    for (const ExportM& e : exports) {
+      if (e.versioned) static_cast<sm_DLManagedTensorVersioned*>(e.m)->deleter(static_cast<sm_DLManagedTensorVersioned*>(e.m));
+      else static_cast<sm_DLManagedTensor*>(e.m)->deleter(static_cast<sm_DLManagedTensor*>(e.m));
+    }
+    exports.clear();
+    check_accounting();
+    for (size_t i = 0; i < storages.size(); ++i) REL_CHECK(!storages[i].alive, "model: storage %zu alive at the end", i);
+    for (const auto& e : exts)
+      if (e->has_deleter) REL_CHECK(e->calls == 1, "an external deleter ran %d times", e->calls);
+    for (void* m : blobs_without_deleter) std::free(m);
+    REL_OK(sm_set_num_threads(0));
+    const rel::State end = rel::state();
+    REL_CHECK(end == base, "after releasing everything: %s, at the start %s", end.str().c_str(), base.str().c_str());
+  }
+};
+
+}  // namespace
+
+int64_t g_fuzz_calls = 0, g_fuzz_inputs = 0;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  rel::abort_on_failure() = true;
+  Fuzz f(In(data, size));
+  f.run();
+  g_fuzz_calls += f.calls;
+  ++g_fuzz_inputs;
+  return 0;
+}
+
+#ifndef SM_FUZZ_STANDALONE
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  rel::abort_on_failure() = true;
+  // libFuzzer ends a timed run with exit(): report what was fuzzed.
+  std::atexit([] {
+    std::printf("fuzz: %lld inputs run, %lld API calls checked, %lld checks\n",
+                (long long)g_fuzz_inputs, (long long)g_fuzz_calls, (long long)rel::checks().load());
+    std::fflush(stdout);
+  });
+  return 0;
+}
+#endif
+
+#ifdef SM_FUZZ_STANDALONE
+// Replays files (or every file in directories) given on the command line.
+#include <dirent.h>
+#include <sys/stat.h>
+
+static int replay(const std::string& path, int64_t* inputs) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    std::fprintf(stderr, "cannot stat %s\n", path.c_str());
+    return 1;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    DIR* d = opendir(path.c_str());
+    if (!d) return 1;
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    closedir(d);
+    std::sort(names.begin(), names.end());
+    int rc = 0;
+    for (const std::string& n : names) rc |= replay(path + "/" + n, inputs);
+    return rc;
+  }
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return 1;
+  std::vector<uint8_t> buf;
+  uint8_t chunk[4096];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) buf.insert(buf.end(), chunk, chunk + n);
+  std::fclose(f);
+  const int64_t fails0 = rel::failures();
+  rel::abort_on_failure() = false;
+  Fuzz fz(In(buf.data(), buf.size()));
+  fz.run();
+  g_fuzz_calls += fz.calls;
+  ++*inputs;
+  if (rel::failures() != fails0) std::fprintf(stderr, "  ^ in %s\n", path.c_str());
+  return rel::failures() != fails0;
+}
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines survive a sanitizer abort
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s FILE|DIR...\n", argv[0]);
+    return 2;
+  }
+  int64_t inputs = 0;
+  int rc = 0;
+  for (int i = 1; i < argc; ++i) rc |= replay(argv[i], &inputs);
+  std::printf("fuzz replay: %lld inputs, %lld API calls, %lld checks, %lld failures\n", (long long)inputs,
+              (long long)g_fuzz_calls, (long long)rel::checks().load(), (long long)rel::failures().load());
+  return rc || inputs == 0 ? 1 : 0;
+}
+#endif
