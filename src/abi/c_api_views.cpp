@@ -39,6 +39,7 @@ sm_status views_out(const char* fn, sm_tensor t, sm_tensor* outs, int32_t capaci
     std::vector<TensorPtr> views;
     for (const auto& r : ranges) views.push_back(derive_view(x, narrow(x->layout(), d, r.first, r.second)));
     std::vector<sm_tensor> handles;
+    handles.reserve(views.size());  // push_back below cannot throw after a publish
     try {
       for (auto& v : views) handles.push_back(publish(v));
     } catch (...) {

@@ -116,7 +116,12 @@ TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, in
   std::function<void()> on_free;
   if (deleter) on_free = [deleter, data, ctx] { deleter(data, ctx); };
   auto s = std::make_shared<Storage>(device, base, bytes, std::move(on_free), false);
-  return std::make_shared<const TensorImpl>(std::move(s), l, dtype);
+  try {
+    return std::make_shared<const TensorImpl>(s, l, dtype);
+  } catch (...) {
+    s->disown();  // the call fails: the memory stays the caller's
+    throw;
+  }
 }
 
 void copy_to_host(const TensorPtr& t, void* dst, size_t nbytes) {

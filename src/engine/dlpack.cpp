@@ -210,7 +210,12 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
   l.offset = e.empty ? 0 : -e.lo;
   auto storage = std::make_shared<Storage>(dev, first + lo_bytes, bytes, std::move(on_free),
                                            read_only);
-  return std::make_shared<const TensorImpl>(std::move(storage), l, dtype);
+  try {
+    return std::make_shared<const TensorImpl>(storage, l, dtype);
+  } catch (...) {
+    storage->disown();  // the call fails: ownership stays with the caller
+    throw;
+  }
 }
 
 }  // namespace sm
