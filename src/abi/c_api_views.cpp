@@ -28,14 +28,17 @@ sm_status views_out(const char* fn, sm_tensor t, sm_tensor* outs, int32_t capaci
     TensorPtr x = tensor_arg(t, "t");
     require_out(count, "count");
     const int d = wrap_dim(dim, x->layout().ndim, "dim", false);
-    const auto ranges = chunk ? chunk_ranges(x->layout(), d, arg) : split_ranges(x->layout(), d, arg);
-    const int32_t n = static_cast<int32_t>(ranges.size());
+    // Count first (no allocation per piece), check the capacity, then build.
+    int64_t n64 = 0;
+    if (chunk) chunk_ranges(x->layout(), d, arg, &n64); else split_ranges(x->layout(), d, arg, &n64);
+    const int32_t n = static_cast<int32_t>(n64);
     if (!outs) {
       *count = n;
       return;
     }
     if (capacity < n)
       fail(SM_ERR_INVALID_ARGUMENT, "capacity %d is smaller than the %d views produced", capacity, n);
+    const auto ranges = chunk ? chunk_ranges(x->layout(), d, arg) : split_ranges(x->layout(), d, arg);
     std::vector<TensorPtr> views;
     for (const auto& r : ranges) views.push_back(derive_view(x, narrow(x->layout(), d, r.first, r.second)));
     std::vector<sm_tensor> handles;

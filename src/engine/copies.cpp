@@ -18,7 +18,8 @@ namespace {
 
 TensorDesc desc_of(const TensorImpl& t, const Layout& l) {
   TensorDesc d;
-  d.data = static_cast<char*>(t.storage()->data()) + l.offset * static_cast<int64_t>(t.itemsize());
+  d.data = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t.storage()->data()) +
+                                   static_cast<uint64_t>(l.offset) * t.itemsize());
   d.dtype = t.dtype();
   d.ndim = l.ndim;
   for (int i = 0; i < l.ndim; ++i) {

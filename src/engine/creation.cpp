@@ -30,17 +30,12 @@ TensorPtr empty_strided(const int64_t* shape, const int64_t* strides, int ndim, 
     l.sizes[i] = shape[i];
     l.strides[i] = strides[i];
   }
-  // Negative strides: start the view where its lowest element lands at 0.
+  // The storage holds exactly the elements the strides reach (checked for
+  // overflow first); negative strides start the view where its lowest
+  // element lands at 0.
+  byte_span(l, static_cast<int64_t>(dtype_size(dtype)));
   const Extent e = extent(l);
   if (!e.empty && e.lo < 0) l.offset = -e.lo;
-  // The storage holds exactly the elements the strides reach.
-  if (!e.empty) {
-    int64_t span;
-    if (add_overflows(e.hi - e.lo, 1, &span) ||
-        mul_overflows(span, static_cast<int64_t>(dtype_size(dtype)), &span))
-      fail(SM_ERR_OVERFLOW, "strides %s over shape %s reach more than 2^63 bytes",
-           format_dims(strides, ndim).c_str(), format_dims(shape, ndim).c_str());
-  }
   return empty_with_layout(l, dtype, device);
 }
 
@@ -53,14 +48,18 @@ TensorPtr full(const int64_t* shape, int ndim, double value, DType dtype, Device
 TensorPtr arange(double start, double step, int64_t n, DType dtype, Device device) {
   if (n < 0) fail(SM_ERR_SHAPE, "n must be >= 0 (got %lld)", (long long)n);
   const int64_t shape[1] = {n};
-  // The result and the f64 staging buffer must both be addressable.
-  checked_numel(shape, 1, static_cast<int64_t>(std::max<size_t>(dtype_size(dtype), 8)));
-  // Built on the host in the target dtype, then moved: arange is not a hot path.
-  std::vector<double> values(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = start + step * static_cast<double>(i);
-  TensorPtr host = from_host(values.data(), shape, 1, DType::F64, Device{SM_DEVICE_CPU, 0});
+  // Filled on the host in the target dtype (each value rounded once from
+  // double), straight into the result when it is host memory.
+  const Device host = host_accessible(device) ? device : Device{SM_DEVICE_CPU, 0};
+  TensorPtr out = empty(shape, 1, dtype, host);
+  dispatch_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* p = reinterpret_cast<T*>(out->data());
+    for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(start + step * static_cast<double>(i));
+  });
+  if (host == device) return out;
   bool copied = false;
-  return to(host, device, dtype, &copied);
+  return to(out, device, dtype, &copied);
 }
 
 namespace {
@@ -109,6 +108,9 @@ TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, in
     fail(SM_ERR_INVALID_ARGUMENT, "data is NULL but shape %s holds elements", format_dims(shape, ndim).c_str());
   // The storage starts at the lowest element reached, so negative strides
   // over caller memory work: data points at element [0, ..., 0].
+  if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(itemsize) != 0)
+    fail(SM_ERR_INVALID_ARGUMENT, "data %p is not aligned to the %s element size (%lld bytes)",
+         data, dtype_name(dtype), (long long)itemsize);
   const ByteSpan span = byte_span(l, itemsize);
   l.offset = e.empty ? 0 : -e.lo;
   char* base = static_cast<char*>(data) + span.lo_bytes;

@@ -204,6 +204,10 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
   const Extent e = extent(l);
   char* first = static_cast<char*>(dl->data) + dl->byte_offset;
   if (!e.empty && !dl->data) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has NULL data");
+  if (reinterpret_cast<uintptr_t>(first) % static_cast<uintptr_t>(itemsize) != 0)
+    fail(SM_ERR_INVALID_ARGUMENT,
+         "DLPack tensor's data + byte_offset (%p) is not aligned to its %s element size",
+         static_cast<void*>(first), dtype_name(dtype));
   // Storage spans exactly the elements reached; element [0, ...] sits at -lo.
   const ByteSpan span = byte_span(l, itemsize);
   const int64_t lo_bytes = span.lo_bytes, bytes = span.nbytes;

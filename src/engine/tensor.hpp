@@ -37,8 +37,11 @@ class TensorImpl {
   int64_t numel() const { return layout_.numel(); }
   const std::shared_ptr<const StackLease>& lease() const { return lease_; }
   // Address of logical element [0, ..., 0].
+  // Unsigned arithmetic: an empty view may carry any offset (it reaches
+  // nothing), and its address must not be undefined behaviour to compute.
   char* data() const {
-    return static_cast<char*>(storage_->data()) + layout_.offset * static_cast<int64_t>(itemsize());
+    return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(storage_->data()) +
+                                   static_cast<uint64_t>(layout_.offset) * itemsize());
   }
   TensorDesc desc() const;
   // Byte address of storage element 0, for overlap checks.

@@ -114,9 +114,13 @@ void wrap_unique_dims(const int32_t* dims, int n, int ndim, const char* what, in
 // ---- Layout -------------------------------------------------------------------
 
 int64_t Layout::numel() const {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; ++i) n *= sizes[i];
-  return n;
+  // A zero dim makes the product 0 even when the other sizes' product would
+  // overflow (shape [2^62, 6, 0] is a valid empty tensor).
+  for (int i = 0; i < ndim; ++i)
+    if (sizes[i] == 0) return 0;
+  uint64_t n = 1;
+  for (int i = 0; i < ndim; ++i) n *= static_cast<uint64_t>(sizes[i]);
+  return static_cast<int64_t>(n);
 }
 
 bool Layout::operator==(const Layout& o) const {
@@ -765,7 +769,7 @@ Layout slice(const Layout& l, int64_t dim, int64_t start, int64_t stop, int64_t 
     if (len > 1)
       fail(SM_ERR_OVERFLOW, "slice: stride %" PRId64 " * step %" PRId64 " overflows int64",
            l.strides[d], step);
-    st = step > 0 ? l.strides[d] : -l.strides[d];  // size <= 1: any stride is fine
+    st = l.strides[d];  // size <= 1: the stride never steps, any value is fine
   }
   r.strides[d] = st;
   settle_empty_offset(r, l.offset);
@@ -1111,7 +1115,7 @@ Layout flip(const Layout& l, const int32_t* dims, int n) {
 }
 
 std::vector<std::pair<int64_t, int64_t>> split_ranges(const Layout& l, int64_t dim,
-                                                      int64_t split_size) {
+                                                      int64_t split_size, int64_t* count_only) {
   int d = wrap_dim(dim, l.ndim, "split dim", false);
   const int64_t n = l.sizes[d];
   if (split_size < 0)
@@ -1123,6 +1127,10 @@ std::vector<std::pair<int64_t, int64_t>> split_ranges(const Layout& l, int64_t d
   if (count > INT32_MAX)
     fail(SM_ERR_INVALID_ARGUMENT, "split: %" PRId64 " pieces of %" PRId64
          " along dim %d (size %" PRId64 ") is more than %d", count, split_size, d, n, INT32_MAX);
+  if (count_only) {
+    *count_only = count;
+    return {};
+  }
   std::vector<std::pair<int64_t, int64_t>> out;
   out.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
@@ -1133,7 +1141,7 @@ std::vector<std::pair<int64_t, int64_t>> split_ranges(const Layout& l, int64_t d
 }
 
 std::vector<std::pair<int64_t, int64_t>> chunk_ranges(const Layout& l, int64_t dim,
-                                                      int64_t chunks) {
+                                                      int64_t chunks, int64_t* count_only) {
   int d = wrap_dim(dim, l.ndim, "chunk dim", false);
   if (chunks <= 0)
     fail(SM_ERR_INVALID_ARGUMENT, "chunk: chunks %" PRId64 " must be > 0", chunks);
@@ -1143,10 +1151,14 @@ std::vector<std::pair<int64_t, int64_t>> chunk_ranges(const Layout& l, int64_t d
     if (chunks > INT32_MAX)
       fail(SM_ERR_INVALID_ARGUMENT, "chunk: %" PRId64 " chunks is more than %d", chunks,
            INT32_MAX);
+    if (count_only) {
+      *count_only = chunks;
+      return {};
+    }
     return std::vector<std::pair<int64_t, int64_t>>(static_cast<size_t>(chunks), {0, 0});
   }
   int64_t split_size = n / chunks + (n % chunks != 0);
-  return split_ranges(l, d, split_size);
+  return split_ranges(l, d, split_size, count_only);
 }
 
 }  // namespace sm

@@ -155,9 +155,13 @@ Layout unfold(const Layout& l, int64_t dim, int64_t size, int64_t step);
 Layout diagonal(const Layout& l, int64_t offset, int64_t dim1, int64_t dim2);
 Layout flip(const Layout& l, const int32_t* dims, int n);
 // Start/length pairs of split / chunk along a (wrapped) dim.
+// With count_only, only *count_only is written and no range is built (a count
+// query must not allocate one entry per piece).
 std::vector<std::pair<int64_t, int64_t>> split_ranges(const Layout& l, int64_t dim,
-                                                      int64_t split_size);
+                                                      int64_t split_size,
+                                                      int64_t* count_only = nullptr);
 std::vector<std::pair<int64_t, int64_t>> chunk_ranges(const Layout& l, int64_t dim,
-                                                      int64_t chunks);
+                                                      int64_t chunks,
+                                                      int64_t* count_only = nullptr);
 
 }  // namespace sm

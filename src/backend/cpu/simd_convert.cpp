@@ -5,6 +5,7 @@
 #include "core/dtype.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define SM_SIMD_CONVERT 1
 #endif
@@ -19,7 +20,10 @@ namespace {
 bool have(const char* what) {
   __builtin_cpu_init();
   if (what[0] == 'a') return __builtin_cpu_supports("avx2");
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // F16C through cpuid: clang 14's __builtin_cpu_supports does not know "f16c".
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+  return __builtin_cpu_supports("avx2") && f16c;
 }
 bool have_avx2() {
   static const bool v = have("avx2");
