@@ -230,6 +230,30 @@ struct Convert<double> {
   SM_HOST_DEVICE static double from_int(int64_t v) { return static_cast<double>(v); }
 };
 
+// A bool element as stored: any nonzero byte is true. Kernels read bool
+// sources through it, so bytes other than 0/1 (foreign memory, DLPack) are
+// never loaded as a C++ bool, which would be undefined behaviour.
+struct BoolByte {
+  uint8_t v;
+};
+template <>
+struct Convert<BoolByte> {
+  SM_HOST_DEVICE static double to_double(BoolByte b) { return b.v ? 1.0 : 0.0; }
+  SM_HOST_DEVICE static int64_t to_int(BoolByte b) { return b.v ? 1 : 0; }
+  SM_HOST_DEVICE static BoolByte from_double(double v) { return BoolByte{v != 0.0}; }
+  SM_HOST_DEVICE static BoolByte from_int(int64_t v) { return BoolByte{v != 0}; }
+};
+
+// dispatch_dtype for operands that are only read: bool comes as BoolByte.
+template <typename F>
+inline void dispatch_source_dtype(DType d, F&& f) {
+  if (d == DType::Bool) {
+    f(BoolByte{});
+  } else {
+    dispatch_dtype(d, f);
+  }
+}
+
 template <typename T>
 struct IsFloatLike {
   static constexpr bool value = false;

@@ -127,7 +127,7 @@ void copy(const TensorDesc& dst, const TensorDesc& src) {
   } else {
     dispatch_dtype(dst.dtype, [&](auto dv) {
       using D = decltype(dv);
-      dispatch_dtype(src.dtype, [&](auto sv) {
+      dispatch_source_dtype(src.dtype, [&](auto sv) {
         using S = decltype(sv);
         spec.row = convert_row<D, S>;
       });

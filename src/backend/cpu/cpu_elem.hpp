@@ -59,6 +59,8 @@ inline float to_f32(T v) {
     return bf16_bits_to_float(v.bits);
   } else if constexpr (std::is_same<T, bool>::value) {
     return v ? 1.0f : 0.0f;
+  } else if constexpr (std::is_same<T, BoolByte>::value) {
+    return v.v ? 1.0f : 0.0f;
   } else {
     return static_cast<float>(v);  // integers round once, as PyTorch's cast
   }

@@ -69,7 +69,7 @@ void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double 
   double ad = 0;
   dispatch_dtype(dst.dtype, [&](auto dv) {
     using D = decltype(dv);
-    dispatch_dtype(other.dtype, [&](auto sv) {
+    dispatch_source_dtype(other.dtype, [&](auto sv) {
       using S = decltype(sv);
       using C = BinaryCompute<D, S>;
       if constexpr (std::is_same<C, int64_t>::value) {
