@@ -79,13 +79,16 @@ build() {  # build DIR [targets...]
 ctest_quiet() {
   local dir="$1" log="$2"
   shift 2
-  if ctest --test-dir "$dir" -j"$JOBS" --timeout 900 "$@" >"$log" 2>&1; then
+  if ctest --test-dir "$dir" -j"$JOBS" --timeout 900 --output-on-failure "$@" >"$log" 2>&1; then
     grep -E 'tests passed|Total Test time' "$log"
     return 0
   fi
-  grep -E 'tests passed|Total Test time|^\s+[0-9]+ - ' "$log"
-  echo "(full log: $log; failures again, verbosely:)"
-  ctest --test-dir "$dir" --rerun-failed --output-on-failure --timeout 900 2>&1 | tail -120
+  # The output of each failed test (ctest prints it after the test's result line).
+  awk '/\*\*\*(Failed|Exception|Timeout|Not Run)/ {show = 1; n = 0}
+       /^ +Start +[0-9]+:|^ *[0-9]+\/[0-9]+ Test +#/ {if (!/\*\*\*/) show = 0}
+       show && n++ < 80' "$log"
+  grep -E 'tests passed|Total Test time|^\s+[0-9]+ - ' "$log" | grep -v '(Skipped)'
+  echo "(full log: $log)"
   return 1
 }
 
@@ -150,7 +153,7 @@ run_fuzz() {
     -seed="$FUZZ_SEED" -max_total_time="$FUZZ_SECONDS" -max_len=4096 -timeout=20 \
     -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$work/crashes/" "$work/new" "$CORPUS") >"$work/fuzz.log" 2>&1 || rc=$?
-  grep -E '^(#[0-9]+ +(INITED|DONE)|stat::|SUMMARY|fuzz: |FAIL|INFO: (Seed|seed))' "$work/fuzz.log"
+  grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::|SUMMARY|fuzz: |FAIL|INFO: (Seed|seed))' "$work/fuzz.log"
   if [ "$rc" -ne 0 ]; then
     echo "fuzz: libFuzzer exited with $rc; the end of its log:"
     tail -60 "$work/fuzz.log"

@@ -98,7 +98,7 @@ class Prog:
     def full(self, shape, dtype, value):
         self.create(2, shape, dtype, value)
 
-    def from_blob(self, shape, dtype, strides=None, deleter=True):
+    def from_blob(self, shape, dtype, strides=None, deleter=True, aligned=True):
         self.u8(FROM_BLOB)
         self.ndim(len(shape))
         for x in shape:
@@ -108,6 +108,7 @@ class Prog:
             self.stride(s)
         self.u8(dtype)
         self.u8(1 if deleter else 0)
+        self.u8(1 if aligned else 0)  # 0: one byte off
 
     def view(self, slot, shape):
         self.u8(VIEW_A); self.u8(0); self.ndim(len(shape))
@@ -461,6 +462,12 @@ def seeds():
     p.copy(3, 0, dtype=F32)
     p.scalar_op(0, ADD, 1)
     out['seed-bug-misaligned-import'] = p
+
+    p = Prog()
+    p.from_blob([4], F32, aligned=False)  # f32 at an odd address
+    p.copy(3, 0, dtype=F64)
+    p.scalar_op(0, ADD, 1)
+    out['seed-bug-misaligned-blob'] = p
     return out
 
 
