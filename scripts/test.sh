@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set-up + build + every test: the Rust crate, the Julia ccall checker, then
-# ctest (C/C++ unit and API tests, C programs, Python/NumPy differential
-# tests). Exits non-zero if anything fails.
+# Set-up + build + every test: the Rust crate, the Julia ccall checker, the
+# reliability checks (scripts/reliability.sh), then ctest (C/C++ unit and API
+# tests, C programs, Python/NumPy differential tests). Exits non-zero if
+# anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-deps.sh
@@ -18,6 +19,9 @@ fi
 
 echo "== Julia package: @ccall checker against stridemem.h and nm -D"
 /usr/bin/python3 tools/check_julia_ccalls.py --lib "$root/build/libstridemem.so"
+
+echo "== Reliability: ASan+UBSan suite, TSan stress, libFuzzer 60 s, fault walks, valgrind"
+VALGRIND_BUILD=build scripts/reliability.sh all
 
 echo "== ctest"
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
