@@ -196,13 +196,11 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim_arg, const TensorPtr& ind
   const bool scalar_out = t->layout().ndim == 0 && index->layout().ndim == 0;
   TensorPtr out = empty(out_shape, scalar_out ? 0 : src.ndim, t->dtype(), t->device());
   if (out->numel() == 0) return out;
-  Layout ol = out->layout();
-  if (scalar_out) ol = src;  // same single element
-  if (scalar_out) ol.offset = 0;
   Kernels& k = kernels_for(t->device());
   for (int64_t i = 0; i < n; ++i) {
     const Layout s = select(src, dim, idx[static_cast<size_t>(i)]);
-    const Layout d = scalar_out ? Layout{} : select(ol, dim, i);
+    // A 0-d result is its one element: the 0-d layout at offset 0.
+    const Layout d = scalar_out ? Layout{} : select(out->layout(), dim, i);
     k.copy(desc_of(*out, d), desc_of(*t, s));
   }
   return out;
