@@ -305,13 +305,17 @@ SM_API sm_status sm_reshape_would_copy(sm_tensor t, const int64_t* shape, int32_
 SM_API sm_status sm_reshape(sm_tensor t, const int64_t* shape, int32_t ndim, sm_tensor* out,
                             int* copied);
 /* A new handle to the same data if t is already dense in format, else a
- * copy in that format (SM_CONTIGUOUS, SM_CHANNELS_LAST, SM_CHANNELS_LAST_3D). */
-SM_API sm_status sm_contiguous(sm_tensor t, sm_memory_format format, sm_tensor* out);
+ * copy in that format (SM_CONTIGUOUS, SM_CHANNELS_LAST, SM_CHANNELS_LAST_3D);
+ * *copied (may be NULL) says which. */
+SM_API sm_status sm_contiguous(sm_tensor t, sm_memory_format format, sm_tensor* out,
+                               int* copied);
 /* Always a copy, laid out in format (SM_PRESERVE keeps t's dense order). */
 SM_API sm_status sm_clone(sm_tensor t, sm_memory_format format, sm_tensor* out);
 /* Device and/or dtype change: a new handle to the same data when neither
- * changes, else a row-major copy (layout preserved when dense). */
-SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out);
+ * changes, else a copy (t's dense dim order kept); *copied (may be NULL)
+ * says which. */
+SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out,
+                       int* copied);
 /* dst[...] = src broadcast to dst's shape, converted to dst's dtype, any pair
  * of devices. Refused with SM_ERR_OVERLAP if dst's elements overlap each
  * other or src partially overlaps dst. Bumps dst's version counter. */
@@ -454,10 +458,19 @@ SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed);
 /* Flags for sm_to_dlpack_ex. */
 #define SM_DLPACK_VERSIONED 1u /* produce a DLManagedTensorVersioned (else legacy) */
 #define SM_DLPACK_NORMALIZE 2u /* for consumers that cannot take negative strides: such a
-                                  tensor is exported as a dense copy (versioned: flagged
-                                  IS_COPIED) and *copied says so; others stay zero-copy */
-/* sm_to_dlpack with flags; copied (may be NULL) is set to 1 when a copy was made. */
-SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, void** managed, int* copied);
+                                  tensor is exported as a dense copy; others stay zero-copy */
+#define SM_DLPACK_COPY 4u      /* always export a fresh row-major copy (array API copy=True) */
+#define SM_DLPACK_NO_COPY 8u   /* never copy (copy=False): an export that would need one
+                                  (another device, NORMALIZE of negative strides) is
+                                  refused with SM_ERR_UNSUPPORTED */
+/* The whole DLPack export protocol (the Python array API's __dlpack__): flags
+ * above; device (may be NULL: t's own) names the device the consumer wants,
+ * and a different one makes the export a copy there. Every copy made here is
+ * flagged IS_COPIED in a versioned export, and *copied (may be NULL) is set
+ * to 1 when the export is a copy, 0 when it shares t's memory.
+ * SM_DLPACK_COPY with SM_DLPACK_NO_COPY is SM_ERR_INVALID_ARGUMENT. */
+SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, const sm_device* device,
+                                 void** managed, int* copied);
 /* Zero-copy import; takes ownership of managed on success (its deleter runs
  * exactly once, when the last view dies). On failure ownership stays with the
  * caller. */

@@ -161,7 +161,7 @@ void run_permute(const Options& o, Case& c, sm_dtype dt) {
   SK(sm_nbytes(x, &nbytes));
   const double ms = time_ms(o, [&] {
     sm_tensor out = nullptr;
-    SK(sm_contiguous(v, SM_CONTIGUOUS, &out));
+    SK(sm_contiguous(v, SM_CONTIGUOUS, &out, nullptr));
     SK(sm_tensor_release(out));
   });
   c.gbps = 2.0 * static_cast<double>(nbytes) / (ms * 1e6);
@@ -169,7 +169,7 @@ void run_permute(const Options& o, Case& c, sm_dtype dt) {
   c.ratio = c.gbps / c.copy;
   // check
   sm_tensor out = nullptr;
-  SK(sm_contiguous(v, SM_CONTIGUOUS, &out));
+  SK(sm_contiguous(v, SM_CONTIGUOUS, &out, nullptr));
   const std::vector<uint8_t> hy = to_host(out);
   std::vector<int64_t> vs(static_cast<size_t>(nd)), vst(static_cast<size_t>(nd));
   SK(sm_shape(v, vs.data(), nd));

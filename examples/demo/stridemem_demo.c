@@ -264,7 +264,7 @@ static sm_tensor s1_fresh(sm_tensor img, const demo_config* c, sm_device dev)
             sm_tensor src = view_2d(img, r, col, min64(c->tile, c->img - r),
                                     min64(c->tile, c->img - col));
             sm_tensor in;
-            DEMO(sm_contiguous(src, SM_CONTIGUOUS, &in));
+            DEMO(sm_contiguous(src, SM_CONTIGUOUS, &in, NULL));
             DEMO(sm_clone(in, SM_CONTIGUOUS, &results[k]));
             s1_normalize(results[k]);
             DEMO(sm_tensor_release(in));

@@ -27,13 +27,15 @@ SM_API sm_status sm_reshape(sm_tensor t, const int64_t* shape, int32_t ndim, sm_
   });
 }
 
-SM_API sm_status sm_contiguous(sm_tensor t, sm_memory_format format, sm_tensor* out) {
+SM_API sm_status sm_contiguous(sm_tensor t, sm_memory_format format, sm_tensor* out,
+                               int* copied) {
   return guard(__func__, [&] {
     TensorPtr x = tensor_arg(t, "t");
     require_out(out, "out");
     format_arg(format, false);
     bool c = false;
     *out = publish(contiguous(x, format, &c));
+    if (copied) *copied = c ? 1 : 0;
   });
 }
 
@@ -46,7 +48,8 @@ SM_API sm_status sm_clone(sm_tensor t, sm_memory_format format, sm_tensor* out) 
   });
 }
 
-SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out) {
+SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out,
+                       int* copied) {
   return guard(__func__, [&] {
     TensorPtr x = tensor_arg(t, "t");
     require_out(out, "out");
@@ -54,6 +57,7 @@ SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor*
     const Device dev = device_arg(device);
     bool c = false;
     *out = publish(to(x, dev, d, &c));
+    if (copied) *copied = c ? 1 : 0;
   });
 }
 

@@ -194,19 +194,34 @@ SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed) {
   return guard(__func__, [&] {
     TensorPtr x = tensor_arg(t, "t");
     require_out(managed, "managed");
-    *managed = to_dlpack(x, versioned != 0);
+    DLPackExport how;
+    how.versioned = versioned != 0;
+    bool c = false;
+    *managed = to_dlpack(x, how, &c);
   });
 }
 
-SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, void** managed, int* copied) {
+SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, const sm_device* device,
+                                 void** managed, int* copied) {
   return guard(__func__, [&] {
     TensorPtr x = tensor_arg(t, "t");
     require_out(managed, "managed");
-    if (flags & ~(SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE))
-      fail(SM_ERR_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
+    constexpr uint32_t kKnown = SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE | SM_DLPACK_COPY | SM_DLPACK_NO_COPY;
+    if (flags & ~kKnown) fail(SM_ERR_INVALID_ARGUMENT, "unknown flags 0x%x", flags & ~kKnown);
+    if ((flags & SM_DLPACK_COPY) && (flags & SM_DLPACK_NO_COPY))
+      fail(SM_ERR_INVALID_ARGUMENT, "SM_DLPACK_COPY and SM_DLPACK_NO_COPY contradict each other");
+    DLPackExport how;
+    how.versioned = (flags & SM_DLPACK_VERSIONED) != 0;
+    how.normalize = (flags & SM_DLPACK_NORMALIZE) != 0;
+    how.copy = (flags & SM_DLPACK_COPY)      ? DLPackExport::Copy::Always
+               : (flags & SM_DLPACK_NO_COPY) ? DLPackExport::Copy::Never
+                                             : DLPackExport::Copy::IfNeeded;
+    if (device) {
+      how.to_device = true;
+      how.device = device_arg(*device);
+    }
     bool c = false;
-    void* m = to_dlpack_ex(x, (flags & SM_DLPACK_VERSIONED) != 0, (flags & SM_DLPACK_NORMALIZE) != 0, &c);
-    *managed = m;
+    *managed = to_dlpack(x, how, &c);
     if (copied) *copied = c ? 1 : 0;
   });
 }

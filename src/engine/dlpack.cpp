@@ -122,25 +122,42 @@ bool has_negative_stride(const Layout& l) {
 
 }  // namespace
 
-void* to_dlpack_ex(const TensorPtr& t, bool versioned, bool normalize, bool* copied) {
-  if (t->lease())
-    fail(SM_ERR_UNSUPPORTED,
-         "t was carved from a stack of views, whose regions are reused after sm_stack_pop_to "
-         "while a consumer could still read them: sm_clone it and export the clone");
-  if (!versioned && t->storage()->read_only())
-    fail(SM_ERR_READ_ONLY,
-         "t is read-only and a legacy DLManagedTensor cannot say so (a consumer could write into "
-         "it): export it versioned, which carries the READ_ONLY flag, or export a clone");
+void* to_dlpack(const TensorPtr& t, const DLPackExport& how, bool* copied) {
+  const bool never = how.copy == DLPackExport::Copy::Never;
   TensorPtr src = t;
   *copied = false;
-  if (normalize && has_negative_stride(t->layout())) {
-    src = clone(t, SM_PRESERVE);  // dense, positive strides
+  if (how.to_device && how.device != t->device()) {
+    if (never)
+      fail(SM_ERR_UNSUPPORTED,
+           "the consumer asked for another device than the tensor's and for no copy "
+           "(SM_DLPACK_NO_COPY): drop one of the two");
+    bool c = false;
+    src = to(t, how.device, t->dtype(), &c);
+    *copied = true;
+  } else if (how.copy == DLPackExport::Copy::Always) {
+    src = clone(t, SM_CONTIGUOUS);
     *copied = true;
   }
+  if (how.normalize && has_negative_stride(src->layout())) {
+    if (never)
+      fail(SM_ERR_UNSUPPORTED,
+           "the tensor has negative strides: SM_DLPACK_NORMALIZE needs a copy, which "
+           "SM_DLPACK_NO_COPY forbids");
+    src = clone(src, SM_PRESERVE);  // dense, positive strides
+    *copied = true;
+  }
+  if (src->lease())
+    fail(SM_ERR_UNSUPPORTED,
+         "t was carved from a stack of views, whose regions are reused after sm_stack_pop_to "
+         "while a consumer could still read them: export a copy (SM_DLPACK_COPY) or a clone");
+  if (!how.versioned && src->storage()->read_only())
+    fail(SM_ERR_READ_ONLY,
+         "t is read-only and a legacy DLManagedTensor cannot say so (a consumer could write into "
+         "it): export it versioned, which carries the READ_ONLY flag, or export a copy");
   auto ctx = std::make_unique<ExportContext>();
   ctx->keep = src;
   void* result;
-  if (versioned) {
+  if (how.versioned) {
     sm_DLManagedTensorVersioned& m = ctx->versioned;
     m.version.major = SM_DLPACK_MAJOR_VERSION;
     m.version.minor = SM_DLPACK_MINOR_VERSION;
@@ -149,22 +166,17 @@ void* to_dlpack_ex(const TensorPtr& t, bool versioned, bool normalize, bool* cop
     m.flags = 0;
     if (src->storage()->read_only()) m.flags |= SM_DLPACK_FLAG_BITMASK_READ_ONLY;
     if (*copied) m.flags |= SM_DLPACK_FLAG_BITMASK_IS_COPIED;
-    fill_dl_tensor(m.dl_tensor, *ctx, normalize);
+    fill_dl_tensor(m.dl_tensor, *ctx, how.normalize);
     result = &m;
   } else {
     sm_DLManagedTensor& m = ctx->legacy;
     m.manager_ctx = ctx.get();
     m.deleter = delete_legacy;
-    fill_dl_tensor(m.dl_tensor, *ctx, normalize);
+    fill_dl_tensor(m.dl_tensor, *ctx, how.normalize);
     result = &m;
   }
   ctx.release();  // owned by the consumer now, until it calls the deleter
   return result;
-}
-
-void* to_dlpack(const TensorPtr& t, bool versioned) {
-  bool copied = false;
-  return to_dlpack_ex(t, versioned, false, &copied);
 }
 
 TensorPtr from_dlpack(void* managed, bool versioned) {

@@ -117,7 +117,7 @@ TEST(Devices, CudaCallsWithoutGpuReturnDevice) {
             SM_ERR_DEVICE);
   EXPECT_EQ(out, sentinel_tensor());
 
-  EXPECT_EQ(sm_to(t, cuda(0), SM_FLOAT32, &out), SM_ERR_DEVICE);
+  EXPECT_EQ(sm_to(t, cuda(0), SM_FLOAT32, &out, nullptr), SM_ERR_DEVICE);
   EXPECT_EQ(out, sentinel_tensor());
   expect_error_mentions({"sm_to"});
 
@@ -208,7 +208,7 @@ TEST(Threads, CopyResultIndependentOfWorkerCount) {
   for (int32_t n : {1, 4}) {
     SM_ASSERT_OK(sm_set_num_threads(n));
     Tensor c;
-    SM_ASSERT_OK(sm_contiguous(tr, SM_CONTIGUOUS, c.out()));
+    SM_ASSERT_OK(sm_contiguous(tr, SM_CONTIGUOUS, c.out(), nullptr));
     results[i++] = read<float>(c);
   }
   SM_ASSERT_OK(sm_set_num_threads(orig));

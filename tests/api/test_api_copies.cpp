@@ -21,7 +21,7 @@ int would_copy(sm_tensor t, const Shape& s) {
 template <class Out>
 std::vector<Out> convert(sm_tensor t, sm_dtype to) {
   Tensor o;
-  const sm_status st = sm_to(t, cpu(), to, o.out());
+  const sm_status st = sm_to(t, cpu(), to, o.out(), nullptr);
   EXPECT_EQ(st, SM_OK) << "sm_to: " << sm_last_error();
   if (st != SM_OK) return {};
   EXPECT_EQ(dtype_of(o), to);
@@ -136,7 +136,9 @@ TEST(Contiguous, SameDataWhenAlreadyContiguous) {
   Tensor base = iota({3, 4});
   const sm_memory_stats_t s0 = stats();
   Tensor c;
-  SM_ASSERT_OK(sm_contiguous(base, SM_CONTIGUOUS, c.out()));
+  int copied = -1;
+  SM_ASSERT_OK(sm_contiguous(base, SM_CONTIGUOUS, c.out(), &copied));
+  EXPECT_EQ(copied, 0) << "no copy, and the call says so";
   EXPECT_EQ(stats().num_allocs, s0.num_allocs);
   EXPECT_EQ(data_ptr_of(c), data_ptr_of(base));
   EXPECT_EQ(same_storage(c, base), 1);
@@ -149,14 +151,16 @@ TEST(Contiguous, CopiesWhenNot) {
   Tensor base = iota({3, 4});
   Tensor t, c;
   SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
-  SM_ASSERT_OK(sm_contiguous(t, SM_CONTIGUOUS, c.out()));
+  int copied = -1;
+  SM_ASSERT_OK(sm_contiguous(t, SM_CONTIGUOUS, c.out(), &copied));
+  EXPECT_EQ(copied, 1);
   expect_layout(c, {4, 3}, {3, 1}, 0);
   EXPECT_EQ(same_storage(c, base), 0);
   EXPECT_EQ(read<float>(c), read<float>(t));
   // Negative strides are copied too.
   Tensor f, fc;
   SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{1}.data(), 1, f.out()));
-  SM_ASSERT_OK(sm_contiguous(f, SM_CONTIGUOUS, fc.out()));
+  SM_ASSERT_OK(sm_contiguous(f, SM_CONTIGUOUS, fc.out(), nullptr));
   expect_layout(fc, {3, 4}, {4, 1}, 0);
   EXPECT_EQ(read<float>(fc), (std::vector<float>{3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8}));
 }
@@ -164,25 +168,25 @@ TEST(Contiguous, CopiesWhenNot) {
 TEST(Contiguous, ChannelsLast) {
   Tensor x = iota({2, 3, 4, 5});
   Tensor cl;
-  SM_ASSERT_OK(sm_contiguous(x, SM_CHANNELS_LAST, cl.out()));
+  SM_ASSERT_OK(sm_contiguous(x, SM_CHANNELS_LAST, cl.out(), nullptr));
   expect_layout(cl, {2, 3, 4, 5}, {60, 1, 15, 3}, 0);
   EXPECT_EQ(same_storage(cl, x), 0);
   EXPECT_EQ(read<float>(cl), read<float>(x));
   Tensor again;
-  SM_ASSERT_OK(sm_contiguous(cl, SM_CHANNELS_LAST, again.out()));
+  SM_ASSERT_OK(sm_contiguous(cl, SM_CHANNELS_LAST, again.out(), nullptr));
   EXPECT_EQ(data_ptr_of(again), data_ptr_of(cl));
   Tensor back;
-  SM_ASSERT_OK(sm_contiguous(cl, SM_CONTIGUOUS, back.out()));
+  SM_ASSERT_OK(sm_contiguous(cl, SM_CONTIGUOUS, back.out(), nullptr));
   expect_layout(back, {2, 3, 4, 5}, {60, 20, 5, 1}, 0);
   EXPECT_EQ(read<float>(back), read<float>(x));
   // Preserve is for clone only.
   sm_tensor out = sentinel_tensor();
-  EXPECT_EQ(sm_contiguous(x, SM_PRESERVE, &out), SM_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(sm_contiguous(x, 17, &out), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(sm_contiguous(x, SM_PRESERVE, &out, nullptr), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(sm_contiguous(x, 17, &out, nullptr), SM_ERR_INVALID_ARGUMENT);
   expect_error_mentions({"sm_contiguous", "17"});
   // channels_last needs 4 dims.
   Tensor m = iota({3, 4});
-  expect_status_in(sm_contiguous(m, SM_CHANNELS_LAST, &out), {SM_ERR_SHAPE, SM_ERR_INVALID_ARGUMENT},
+  expect_status_in(sm_contiguous(m, SM_CHANNELS_LAST, &out, nullptr), {SM_ERR_SHAPE, SM_ERR_INVALID_ARGUMENT},
                    "contiguous(2-D, channels_last)");
   EXPECT_EQ(out, sentinel_tensor());
 }
@@ -277,14 +281,16 @@ TEST(Clone, ZeroDimAndEmpty) {
   EXPECT_EQ(shape_of(ce), (Shape{0, 3, 2, 2}));
   EXPECT_EQ(nbytes_of(ce), 0);
   Tensor co;
-  SM_ASSERT_OK(sm_contiguous(e, SM_CONTIGUOUS, co.out()));
+  SM_ASSERT_OK(sm_contiguous(e, SM_CONTIGUOUS, co.out(), nullptr));
   EXPECT_EQ(numel_of(co), 0);
 }
 
 TEST(To, SameDeviceAndDtypeIsTheSameData) {
   Tensor base = iota({3});
   Tensor t;
-  SM_ASSERT_OK(sm_to(base, cpu(), SM_FLOAT32, t.out()));
+  int copied = -1;
+  SM_ASSERT_OK(sm_to(base, cpu(), SM_FLOAT32, t.out(), &copied));
+  EXPECT_EQ(copied, 0);
   EXPECT_EQ(data_ptr_of(t), data_ptr_of(base));
   EXPECT_EQ(same_storage(t, base), 1);
 }
@@ -292,18 +298,20 @@ TEST(To, SameDeviceAndDtypeIsTheSameData) {
 TEST(To, DtypeChangeCopiesAndKeepsDenseLayout) {
   Tensor base = iota({3, 4});
   Tensor d;
-  SM_ASSERT_OK(sm_to(base, cpu(), SM_FLOAT64, d.out()));
+  int copied = -1;
+  SM_ASSERT_OK(sm_to(base, cpu(), SM_FLOAT64, d.out(), &copied));
+  EXPECT_EQ(copied, 1);
   EXPECT_EQ(same_storage(d, base), 0);
   EXPECT_EQ(read<double>(d), (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
   Tensor t, td;
   SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
-  SM_ASSERT_OK(sm_to(t, cpu(), SM_FLOAT64, td.out()));
+  SM_ASSERT_OK(sm_to(t, cpu(), SM_FLOAT64, td.out(), nullptr));
   expect_layout(td, {4, 3}, {1, 4}, 0);
   EXPECT_EQ(read<double>(td), (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
   // Not dense: row-major.
   Tensor s, ts;
   SM_ASSERT_OK(sm_slice(base, 1, 0, 4, 2, s.out()));
-  SM_ASSERT_OK(sm_to(s, cpu(), SM_INT32, ts.out()));
+  SM_ASSERT_OK(sm_to(s, cpu(), SM_INT32, ts.out(), nullptr));
   expect_layout(ts, {3, 2}, {2, 1}, 0);
   EXPECT_EQ(read<int32_t>(ts), (std::vector<int32_t>{0, 2, 4, 6, 8, 10}));
 }

@@ -117,7 +117,7 @@ TEST(DLPack, ExportVersionedAndNegativeStrides) {
 
   // Normalizing export: a dense copy, flagged, and *copied says so.
   int copied = -1;
-  SM_ASSERT_OK(sm_to_dlpack_ex(f, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, &raw, &copied));
+  SM_ASSERT_OK(sm_to_dlpack_ex(f, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, nullptr, &raw, &copied));
   m = static_cast<sm_DLManagedTensorVersioned*>(raw);
   EXPECT_EQ(copied, 1);
   EXPECT_NE(m->flags & SM_DLPACK_FLAG_BITMASK_IS_COPIED, 0u);
@@ -131,11 +131,96 @@ TEST(DLPack, ExportVersionedAndNegativeStrides) {
     }
   m->deleter(m);
   // Normalizing a tensor without negative strides stays zero-copy.
-  SM_ASSERT_OK(sm_to_dlpack_ex(base, SM_DLPACK_NORMALIZE, &raw, &copied));
+  SM_ASSERT_OK(sm_to_dlpack_ex(base, SM_DLPACK_NORMALIZE, nullptr, &raw, &copied));
   auto* lm = static_cast<sm_DLManagedTensor*>(raw);
   EXPECT_EQ(copied, 0);
   EXPECT_EQ(lm->dl_tensor.data, data_ptr_of(base));
   lm->deleter(lm);
+}
+
+// The copy modes of sm_to_dlpack_ex: COPY always exports a fresh row-major
+// copy (flagged, *copied = 1); NO_COPY refuses what would need one and
+// writes nothing; the two together, or unknown bits, are invalid.
+TEST(DLPack, ExportCopyModes) {
+  Tensor base = iota<float>({2, 3});
+  Tensor t;
+  SM_ASSERT_OK(sm_transpose(base, 0, 1, t.out()));
+  void* raw = nullptr;
+  int copied = -1;
+  SM_ASSERT_OK(sm_to_dlpack_ex(t, SM_DLPACK_VERSIONED | SM_DLPACK_COPY, nullptr, &raw, &copied));
+  auto* m = static_cast<sm_DLManagedTensorVersioned*>(raw);
+  EXPECT_EQ(copied, 1);
+  EXPECT_NE(m->flags & SM_DLPACK_FLAG_BITMASK_IS_COPIED, 0u);
+  EXPECT_NE(m->dl_tensor.data, data_ptr_of(t));
+  ASSERT_NE(m->dl_tensor.strides, nullptr);
+  EXPECT_EQ(m->dl_tensor.strides[0], 2);
+  EXPECT_EQ(m->dl_tensor.strides[1], 1);
+  const float* d = static_cast<const float*>(m->dl_tensor.data);
+  EXPECT_EQ(std::vector<float>(d, d + 6), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  m->deleter(m);
+
+  // NO_COPY: a plain export is fine ...
+  SM_ASSERT_OK(sm_to_dlpack_ex(t, SM_DLPACK_NO_COPY, nullptr, &raw, &copied));
+  auto* lm = static_cast<sm_DLManagedTensor*>(raw);
+  EXPECT_EQ(copied, 0);
+  EXPECT_EQ(lm->dl_tensor.data, data_ptr_of(t));
+  lm->deleter(lm);
+  // ... normalizing negative strides is not, and nothing is written.
+  Tensor f;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{1}.data(), 1, f.out()));
+  const Live l0 = live();
+  raw = reinterpret_cast<void*>(uintptr_t(0xDEADBEE0));
+  copied = -1;
+  SM_EXPECT_STATUS(sm_to_dlpack_ex(f, SM_DLPACK_NORMALIZE | SM_DLPACK_NO_COPY, nullptr, &raw, &copied),
+                   SM_ERR_UNSUPPORTED);
+  expect_error_mentions({"sm_to_dlpack_ex", "NO_COPY"});
+  EXPECT_EQ(raw, reinterpret_cast<void*>(uintptr_t(0xDEADBEE0)));
+  EXPECT_EQ(copied, -1);
+  EXPECT_EQ(live(), l0);
+  SM_EXPECT_STATUS(sm_to_dlpack_ex(t, SM_DLPACK_COPY | SM_DLPACK_NO_COPY, nullptr, &raw, &copied),
+                   SM_ERR_INVALID_ARGUMENT);
+  SM_EXPECT_STATUS(sm_to_dlpack_ex(t, 16u, nullptr, &raw, &copied), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(copied, -1);
+}
+
+// The consumer's device: the tensor's own is zero-copy; a device that does
+// not exist is SM_ERR_DEVICE (other devices are covered by the CUDA tests).
+TEST(DLPack, ExportToADevice) {
+  Tensor base = iota<float>({4});
+  void* raw = nullptr;
+  int copied = -1;
+  const sm_device here = cpu();
+  SM_ASSERT_OK(sm_to_dlpack_ex(base, 0, &here, &raw, &copied));
+  auto* lm = static_cast<sm_DLManagedTensor*>(raw);
+  EXPECT_EQ(copied, 0);
+  EXPECT_EQ(lm->dl_tensor.data, data_ptr_of(base));
+  lm->deleter(lm);
+  const sm_device nowhere{SM_DEVICE_CPU, 3};
+  SM_EXPECT_STATUS(sm_to_dlpack_ex(base, 0, &nowhere, &raw, &copied), SM_ERR_DEVICE);
+  const sm_device bogus{42, 0};
+  SM_EXPECT_STATUS(sm_to_dlpack_ex(base, 0, &bogus, &raw, &copied), SM_ERR_DEVICE);
+}
+
+// A tensor carved from a stack of views cannot be exported as it is (its
+// region is reused after a pop), but a copy of it can.
+TEST(DLPack, StackTensorsExportOnlyAsACopy) {
+  Stack s;
+  SM_ASSERT_OK(sm_stack_create(cpu(), 4096, s.out()));
+  Tensor t;
+  SM_ASSERT_OK(sm_stack_push(s, std::vector<int64_t>{8}.data(), 1, SM_FLOAT32, t.out()));
+  SM_ASSERT_OK(sm_inplace_scalar(t, SM_OP_FILL, 2.5, 0));
+  void* raw = nullptr;
+  int copied = -1;
+  SM_EXPECT_STATUS(sm_to_dlpack_ex(t, SM_DLPACK_VERSIONED, nullptr, &raw, &copied), SM_ERR_UNSUPPORTED);
+  SM_ASSERT_OK(sm_to_dlpack_ex(t, SM_DLPACK_VERSIONED | SM_DLPACK_COPY, nullptr, &raw, &copied));
+  auto* m = static_cast<sm_DLManagedTensorVersioned*>(raw);
+  EXPECT_EQ(copied, 1);
+  int64_t mark = -1;
+  SM_ASSERT_OK(sm_stack_mark(s, &mark));
+  SM_ASSERT_OK(sm_stack_pop_to(s, 0));
+  const float* d = static_cast<const float*>(m->dl_tensor.data);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(d[i], 2.5f);
+  m->deleter(m);
 }
 
 TEST(DLPack, ImportLegacyCallsTheDeleterOnceAfterTheLastView) {

@@ -54,17 +54,17 @@ TEST(ZeroDim, ViewsAndShapes) {
   SM_ASSERT_OK(sm_clone(s, SM_PRESERVE, cl.out()));
   EXPECT_EQ(ndim_of(cl), 0);
   EXPECT_EQ(same_storage(s, cl), 0);
-  SM_ASSERT_OK(sm_contiguous(s, SM_CONTIGUOUS, co.out()));
+  SM_ASSERT_OK(sm_contiguous(s, SM_CONTIGUOUS, co.out(), nullptr));
   EXPECT_EQ(data_ptr_of(co), data_ptr_of(s));
 }
 
 TEST(ZeroDim, CopiesConversionsAndWrites) {
   Tensor s = scalar(2.75f);
   Tensor i, h;
-  SM_ASSERT_OK(sm_to(s, cpu(), SM_INT32, i.out()));
+  SM_ASSERT_OK(sm_to(s, cpu(), SM_INT32, i.out(), nullptr));
   EXPECT_EQ(ndim_of(i), 0);
   EXPECT_EQ(read<int32_t>(i), std::vector<int32_t>{2});
-  SM_ASSERT_OK(sm_to(s, cpu(), SM_FLOAT16, h.out()));
+  SM_ASSERT_OK(sm_to(s, cpu(), SM_FLOAT16, h.out(), nullptr));
   EXPECT_EQ(read<uint16_t>(h), std::vector<uint16_t>{0x4180});  // 2.75 exactly
   const int64_t v0 = version_of(s);
   Tensor src = make<int64_t>({-4}, {});
@@ -155,9 +155,9 @@ TEST(SizeZero, CopiesIndexSelectAndWrites) {
   SM_ASSERT_OK(sm_clone(e, SM_PRESERVE, c.out()));
   EXPECT_EQ(shape_of(c), (Shape{0, 3}));
   SM_ASSERT_OK(sm_transpose(e, 0, 1, ct.out()));
-  SM_ASSERT_OK(sm_contiguous(ct, SM_CONTIGUOUS, co.out()));
+  SM_ASSERT_OK(sm_contiguous(ct, SM_CONTIGUOUS, co.out(), nullptr));
   EXPECT_EQ(shape_of(co), (Shape{3, 0}));
-  SM_ASSERT_OK(sm_to(e, cpu(), SM_FLOAT64, t64.out()));
+  SM_ASSERT_OK(sm_to(e, cpu(), SM_FLOAT64, t64.out(), nullptr));
   EXPECT_EQ(dtype_of(t64), SM_FLOAT64);
   EXPECT_EQ(shape_of(t64), (Shape{0, 3}));
   Tensor idx = make<int64_t>({2, 0}, {2}), r;

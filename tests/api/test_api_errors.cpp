@@ -246,9 +246,9 @@ std::vector<TensorFn> tensor_fns() {
          return s_;
        }},
       {"sm_contiguous", false,
-       [](C&, sm_tensor h, bool& ok) { T_OUT(sm_contiguous(h, SM_CONTIGUOUS, &o)); }},
+       [](C&, sm_tensor h, bool& ok) { T_OUT(sm_contiguous(h, SM_CONTIGUOUS, &o, nullptr)); }},
       {"sm_clone", false, [](C&, sm_tensor h, bool& ok) { T_OUT(sm_clone(h, SM_PRESERVE, &o)); }},
-      {"sm_to", false, [](C&, sm_tensor h, bool& ok) { T_OUT(sm_to(h, cpu(), SM_FLOAT64, &o)); }},
+      {"sm_to", false, [](C&, sm_tensor h, bool& ok) { T_OUT(sm_to(h, cpu(), SM_FLOAT64, &o, nullptr)); }},
       {"sm_copy_into", false, [](C& c, sm_tensor h, bool& ok) { NO_OUT(sm_copy_into(h, c.t)); }},
       {"sm_copy_into", false, [](C& c, sm_tensor h, bool& ok) { NO_OUT(sm_copy_into(c.t, h)); }},
       {"sm_index_select", false,
@@ -268,7 +268,7 @@ std::vector<TensorFn> tensor_fns() {
        [](C&, sm_tensor h, bool& ok) {
          void* o = reinterpret_cast<void*>(uintptr_t(0xDEADBEE0));
          int copied = kSentinel32;
-         const sm_status s_ = sm_to_dlpack_ex(h, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, &o, &copied);
+         const sm_status s_ = sm_to_dlpack_ex(h, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, nullptr, &o, &copied);
          ok = o == reinterpret_cast<void*>(uintptr_t(0xDEADBEE0)) && copied == kSentinel32;
          return s_;
        }},
@@ -543,11 +543,11 @@ void register_null_pointer_cases() {
   add("sm_reshape_null_shape", IA, {"sm_reshape", "shape"},
       [](C& c, bool& ok) { T_OUT(sm_reshape(c.t, nullptr, 1, &o, nullptr)); });
   add("sm_contiguous_null_out", IA, {"sm_contiguous", "out"},
-      [](C& c, bool& ok) { NO_OUT(sm_contiguous(c.tt, SM_CONTIGUOUS, nullptr)); });
+      [](C& c, bool& ok) { NO_OUT(sm_contiguous(c.tt, SM_CONTIGUOUS, nullptr, nullptr)); });
   add("sm_clone_null_out", IA, {"sm_clone", "out"},
       [](C& c, bool& ok) { NO_OUT(sm_clone(c.t, SM_CONTIGUOUS, nullptr)); });
   add("sm_to_null_out", IA, {"sm_to", "out"},
-      [](C& c, bool& ok) { NO_OUT(sm_to(c.t, cpu(), SM_FLOAT64, nullptr)); });
+      [](C& c, bool& ok) { NO_OUT(sm_to(c.t, cpu(), SM_FLOAT64, nullptr, nullptr)); });
   add("sm_index_select_null_out", IA, {"sm_index_select", "out"},
       [](C& c, bool& ok) { NO_OUT(sm_index_select(c.t, 0, c.idx, nullptr)); });
   // memory
@@ -574,7 +574,7 @@ void register_null_pointer_cases() {
   add("sm_to_dlpack_null", IA, {"sm_to_dlpack", "managed"},
       [](C& c, bool& ok) { NO_OUT(sm_to_dlpack(c.t, 0, nullptr)); });
   add("sm_to_dlpack_ex_null", IA, {"sm_to_dlpack_ex", "managed"}, [](C& c, bool& ok) {
-    INT_OUT(sm_to_dlpack_ex(c.t, SM_DLPACK_NORMALIZE, nullptr, &o));
+    INT_OUT(sm_to_dlpack_ex(c.t, SM_DLPACK_NORMALIZE, nullptr, nullptr, &o));
   });
   add("sm_from_dlpack_null_managed", IA, {"sm_from_dlpack", "managed"},
       [](C&, bool& ok) { T_OUT(sm_from_dlpack(nullptr, 0, &o)); });
@@ -820,7 +820,7 @@ void register_value_cases() {
   add("sm_zeros_negative_dtype", BAD_DTYPE, {"sm_zeros", "-1"}, [](C&, bool& ok) { T_OUT(sm_zeros(kS4, 1, -1, cpu(), &o)); });
   add("sm_from_host_bad_dtype", BAD_DTYPE, {"sm_from_host"},
       [](C& c, bool& ok) { T_OUT(sm_from_host(c.buf.data(), kS4, 1, SM_NUM_DTYPES, cpu(), &o)); });
-  add("sm_to_bad_dtype", BAD_DTYPE, {"sm_to", "42"}, [](C& c, bool& ok) { T_OUT(sm_to(c.t, cpu(), 42, &o)); });
+  add("sm_to_bad_dtype", BAD_DTYPE, {"sm_to", "42"}, [](C& c, bool& ok) { T_OUT(sm_to(c.t, cpu(), 42, &o, nullptr)); });
   add("sm_tensor_from_storage_bad_dtype", BAD_DTYPE, {"sm_tensor_from_storage"},
       [](C& c, bool& ok) { T_OUT(sm_tensor_from_storage(c.st, kS4, nullptr, 1, 0, 77, &o)); });
   add("sm_stack_push_bad_dtype", BAD_DTYPE, {"sm_stack_push"},
@@ -844,9 +844,9 @@ void register_value_cases() {
       [](C& c, bool& ok) { INT_OUT(sm_is_contiguous(c.t, 9, &o)); });
   add("sm_clone_bad_format", IA, {"sm_clone", "9"}, [](C& c, bool& ok) { T_OUT(sm_clone(c.t, 9, &o)); });
   add("sm_contiguous_preserve", IA, {"sm_contiguous"},
-      [](C& c, bool& ok) { T_OUT(sm_contiguous(c.tt, SM_PRESERVE, &o)); });
+      [](C& c, bool& ok) { T_OUT(sm_contiguous(c.tt, SM_PRESERVE, &o, nullptr)); });
   add("sm_contiguous_bad_format", IA, {"sm_contiguous", "-1"},
-      [](C& c, bool& ok) { T_OUT(sm_contiguous(c.tt, -1, &o)); });
+      [](C& c, bool& ok) { T_OUT(sm_contiguous(c.tt, -1, &o, nullptr)); });
   add("sm_inplace_scalar_bad_op", IA, {"sm_inplace_scalar", "99"},
       [](C& c, bool& ok) { NO_OUT(sm_inplace_scalar(c.t, 99, 0, 0)); });
   add("sm_inplace_tensor_bad_op", IA, {"sm_inplace_tensor"},
@@ -912,9 +912,9 @@ void register_value_cases() {
     T_OUT(sm_from_host(c.buf.data(), kS4, 1, SM_FLOAT32, sm_device{SM_DEVICE_CPU, 3}, &o));
   });
   add("sm_to_bad_device", DEV, {"sm_to"},
-      [](C& c, bool& ok) { T_OUT(sm_to(c.t, sm_device{99, 0}, SM_FLOAT32, &o)); });
+      [](C& c, bool& ok) { T_OUT(sm_to(c.t, sm_device{99, 0}, SM_FLOAT32, &o, nullptr)); });
   add("sm_to_cuda_index_too_high", DEV, {"sm_to"},
-      [](C& c, bool& ok) { T_OUT(sm_to(c.t, sm_device{SM_DEVICE_CUDA, 1000}, SM_FLOAT32, &o)); });
+      [](C& c, bool& ok) { T_OUT(sm_to(c.t, sm_device{SM_DEVICE_CUDA, 1000}, SM_FLOAT32, &o, nullptr)); });
   add("sm_memory_stats_bad_device", DEV, {"sm_memory_stats"}, [](C&, bool& ok) {
     sm_memory_stats_t s;
     std::memset(&s, 0x5A, sizeof s);

@@ -118,7 +118,7 @@ TEST(Limits, MaxDimsWorks) {
   EXPECT_EQ(ndim_of(t), SM_MAX_DIMS);
   Tensor tr, c;
   SM_ASSERT_OK(sm_transpose(t, 0, -1, tr.out()));
-  SM_ASSERT_OK(sm_contiguous(tr, SM_CONTIGUOUS, c.out()));
+  SM_ASSERT_OK(sm_contiguous(tr, SM_CONTIGUOUS, c.out(), nullptr));
   EXPECT_EQ(numel_of(c), 6);
   sm_tensor out = sentinel_tensor();
   expect_status_in(sm_unsqueeze(t, 0, &out), {SM_ERR_INVALID_ARGUMENT, SM_ERR_SHAPE},

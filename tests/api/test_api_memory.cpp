@@ -220,7 +220,7 @@ TEST(Memory, FaultInjectionFailsTheNthAllocation) {
   SM_ASSERT_OK(sm_empty_cache(cpu()));
   SM_ASSERT_OK(sm_debug_fail_alloc(1));
   const GlobalSnap g1 = global_snap();
-  EXPECT_EQ(sm_contiguous(t, SM_CONTIGUOUS, &out), SM_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(sm_contiguous(t, SM_CONTIGUOUS, &out, nullptr), SM_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(out, sentinel_tensor());
   EXPECT_EQ(global_snap(), g1);
   EXPECT_EQ(snap(t), before);

@@ -2,6 +2,7 @@
 // creation, the caching allocator's statistics, streams, pinned memory,
 // several GPUs. Without a usable GPU every test but the first is skipped
 // with the reason; the first checks the no-GPU answers themselves.
+#include "stridemem_dlpack.h"
 #include "test_cuda_util.hpp"
 
 #include <thread>
@@ -180,8 +181,8 @@ TEST(CudaDevice, StreamsPerThread) {
   const int32_t perm[2] = {1, 0};
   Pair tp = both(p, [&](sm_tensor t, sm_tensor* o) { return sm_permute(t, perm, 2, o); });
   Tensor cc, gc;
-  SM_ASSERT_OK(sm_contiguous(tp.c, SM_CONTIGUOUS, cc.out()));
-  SM_ASSERT_OK(sm_contiguous(tp.g, SM_CONTIGUOUS, gc.out()));
+  SM_ASSERT_OK(sm_contiguous(tp.c, SM_CONTIGUOUS, cc.out(), nullptr));
+  SM_ASSERT_OK(sm_contiguous(tp.g, SM_CONTIGUOUS, gc.out(), nullptr));
   SM_ASSERT_OK(sm_inplace_scalar(gc, SM_OP_MUL, 2.0, 0));
   SM_ASSERT_OK(sm_inplace_scalar(cc, SM_OP_MUL, 2.0, 0));
   ASSERT_EQ(rt.stream_sync(s), 0);
@@ -223,7 +224,7 @@ TEST(CudaDevice, PinnedHostMemory) {
   for (int i = 0; i < 20; ++i) {
     Tensor src = to_device(c, pinned());
     Tensor dst;
-    SM_ASSERT_OK(sm_to(src, cuda(0), SM_FLOAT32, dst.out()));
+    SM_ASSERT_OK(sm_to(src, cuda(0), SM_FLOAT32, dst.out(), nullptr));
     src.reset();
     Tensor scribble;  // likely the same pinned block, if it were reused too early
     const int64_t shape[2] = {64, 1000};
@@ -234,6 +235,29 @@ TEST(CudaDevice, PinnedHostMemory) {
   EXPECT_GT(ps.num_allocs, 0);
   SM_EXPECT_OK(sm_synchronize(pinned()));
   SM_EXPECT_OK(sm_empty_cache(pinned()));
+}
+
+// sm_to_dlpack_ex with the consumer's device: a CPU tensor asked for on
+// cuda:0 is exported there as a copy (flagged); NO_COPY refuses it.
+TEST(CudaDevice, DLPackExportToTheConsumersDevice) {
+  SMT_REQUIRE_CUDA();
+  Tensor c = random_cpu({16, 9}, SM_FLOAT32, 11);
+  Tensor t;
+  SM_ASSERT_OK(sm_transpose(c, 0, 1, t.out()));
+  const sm_device gpu = cuda(0);
+  void* raw = nullptr;
+  int copied = -1;
+  SM_EXPECT_STATUS(sm_to_dlpack_ex(t, SM_DLPACK_VERSIONED | SM_DLPACK_NO_COPY, &gpu, &raw, &copied),
+                   SM_ERR_UNSUPPORTED);
+  EXPECT_EQ(copied, -1);
+  SM_ASSERT_OK(sm_to_dlpack_ex(t, SM_DLPACK_VERSIONED, &gpu, &raw, &copied));
+  EXPECT_EQ(copied, 1);
+  auto* m = static_cast<sm_DLManagedTensorVersioned*>(raw);
+  EXPECT_EQ(static_cast<int>(m->dl_tensor.device.device_type), SM_DEVICE_CUDA);
+  EXPECT_NE(m->flags & SM_DLPACK_FLAG_BITMASK_IS_COPIED, 0u);
+  Tensor back;  // imported back: the GPU copy holds t's values
+  SM_ASSERT_OK(sm_from_dlpack(m, 1, back.out()));
+  expect_same_values(t, to_device(back, cpu()), "exported to cuda:0 and imported back");
 }
 
 TEST(CudaDevice, SeveralGpus) {

@@ -36,8 +36,8 @@ TEST(CudaOps, ContiguousOfEveryPermutation) {
           return sm_permute(t, perm.data(), static_cast<int32_t>(perm.size()), o);
         });
         Tensor cc, gc;
-        SM_ASSERT_OK(sm_contiguous(v.c, SM_CONTIGUOUS, cc.out()));
-        SM_ASSERT_OK(sm_contiguous(v.g, SM_CONTIGUOUS, gc.out()));
+        SM_ASSERT_OK(sm_contiguous(v.c, SM_CONTIGUOUS, cc.out(), nullptr));
+        SM_ASSERT_OK(sm_contiguous(v.g, SM_CONTIGUOUS, gc.out(), nullptr));
         expect_same(cc, gc, name_of("contiguous(permute)", shape, dt));
         if (HasFailure()) return;
       } while (std::next_permutation(perm.begin(), perm.end()));
@@ -52,8 +52,8 @@ TEST(CudaOps, MemoryFormats) {
     Pair p5 = random_pair({2, 24, 5, 9, 11}, dt, 12);
     for (sm_memory_format f : {SM_CONTIGUOUS, SM_CHANNELS_LAST}) {
       Tensor c, g;
-      SM_ASSERT_OK(sm_contiguous(p4.c, f, c.out()));
-      SM_ASSERT_OK(sm_contiguous(p4.g, f, g.out()));
+      SM_ASSERT_OK(sm_contiguous(p4.c, f, c.out(), nullptr));
+      SM_ASSERT_OK(sm_contiguous(p4.g, f, g.out(), nullptr));
       EXPECT_EQ(strides_of(c), strides_of(g));
       expect_same(c, g, name_of("contiguous 4-D format", {f}, dt));
       // and back
@@ -129,8 +129,8 @@ TEST(CudaOps, EveryDtypeConversion) {
     for (sm_dtype dd : kDtypes) {
       // Contiguous and transposed sources, through sm_to and sm_copy_into.
       Tensor c, g;
-      SM_ASSERT_OK(sm_to(src.c, cpu(), dd, c.out()));
-      SM_ASSERT_OK(sm_to(src.g, cuda(0), dd, g.out()));
+      SM_ASSERT_OK(sm_to(src.c, cpu(), dd, c.out(), nullptr));
+      SM_ASSERT_OK(sm_to(src.g, cuda(0), dd, g.out(), nullptr));
       expect_same_values(c, g, std::string("to ") + sm_dtype_name(sd) + " -> " + sm_dtype_name(dd));
       Pair dst = random_pair({300, 17}, dd, 50);
       SM_ASSERT_OK(sm_copy_into(dst.c, srcT.c));
@@ -256,7 +256,7 @@ TEST(CudaOps, MoreThan2To31Elements) {
   SM_ASSERT_OK(sm_inplace_tensor(x, SM_OP_ADD, br, 1.0));  // + c, wrapping
   Tensor xt, y;
   SM_ASSERT_OK(sm_transpose(x, 0, 1, xt.out()));
-  SM_ASSERT_OK(sm_contiguous(xt, SM_CONTIGUOUS, y.out()));  // [C, R], tiled, 64-bit
+  SM_ASSERT_OK(sm_contiguous(xt, SM_CONTIGUOUS, y.out(), nullptr));  // [C, R], tiled, 64-bit
   x.reset();
   for (int64_t c : {int64_t(0), int64_t(1), C / 2, C - 1}) {
     Tensor row;

@@ -50,7 +50,7 @@ inline sm_device pinned() { return sm_device{SM_DEVICE_CUDA_HOST, 0}; }
 // t moved (copied) to another device, same dtype.
 inline Tensor to_device(sm_tensor t, sm_device dev) {
   Tensor out;
-  const sm_status st = sm_to(t, dev, dtype_of(t), out.out());
+  const sm_status st = sm_to(t, dev, dtype_of(t), out.out(), nullptr);
   EXPECT_EQ(st, SM_OK) << "sm_to: " << sm_last_error();
   return out;
 }
@@ -152,7 +152,7 @@ inline void expect_same(sm_tensor c, sm_tensor g, const std::string& what) {
 // must match NaN.
 inline std::vector<double> values_as_double(sm_tensor t) {
   Tensor d;
-  EXPECT_EQ(sm_to(t, cpu(), SM_FLOAT64, d.out()), SM_OK) << sm_last_error();
+  EXPECT_EQ(sm_to(t, cpu(), SM_FLOAT64, d.out(), nullptr), SM_OK) << sm_last_error();
   return read<double>(d);
 }
 inline void expect_close(sm_tensor c, sm_tensor g, double rel, const std::string& what) {

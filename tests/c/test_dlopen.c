@@ -28,7 +28,7 @@ typedef const char* (*last_error_fn)(void);
 typedef sm_status (*from_host_fn)(const void*, const int64_t*, int32_t, sm_dtype, sm_device,
                                   sm_tensor*);
 typedef sm_status (*transpose_fn)(sm_tensor, int32_t, int32_t, sm_tensor*);
-typedef sm_status (*contiguous_fn)(sm_tensor, sm_memory_format, sm_tensor*);
+typedef sm_status (*contiguous_fn)(sm_tensor, sm_memory_format, sm_tensor*, int*);
 typedef sm_status (*view_fn)(sm_tensor, const int64_t*, int32_t, sm_tensor*);
 typedef sm_status (*copy_to_host_fn)(sm_tensor, void*, size_t);
 typedef sm_status (*dims_fn)(sm_tensor, int64_t*, int32_t);
@@ -150,7 +150,9 @@ static int round_trip(void)
     EXPECT(flag == 0);
 
     /* contiguous() of it is a row-major copy in a new storage. */
-    REQUIRE_OK(api.contiguous(at, SM_CONTIGUOUS, &c));
+    flag = -1;
+    REQUIRE_OK(api.contiguous(at, SM_CONTIGUOUS, &c, &flag));
+    EXPECT(flag == 1); /* the call says it copied */
     REQUIRE_OK(api.shape(c, dims, 2));
     REQUIRE_OK(api.strides(c, strides, 2));
     EXPECT(dims[0] == 4 && dims[1] == 3);

@@ -439,7 +439,7 @@ static void test_export_normalize(void)
         /* Negative strides + NORMALIZE: a dense copy, said so. */
         CTX("normalize flipped (%s)", versioned ? "versioned" : "legacy");
         EXPECT_OK(sm_data_ptr(flipped, &src_ptr));
-        EXPECT_OK(sm_to_dlpack_ex(flipped, vflag | SM_DLPACK_NORMALIZE, &m, &copied));
+        EXPECT_OK(sm_to_dlpack_ex(flipped, vflag | SM_DLPACK_NORMALIZE, NULL, &m, &copied));
         EXPECT_EQ_I64(copied, 1);
         dl = dl_of(m, versioned);
         if (dl) {
@@ -467,7 +467,7 @@ static void test_export_normalize(void)
         CTX("normalize transposed (%s)", versioned ? "versioned" : "legacy");
         copied = -1;
         m = NULL;
-        EXPECT_OK(sm_to_dlpack_ex(plain, vflag | SM_DLPACK_NORMALIZE, &m, &copied));
+        EXPECT_OK(sm_to_dlpack_ex(plain, vflag | SM_DLPACK_NORMALIZE, NULL, &m, &copied));
         EXPECT_EQ_I64(copied, 0);
         check_exported_fields(plain, m, versioned, 0);
         consumer_done(m, versioned);
@@ -476,7 +476,7 @@ static void test_export_normalize(void)
         CTX("no normalize, flipped (%s)", versioned ? "versioned" : "legacy");
         copied = -1;
         m = NULL;
-        EXPECT_OK(sm_to_dlpack_ex(flipped, vflag, &m, &copied));
+        EXPECT_OK(sm_to_dlpack_ex(flipped, vflag, NULL, &m, &copied));
         EXPECT_EQ_I64(copied, 0);
         check_exported_fields(flipped, m, versioned, 0);
         consumer_done(m, versioned);
@@ -484,7 +484,7 @@ static void test_export_normalize(void)
         /* copied may be NULL. */
         CTX("normalize with copied == NULL (%s)", versioned ? "versioned" : "legacy");
         m = NULL;
-        EXPECT_OK(sm_to_dlpack_ex(flipped, vflag | SM_DLPACK_NORMALIZE, &m, NULL));
+        EXPECT_OK(sm_to_dlpack_ex(flipped, vflag | SM_DLPACK_NORMALIZE, NULL, &m, NULL));
         EXPECT(m != NULL);
         consumer_done(m, versioned);
     }
@@ -503,7 +503,7 @@ static void test_export_normalize(void)
         EXPECT_OK(sm_flip(row, &d0, 1, &rowflip));
         EXPECT_OK(sm_strides(rowflip, st, 2));
         if (st[0] < 0) {
-            EXPECT_OK(sm_to_dlpack_ex(rowflip, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, &m,
+            EXPECT_OK(sm_to_dlpack_ex(rowflip, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, NULL, &m,
                                       &copied));
             if (m) {
                 sm_DLTensor* dl = dl_of(m, 1);
@@ -525,14 +525,14 @@ static void test_export_normalize(void)
         void* m = (void*)&m;
         int copied = 7;
         CTX("sm_to_dlpack_ex bad flags");
-        EXPECT_STATUS(sm_to_dlpack_ex(base, 4u, &m, &copied), SM_ERR_INVALID_ARGUMENT);
+        EXPECT_STATUS(sm_to_dlpack_ex(base, 16u, NULL, &m, &copied), SM_ERR_INVALID_ARGUMENT);
         EXPECT(m == (void*)&m);
         EXPECT_EQ_I64(copied, 7);
         expect_error_mentions("flags");
-        EXPECT_STATUS(sm_to_dlpack_ex(base, 0, NULL, &copied), SM_ERR_INVALID_ARGUMENT);
+        EXPECT_STATUS(sm_to_dlpack_ex(base, 0, NULL, NULL, &copied), SM_ERR_INVALID_ARGUMENT);
         EXPECT_STATUS(sm_to_dlpack(base, 0, NULL), SM_ERR_INVALID_ARGUMENT);
         EXPECT_STATUS(sm_to_dlpack(NULL, 0, &m), SM_ERR_INVALID_HANDLE);
-        EXPECT_STATUS(sm_to_dlpack_ex(NULL, 0, &m, NULL), SM_ERR_INVALID_HANDLE);
+        EXPECT_STATUS(sm_to_dlpack_ex(NULL, 0, NULL, &m, NULL), SM_ERR_INVALID_HANDLE);
         EXPECT(m == (void*)&m);
     }
     {
@@ -1026,7 +1026,7 @@ static void test_import_read_only(void)
         void* m2 = NULL;
         int copied = -1;
         EXPECT_OK(sm_flip(v, &d0, 1, &vf));
-        EXPECT_OK(sm_to_dlpack_ex(vf, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, &m2, &copied));
+        EXPECT_OK(sm_to_dlpack_ex(vf, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, NULL, &m2, &copied));
         EXPECT_EQ_I64(copied, 1);
         if (m2)
             EXPECT_EQ_I64(((sm_DLManagedTensorVersioned*)m2)->flags,
@@ -1284,7 +1284,7 @@ static void test_stack_refused(void)
     EXPECT_STATUS(sm_to_dlpack(a, 0, &m), SM_ERR_UNSUPPORTED);
     expect_error_mentions("stack");
     EXPECT_STATUS(sm_to_dlpack(a, 1, &m), SM_ERR_UNSUPPORTED);
-    EXPECT_STATUS(sm_to_dlpack_ex(a, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, &m, &copied),
+    EXPECT_STATUS(sm_to_dlpack_ex(a, SM_DLPACK_VERSIONED | SM_DLPACK_NORMALIZE, NULL, &m, &copied),
                   SM_ERR_UNSUPPORTED);
     EXPECT(m == (void*)&m);
     EXPECT_EQ_I64(copied, 5);

@@ -318,12 +318,12 @@ void creation(Walk& w, World&) {
 void copies(Walk& w, World& W) {
   sm_tensor at = w.make("sm_transpose", [&](sm_tensor* o) { return sm_transpose(W.a, 0, 1, o); });
   if (!at) return;
-  w.make("sm_contiguous (copy)", [&](sm_tensor* o) { return sm_contiguous(at, SM_CONTIGUOUS, o); });
-  w.make("sm_contiguous (no copy)", [&](sm_tensor* o) { return sm_contiguous(W.a, SM_CONTIGUOUS, o); });
+  w.make("sm_contiguous (copy)", [&](sm_tensor* o) { return sm_contiguous(at, SM_CONTIGUOUS, o, nullptr); });
+  w.make("sm_contiguous (no copy)", [&](sm_tensor* o) { return sm_contiguous(W.a, SM_CONTIGUOUS, o, nullptr); });
   w.make("sm_clone contiguous", [&](sm_tensor* o) { return sm_clone(at, SM_CONTIGUOUS, o); });
   w.make("sm_clone preserve", [&](sm_tensor* o) { return sm_clone(at, SM_PRESERVE, o); });
   sm_tensor cl = w.make("sm_contiguous channels_last", [&](sm_tensor* o) {
-    return sm_contiguous(W.img, SM_CHANNELS_LAST, o);
+    return sm_contiguous(W.img, SM_CHANNELS_LAST, o, nullptr);
   });
   if (cl) w.make("sm_clone preserve of channels_last", [&](sm_tensor* o) { return sm_clone(cl, SM_PRESERVE, o); });
   const int64_t flat[1] = {-1};
@@ -331,10 +331,10 @@ void copies(Walk& w, World& W) {
   sm_tensor r = w.make("sm_reshape (copy)", [&](sm_tensor* o) { return sm_reshape(at, flat, 1, o, &copied); });
   if (r) w.note("reshape copied=" + std::to_string(copied));
   w.make("sm_reshape (view)", [&](sm_tensor* o) { return sm_reshape(W.a, flat, 1, o, nullptr); });
-  w.make("sm_to f16", [&](sm_tensor* o) { return sm_to(at, rel::cpu(), SM_FLOAT16, o); });
-  w.make("sm_to bf16", [&](sm_tensor* o) { return sm_to(W.b, rel::cpu(), SM_BFLOAT16, o); });
-  w.make("sm_to i64", [&](sm_tensor* o) { return sm_to(W.img, rel::cpu(), SM_INT64, o); });
-  w.make("sm_to same", [&](sm_tensor* o) { return sm_to(W.b, rel::cpu(), SM_FLOAT64, o); });
+  w.make("sm_to f16", [&](sm_tensor* o) { return sm_to(at, rel::cpu(), SM_FLOAT16, o, nullptr); });
+  w.make("sm_to bf16", [&](sm_tensor* o) { return sm_to(W.b, rel::cpu(), SM_BFLOAT16, o, nullptr); });
+  w.make("sm_to i64", [&](sm_tensor* o) { return sm_to(W.img, rel::cpu(), SM_INT64, o, nullptr); });
+  w.make("sm_to same", [&](sm_tensor* o) { return sm_to(W.b, rel::cpu(), SM_FLOAT64, o, nullptr); });
   w.make("sm_index_select", [&](sm_tensor* o) { return sm_index_select(W.a, 1, W.idx, o); });
   w.make("sm_index_select dim0", [&](sm_tensor* o) { return sm_index_select(at, 0, W.idx, o); });
   const int64_t ex[2] = {5, 6};
@@ -414,7 +414,7 @@ void dlpack(Walk& w, World& W) {
   st = w.call("sm_to_dlpack_ex normalize", [&] {
     n = nullptr;
     copied = -1;
-    const sm_status r = sm_to_dlpack_ex(f, SM_DLPACK_NORMALIZE, &n, &copied);
+    const sm_status r = sm_to_dlpack_ex(f, SM_DLPACK_NORMALIZE, nullptr, &n, &copied);
     if (r != SM_OK) REL_CHECK(n == nullptr && copied == -1, "failing sm_to_dlpack_ex wrote its outputs");
     return r;
   });
@@ -550,7 +550,7 @@ void hidden_reference(Walk& w, World&) {
   w.drop(big);
   if (c) w.call("add", [&] { return sm_inplace_scalar(c, SM_OP_ADD, 1, 0); });
   sm_tensor t = w.make("sm_arange", [&](sm_tensor* o) { return sm_arange(0, 1, 4096, SM_INT32, rel::cpu(), o); });
-  if (t) w.make("sm_to f64", [&](sm_tensor* o) { return sm_to(t, rel::cpu(), SM_FLOAT64, o); });
+  if (t) w.make("sm_to f64", [&](sm_tensor* o) { return sm_to(t, rel::cpu(), SM_FLOAT64, o, nullptr); });
 }
 
 const Named kScenarios[] = {

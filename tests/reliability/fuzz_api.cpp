@@ -932,9 +932,9 @@ struct Fuzz {
         what = "sm_reshape";
         st = sm_reshape(p.h, shape.ptr(true), nd, &out, in.u8() % 4 ? &copied : nullptr);
         break;
-      case 1: what = "sm_contiguous"; st = sm_contiguous(p.h, fmt, &out); break;
+      case 1: what = "sm_contiguous"; st = sm_contiguous(p.h, fmt, &out, nullptr); break;
       case 2: what = "sm_clone"; st = sm_clone(p.h, fmt, &out); break;
-      case 3: what = "sm_to"; st = sm_to(p.h, rel::cpu(), dt, &out); break;
+      case 3: what = "sm_to"; st = sm_to(p.h, rel::cpu(), dt, &out, nullptr); break;
       case 4: what = "sm_index_select"; st = sm_index_select(p.h, d, idx.h, &out); break;
       default:
         what = "sm_reshape_would_copy";
@@ -1481,7 +1481,7 @@ struct Fuzz {
       const bool have = p.valid && rel::meta_of(p.h, &pm);
       if (have && (flags & SM_DLPACK_NORMALIZE) && mid_size(i128(pm.nbytes))) return;
       const rel::State before = rel::state();
-      const sm_status st = sm_to_dlpack_ex(p.h, flags, &m, &copied);
+      const sm_status st = sm_to_dlpack_ex(p.h, flags, nullptr, &m, &copied);
       check_status(st, "sm_to_dlpack_ex");
       if (have && tensors[static_cast<size_t>(p.slot)].lease >= 0)
         REL_CHECK(st == SM_ERR_UNSUPPORTED, "sm_to_dlpack of a stack tensor -> %d", st);

@@ -248,7 +248,7 @@ class Worker {
     } else {
       // Conversion through a private i32 copy and back.
       sm_tensor c = nullptr;
-      REL_OK(sm_to(t, rel::cpu(), SM_INT32, &c));
+      REL_OK(sm_to(t, rel::cpu(), SM_INT32, &c, nullptr));
       if (c) {
         REL_OK(sm_inplace_scalar(c, SM_OP_ADD, 1, 0));
         REL_OK(sm_copy_into(t, c));
@@ -335,7 +335,7 @@ class Worker {
         sm_tensor c = nullptr;
         switch (rng_.below(4)) {
           case 0: REL_OK(sm_clone(t, SM_CONTIGUOUS, &c)); break;
-          case 1: REL_OK(sm_contiguous(t, SM_CONTIGUOUS, &c)); break;
+          case 1: REL_OK(sm_contiguous(t, SM_CONTIGUOUS, &c, nullptr)); break;
           case 2: {
             const int64_t flat[1] = {-1};
             REL_OK(sm_reshape(t, flat, 1, &c, nullptr));
@@ -373,7 +373,7 @@ class Worker {
     for (int i = 0; i < n; ++i) {
       if (!ts[i]) continue;
       sm_tensor f = nullptr;
-      REL_OK(sm_to(ts[i], rel::cpu(), SM_FLOAT64, &f));
+      REL_OK(sm_to(ts[i], rel::cpu(), SM_FLOAT64, &f, nullptr));
       if (f) {
         expect_values(f, std::vector<double>(static_cast<size_t>(sizes[i]), k_ * 100.0 + i),
                       "own stack push");
