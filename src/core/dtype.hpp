@@ -1,18 +1,14 @@
 // Element types and exact conversions. Pure; usable from host code and, via
-// SM_HOST_DEVICE, from CUDA kernels.
+// SM_HOST_DEVICE, from CUDA kernels. What the element ops compute lives in
+// core/element_ops.hpp, on top of these.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "core/host_device.hpp"
 #include "stridemem.h"
-
-#if defined(__CUDACC__)
-#define SM_HOST_DEVICE __host__ __device__
-#else
-#define SM_HOST_DEVICE
-#endif
 
 namespace sm {
 
@@ -33,10 +29,10 @@ constexpr int kNumDTypes = SM_NUM_DTYPES;
 inline bool dtype_valid(int32_t d) { return d >= 0 && d < kNumDTypes; }
 size_t dtype_size(DType d);
 const char* dtype_name(DType d);
-inline bool is_floating(DType d) {
+SM_HOST_DEVICE constexpr bool is_floating(DType d) {
   return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64;
 }
-inline bool is_integral(DType d) { return !is_floating(d) && d != DType::Bool; }
+SM_HOST_DEVICE constexpr bool is_integral(DType d) { return !is_floating(d) && d != DType::Bool; }
 
 // 16-bit float storage types: plain bit containers; arithmetic happens in float.
 struct Half {
@@ -126,7 +122,9 @@ SM_HOST_DEVICE inline float bf16_bits_to_float(uint16_t b) {
   return f;
 }
 
-// Calls f(T{}) with the C++ type of d: bool, uint8_t, ..., Half, BFloat16, float, double.
+// Calls f(T{}) with the C++ type of d: bool, uint8_t, ..., Half, BFloat16,
+// float, double. The one dtype switch of the library, host and device.
+SM_EXEC_CHECK_DISABLE
 template <typename F>
 SM_HOST_DEVICE inline auto dispatch_dtype(DType d, F&& f) {
   switch (d) {
@@ -245,14 +243,26 @@ struct Convert<BoolByte> {
 };
 
 // dispatch_dtype for operands that are only read: bool comes as BoolByte.
+SM_EXEC_CHECK_DISABLE
 template <typename F>
-inline void dispatch_source_dtype(DType d, F&& f) {
-  if (d == DType::Bool) {
-    f(BoolByte{});
-  } else {
-    dispatch_dtype(d, f);
-  }
+SM_HOST_DEVICE inline auto dispatch_source_dtype(DType d, F&& f) {
+  if (d == DType::Bool) return f(BoolByte{});
+  return dispatch_dtype(d, f);
 }
+
+// The dtype of an element type (BoolByte reads bool elements).
+template <typename T> struct DTypeOf;
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <> struct DTypeOf<BoolByte> { static constexpr DType value = DType::Bool; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::U8; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::I8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::I16; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::I32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::I64; };
+template <> struct DTypeOf<Half> { static constexpr DType value = DType::F16; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::BF16; };
+template <> struct DTypeOf<float> { static constexpr DType value = DType::F32; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::F64; };
 
 template <typename T>
 struct IsFloatLike {

@@ -2,8 +2,8 @@
 // Every test that needs a GPU starts with SMT_REQUIRE_CUDA(): without a
 // usable device it is reported as skipped, with the library's own reason.
 // The CUDA results are compared with the CPU backend's on the same inputs:
-// both implement one contract (src/backend/backend.hpp), so the bytes must
-// match exactly (a few transcendental ops excepted, see expect_close_bytes).
+// both compile the same element definitions (src/core/element_ops.hpp), so
+// results must match exactly (NaN payloads excepted, see expect_same_values).
 #pragma once
 
 #include <dlfcn.h>
@@ -147,8 +147,7 @@ inline void expect_same(sm_tensor c, sm_tensor g, const std::string& what) {
                        << " bytes differ, first at byte " << first;
 }
 
-// Values as doubles, for the ops whose last bit may legitimately differ
-// between the CPU's libm and the GPU's (EXP): relative tolerance rel, NaN
+// Values as doubles, equal within relative tolerance rel (0: exactly); NaN
 // must match NaN.
 inline std::vector<double> values_as_double(sm_tensor t) {
   Tensor d;

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "backend/cpu/cpu_elem.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/simd_convert.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "backend/cpu/tile_kernels.hpp"
 #include "backend/cpu/transpose_kernels.hpp"
+#include "core/element_ops.hpp"
 
 namespace {
 
@@ -328,14 +328,14 @@ TEST(CpuKernels, Bf16FastPathMatchesReference) {
     const uint32_t bits = static_cast<uint32_t>(u);
     float f;
     std::memcpy(&f, &bits, 4);
-    if (sm::cpu::float_to_bf16_bits(f) != sm::double_to_bf16_bits(f)) ++mismatches;
+    if (sm::float_to_bf16_bits(f) != sm::double_to_bf16_bits(f)) ++mismatches;
   }
   const uint32_t edges[] = {0x7F7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00001u, 0xFFFFFFFFu,
                             0x00008000u, 0x00018000u, 0x3F808000u, 0x3F818000u, 0x80000001u};
   for (uint32_t bits : edges) {
     float f;
     std::memcpy(&f, &bits, 4);
-    EXPECT_EQ(sm::cpu::float_to_bf16_bits(f), sm::double_to_bf16_bits(f)) << std::hex << bits;
+    EXPECT_EQ(sm::float_to_bf16_bits(f), sm::double_to_bf16_bits(f)) << std::hex << bits;
   }
   EXPECT_EQ(mismatches, 0u);
 }
@@ -457,7 +457,7 @@ T ref_scalar(T v, sm_op op, double a, double b) {
       case SM_OP_NEG: r = -x; break;
       case SM_OP_ABS: r = std::fabs(x); break;
       case SM_OP_SQRT: r = std::sqrt(x); break;
-      case SM_OP_EXP: r = std::exp(x); break;
+      case SM_OP_EXP: r = sm::exp_rn(x); break;  // accuracy: test_element_ops.cpp
     }
     return sm::Convert<T>::from_double(static_cast<double>(r));
   } else {

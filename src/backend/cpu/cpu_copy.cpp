@@ -1,11 +1,12 @@
 // Copies with and without dtype conversion.
 #include <cstring>
 
-#include "backend/cpu/cpu_elem.hpp"
+#include "backend/cpu/cpu_bits.hpp"
 #include "backend/cpu/cpu_kernels_impl.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/simd_convert.hpp"
 #include "backend/cpu/transpose_kernels.hpp"
+#include "core/element_ops.hpp"
 
 namespace sm {
 namespace cpu {

@@ -1,6 +1,5 @@
 #include "backend/cpu/cpu_loops.hpp"
 
-#include "backend/cpu/cpu_elem.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "backend/cpu/tile_kernels.hpp"
 #include "backend/cpu/transpose_kernels.hpp"

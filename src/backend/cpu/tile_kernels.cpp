@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "backend/cpu/cpu_elem.hpp"
+#include "backend/cpu/cpu_bits.hpp"
 #include "backend/cpu/transpose_kernels.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -32,11 +32,11 @@ struct CopyUnits {
   const char* src;
   template <typename Off>
   __device__ __forceinline__ Value load(const Off* o) const {
-    return reinterpret_cast<const Value*>(src)[o[1]];
+    return load_at<Value>(src, o[1]);
   }
   template <typename Off>
   __device__ __forceinline__ void store(const Off* o, Value v) const {
-    reinterpret_cast<Value*>(dst)[o[0]] = v;
+    store_at<Value>(dst, o[0], v);
   }
 };
 
@@ -55,9 +55,9 @@ struct ConvertAny {
   template <typename Off>
   __device__ __forceinline__ Value load(const Off* o) const {
     const char* p = src + static_cast<int64_t>(o[1]) * ssize;
-    return dispatch_dtype(sd, [&](auto t) -> Value {
+    return dispatch_source_dtype(sd, [&](auto t) -> Value {
       using S = decltype(t);
-      const S v = load_elem<S>(p);
+      const S v = load_at<S>(p, 0);
       Value w;
       w.f = src_float ? Convert<S>::to_double(v) : 0.0;
       w.i = src_float ? 0 : Convert<S>::to_int(v);
@@ -69,26 +69,12 @@ struct ConvertAny {
     char* p = dst + static_cast<int64_t>(o[0]) * dsize;
     dispatch_dtype(dd, [&](auto t) {
       using D = decltype(t);
-      store_elem<D>(p, src_float ? Convert<D>::from_double(w.f) : Convert<D>::from_int(w.i));
-      return 0;
+      store_at<D>(p, 0, src_float ? Convert<D>::from_double(w.f) : Convert<D>::from_int(w.i));
     });
   }
 };
 
-// Hot pairs with their types known: the same bits as ConvertAny, fewer instructions.
-template <typename D, typename S>
-__device__ __forceinline__ D fast_convert(S v) {
-  if constexpr (std::is_same<D, BFloat16>::value && std::is_same<S, float>::value) {
-    return BFloat16{float_to_bf16_bits_dev(v)};
-  } else if constexpr (std::is_same<D, float>::value && std::is_same<S, BFloat16>::value) {
-    return bf16_bits_to_float(v.bits);
-  } else if constexpr (std::is_same<D, float>::value && std::is_same<S, Half>::value) {
-    return half_bits_to_float(v.bits);
-  } else {
-    return convert<D>(v);
-  }
-}
-
+// Hot pairs with their types known: sm::cvt, the same bits as ConvertAny.
 template <typename D, typename S>
 struct ConvertTyped {
   using Value = D;
@@ -96,11 +82,11 @@ struct ConvertTyped {
   const char* src;
   template <typename Off>
   __device__ __forceinline__ Value load(const Off* o) const {
-    return fast_convert<D>(reinterpret_cast<const S*>(src)[o[1]]);
+    return cvt<D>(load_at<S>(src, o[1]));
   }
   template <typename Off>
   __device__ __forceinline__ void store(const Off* o, Value v) const {
-    reinterpret_cast<D*>(dst)[o[0]] = v;
+    store_at<D>(dst, o[0], v);
   }
 };
 
@@ -122,10 +108,10 @@ __global__ void __launch_bounds__(kElementwiseBlock)
     const Vec4<S> a = reinterpret_cast<const Vec4<S>*>(src)[i];
     Vec4<D> b;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) b.v[k] = fast_convert<D>(a.v[k]);
+    for (int k = 0; k < 4; ++k) b.v[k] = cvt<D>(a.v[k]);
     reinterpret_cast<Vec4<D>*>(dst)[i] = b;
   }
-  if (first < n - nv * 4) dst[nv * 4 + first] = fast_convert<D>(src[nv * 4 + first]);
+  if (first < n - nv * 4) dst[nv * 4 + first] = cvt<D>(src[nv * 4 + first]);
 }
 
 template <typename D, typename S>

@@ -1,8 +1,10 @@
 // In-place ops with a tensor operand on one GPU: dst = op(dst, other) for
-// ADD, SUB (alpha * other), MUL, DIV. One kernel per (dst dtype, compute
-// type) with other's dtype read at run time; a transposed destination with
-// a same-dtype floating operand goes through the tiled transpose kernel
-// (dst read and written along its stride-1 dim, other along its own).
+// ADD, SUB (alpha * other), MUL, DIV, each element through binary_op_element
+// (core/element_ops.hpp, the CPU's definition). One kernel per dtype for
+// same-dtype pairs, one run-time dispatching kernel for mixed pairs; a
+// transposed destination with a same-dtype floating operand goes through the
+// tiled transpose kernel (dst read and written along its stride-1 dim, other
+// along its own).
 #include "backend/cuda/cuda_kernels.hpp"
 #include "backend/cuda/kernel_common.cuh"
 
@@ -11,42 +13,28 @@ namespace cuda {
 
 namespace {
 
-template <typename C>
-C alpha_to(double v) {
-  if constexpr (std::is_same<C, int64_t>::value) {
-    return saturating_float_to_int<int64_t>(v);
-  } else {
-    return static_cast<C>(v);
-  }
-}
-
 // Same dtype on both sides (the common case): everything typed.
 template <typename D>
 struct TensorOpSame {
-  using C = typename std::conditional<
-      std::is_same<D, double>::value, double,
-      typename std::conditional<IsFloatLike<D>::value, float, int64_t>::type>::type;
   using Value = D;
   char* dst;
   const char* other;
   int op;
-  C alpha;
+  BinaryCompute<D, D> alpha;
   template <typename Off>
   __device__ __forceinline__ Value load(const Off* o) const {
-    const C x = load_as<C>(reinterpret_cast<const D*>(dst)[o[0]]);
-    const C y = load_as<C>(reinterpret_cast<const D*>(other)[o[1]]);
-    return store_as<D>(binary_apply<C>(op, x, y, alpha));
+    return binary_op_element<D, D>(op, load_at<D>(dst, o[0]), load_at<D>(other, o[1]), alpha);
   }
   template <typename Off>
   __device__ __forceinline__ void store(const Off* o, Value v) const {
-    reinterpret_cast<D*>(dst)[o[0]] = v;
+    store_at<D>(dst, o[0], v);
   }
 };
 
-// Mixed dtypes: both read at run time, in the pair's compute type (0: int64,
-// 1: float, 2: double). A float result is carried as a double: storing it
-// from there gives the same bits as storing the float (store_as goes
-// through double for every non-float target).
+// Mixed dtypes: both read at run time, in the pair's compute type. A float
+// result is carried as a double: storing it from there gives the same bits
+// as storing the float (store_as goes through double for every non-float
+// target).
 struct TensorOpAny {
   struct Value {
     double f;
@@ -57,7 +45,7 @@ struct TensorOpAny {
   DType dd, od;
   int dsize, osize;
   int op;
-  int compute;
+  ComputeKind compute;
   int64_t alpha_i;
   float alpha_f;
   double alpha_d;
@@ -66,12 +54,16 @@ struct TensorOpAny {
     const char* pd = dst + static_cast<int64_t>(o[0]) * dsize;
     const char* po = other + static_cast<int64_t>(o[1]) * osize;
     Value r{0.0, 0};
-    if (compute == 0) {
-      r.i = binary_apply<int64_t>(op, load_as_dyn<int64_t>(dd, pd), load_as_dyn<int64_t>(od, po), alpha_i);
-    } else if (compute == 1) {
-      r.f = binary_apply<float>(op, load_as_dyn<float>(dd, pd), load_as_dyn<float>(od, po), alpha_f);
-    } else {
-      r.f = binary_apply<double>(op, load_as_dyn<double>(dd, pd), load_as_dyn<double>(od, po), alpha_d);
+    switch (compute) {
+      case ComputeKind::Int64:
+        r.i = binary_apply<int64_t>(op, load_as_dyn<int64_t>(dd, pd), load_as_dyn<int64_t>(od, po), alpha_i);
+        break;
+      case ComputeKind::Float:
+        r.f = binary_apply<float>(op, load_as_dyn<float>(dd, pd), load_as_dyn<float>(od, po), alpha_f);
+        break;
+      default:
+        r.f = binary_apply<double>(op, load_as_dyn<double>(dd, pd), load_as_dyn<double>(od, po), alpha_d);
+        break;
     }
     return r;
   }
@@ -80,8 +72,7 @@ struct TensorOpAny {
     char* pd = dst + static_cast<int64_t>(o[0]) * dsize;
     dispatch_dtype(dd, [&](auto t) {
       using D = decltype(t);
-      store_elem<D>(pd, compute == 0 ? store_as<D>(r.i) : store_as<D>(r.f));
-      return 0;
+      store_at<D>(pd, 0, compute == ComputeKind::Int64 ? store_as<D>(r.i) : store_as<D>(r.f));
     });
   }
 };
@@ -90,21 +81,19 @@ bool transposable(DType d) {
   return d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64;
 }
 
+template <typename T>
+void launch_transposed_typed(const KernelPlan& p, char* d, const char* o, sm_op op, double alpha,
+                             cudaStream_t st) {
+  launch_transpose<sizeof(T)>(p, d, o, OpEpilogue<T>{op, to_compute<BinaryCompute<T, T>>(alpha)}, st);
+}
+
 void launch_transposed(const KernelPlan& p, char* d, const char* o, DType dt, sm_op op, double alpha,
                        cudaStream_t st) {
   switch (dt) {
-    case DType::F32:
-      launch_transpose<4>(p, d, o, OpEpilogue<float, float>{op, static_cast<float>(alpha)}, st);
-      break;
-    case DType::F16:
-      launch_transpose<2>(p, d, o, OpEpilogue<Half, float>{op, static_cast<float>(alpha)}, st);
-      break;
-    case DType::BF16:
-      launch_transpose<2>(p, d, o, OpEpilogue<BFloat16, float>{op, static_cast<float>(alpha)}, st);
-      break;
-    default:
-      launch_transpose<8>(p, d, o, OpEpilogue<double, double>{op, alpha}, st);
-      break;
+    case DType::F32: launch_transposed_typed<float>(p, d, o, op, alpha, st); break;
+    case DType::F16: launch_transposed_typed<Half>(p, d, o, op, alpha, st); break;
+    case DType::BF16: launch_transposed_typed<BFloat16>(p, d, o, op, alpha, st); break;
+    default: launch_transposed_typed<double>(p, d, o, op, alpha, st); break;
   }
 }
 
@@ -116,7 +105,8 @@ void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, 
     launch_copy(dst, other, device);
     return;
   }
-  if (op != SM_OP_ADD && op != SM_OP_SUB && op != SM_OP_MUL && op != SM_OP_DIV) return;
+  const OpTraits* traits = op_traits(op);
+  if (!traits || !traits->tensor_form) return;  // not a tensor op: the engine never sends one
   const bool allow_transpose = dst.dtype == other.dtype && transposable(dst.dtype);
   const KernelPlan p = plan_binary(dst, other, allow_transpose, device_props(device));
   if (p.kind == KernelKind::Empty) return;
@@ -128,13 +118,12 @@ void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, 
     return;
   }
   if (dst.dtype == other.dtype) {
-    host_dispatch(dst.dtype, [&](auto t) {
+    dispatch_dtype(dst.dtype, [&](auto t) {
       using D = decltype(t);
       if constexpr (!std::is_same<D, bool>::value) {  // the engine refuses arithmetic on bool
-        using F = TensorOpSame<D>;
-        launch_elementwise<2>(p, F{d, o, op, alpha_to<typename F::C>(alpha)}, st);
+        const TensorOpSame<D> f{d, o, op, to_compute<BinaryCompute<D, D>>(alpha)};
+        launch_elementwise<2>(p, f, st);
       }
-      return 0;
     });
     return;
   }
@@ -146,13 +135,10 @@ void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, 
   f.dsize = static_cast<int>(dtype_size(dst.dtype));
   f.osize = static_cast<int>(dtype_size(other.dtype));
   f.op = op;
-  // Compute type (backend.hpp): double if either is f64; float if either is floating; else int64.
-  f.compute = (dst.dtype == DType::F64 || other.dtype == DType::F64)       ? 2
-              : (is_floating(dst.dtype) || is_floating(other.dtype)) ? 1
-                                                                      : 0;
-  f.alpha_i = saturating_float_to_int<int64_t>(alpha);
-  f.alpha_f = static_cast<float>(alpha);
-  f.alpha_d = alpha;
+  f.compute = binary_compute(dst.dtype, other.dtype);
+  f.alpha_i = to_compute<int64_t>(alpha);
+  f.alpha_f = to_compute<float>(alpha);
+  f.alpha_d = to_compute<double>(alpha);
   launch_elementwise<2, 1>(p, f, st);
 }
 

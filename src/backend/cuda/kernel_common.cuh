@@ -2,7 +2,7 @@
 // semantics identical to the CPU kernels (compute types, wrapping integer
 // math, conversions through src/core/dtype.hpp), the element-wise kernel
 // template and the tiled transpose kernel template. Which kernel runs, with
-// which parameters, is decided by src/layout/launch_plan (host, unit-tested);
+// which parameters, is decided by src/backend/cuda/launch_plan (host, unit-tested);
 // these templates only execute a plan.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <type_traits>
 
 #include "backend/cuda/cuda_common.hpp"
-#include "core/dtype.hpp"
-#include "layout/launch_plan.hpp"
+#include "core/element_ops.hpp"
+#include "backend/cuda/launch_plan.hpp"
 
 namespace sm {
 namespace cuda {
@@ -39,131 +39,40 @@ __device__ __forceinline__ To bit_cast_dev(From v) {
   return t;
 }
 
-// ---- element semantics (the contract of sm::Kernels in backend.hpp) ----------------------
+// ---- typed access to untyped operands ----------------------------------------------------
 
-// float -> bfloat16 bits, round to nearest even; NaN -> sign | quiet NaN.
-// The same bits as double_to_bf16_bits(double(f)) (a float is exact in double
-// and bfloat16 shares its exponent range).
-__device__ __forceinline__ uint16_t float_to_bf16_bits_dev(float f) {
-  const uint32_t u = __float_as_uint(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7FC0u);
-  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+// Element o (in elements of T) of an operand given as bytes. Sources are read
+// with the types of dispatch_source_dtype: bool comes as BoolByte, so a byte
+// other than 0 or 1 is never loaded as a C++ bool.
+template <typename T, typename Off>
+__device__ __forceinline__ T load_at(const char* base, Off o) {
+  return reinterpret_cast<const T*>(base)[o];
+}
+template <typename T, typename Off>
+__device__ __forceinline__ void store_at(char* base, Off o, T v) {
+  reinterpret_cast<T*>(base)[o] = v;
 }
 
-template <typename T>
-__device__ __forceinline__ float to_f32(T v) {
-  if constexpr (std::is_same<T, Half>::value) {
-    return half_bits_to_float(v.bits);
-  } else if constexpr (std::is_same<T, BFloat16>::value) {
-    return bf16_bits_to_float(v.bits);
-  } else if constexpr (std::is_same<T, bool>::value) {
-    return v ? 1.0f : 0.0f;
-  } else {
-    return static_cast<float>(v);  // integers round once (cvt.rn), as the CPU's cast
-  }
-}
-
-// Loads v as compute type C (int64_t, float or double).
-template <typename C, typename T>
-__device__ __forceinline__ C load_as(T v) {
-  if constexpr (std::is_same<C, float>::value) {
-    return to_f32(v);
-  } else if constexpr (std::is_same<C, double>::value) {
-    return Convert<T>::to_double(v);
-  } else {
-    return Convert<T>::to_int(v);
-  }
-}
-
-// Stores compute value c as T.
-template <typename T, typename C>
-__device__ __forceinline__ T store_as(C c) {
-  if constexpr (std::is_same<C, int64_t>::value) {
-    return Convert<T>::from_int(c);
-  } else if constexpr (std::is_same<T, float>::value) {
-    return static_cast<float>(c);
-  } else if constexpr (std::is_same<T, BFloat16>::value && std::is_same<C, float>::value) {
-    return BFloat16{float_to_bf16_bits_dev(c)};
-  } else {
-    return Convert<T>::from_double(static_cast<double>(c));
-  }
-}
-
-// A bool byte is any nonzero value (robust to non-canonical bytes).
-template <typename T>
-__device__ __forceinline__ T load_elem(const char* p) {
-  if constexpr (std::is_same<T, bool>::value) {
-    return *reinterpret_cast<const uint8_t*>(p) != 0;
-  } else {
-    return *reinterpret_cast<const T*>(p);
-  }
-}
-template <typename T>
-__device__ __forceinline__ void store_elem(char* p, T v) {
-  *reinterpret_cast<T*>(p) = v;
-}
-
-// Compute-type load of an element whose dtype is only known at run time.
+// Compute-type value of the element at byte address p, its dtype known only
+// at run time (the mixed-dtype kernels, which keep the build small).
 template <typename C>
 __device__ __forceinline__ C load_as_dyn(DType dt, const char* p) {
-  return dispatch_dtype(dt, [&](auto t) -> C {
+  return dispatch_source_dtype(dt, [&](auto t) -> C {
     using T = decltype(t);
-    return load_as<C>(load_elem<T>(p));
+    return load_as<C>(*reinterpret_cast<const T*>(p));
   });
-}
-
-// Wrapping int64 arithmetic and rounding-exact float arithmetic: the _rn
-// intrinsics are never fused into an FMA, so x + alpha * y rounds twice, as
-// the CPU kernels compute it.
-__device__ __forceinline__ int64_t wrap_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-__device__ __forceinline__ int64_t wrap_sub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-__device__ __forceinline__ int64_t wrap_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-__device__ __forceinline__ int64_t safe_div(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return wrap_sub(0, a);
-  return a / b;
-}
-__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
-__device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
-
-// dst op= alpha * other (ADD, SUB) or dst op= other (MUL, DIV) in compute type C.
-template <typename C>
-__device__ __forceinline__ C binary_apply(int op, C x, C y, C alpha) {
-  if constexpr (std::is_same<C, int64_t>::value) {
-    switch (op) {
-      case SM_OP_ADD: return wrap_add(x, wrap_mul(alpha, y));
-      case SM_OP_SUB: return wrap_sub(x, wrap_mul(alpha, y));
-      case SM_OP_MUL: return wrap_mul(x, y);
-      default: return safe_div(x, y);
-    }
-  } else {
-    switch (op) {
-      case SM_OP_ADD: return add_rn(x, mul_rn(alpha, y));
-      case SM_OP_SUB: return sub_rn(x, mul_rn(alpha, y));
-      case SM_OP_MUL: return mul_rn(x, y);
-      default: return div_rn(x, y);
-    }
-  }
 }
 
 // ---- the element-wise kernel ------------------------------------------------------------------
 
-// One unit per thread per step (up to MaxItems of them, a block apart, all
-// loaded before any is stored for memory-level parallelism), grid-stride
-// beyond. Copies use 4 items; the op kernels 1 (their bodies are large and
-// they are not where the bandwidth is won), which keeps the build small.
+// One unit per thread per step (the plan's items, 1 or 4, capped at MaxItems:
+// a block apart, all loaded before any is stored for memory-level
+// parallelism), grid-stride beyond. Functors with their types fixed at
+// compile time (unit copies, fills, typed conversions, same-dtype tensor ops)
+// are built with MaxItems 4; those that switch on an op or a dtype at run
+// time (scalar ops, mixed-dtype conversions and tensor ops) with 1: their
+// bodies are large and they are not where the bandwidth is won, so one item
+// keeps the build small.
 // F: struct { using Value = ...; template <class Off> Value load(const Off* o) const;
 //             template <class Off> void store(const Off* o, Value v) const; }
 template <typename Index, int NOPS, int MaxItems, typename F>
@@ -218,24 +127,6 @@ void launch_elementwise(const KernelPlan& p, const F& f, cudaStream_t stream) {
   check(cudaGetLastError(), "element-wise kernel launch");
 }
 
-// dispatch_dtype for host code (the SM_HOST_DEVICE one warns when handed a
-// host lambda).
-template <typename F>
-auto host_dispatch(DType d, F&& f) {
-  switch (d) {
-    case DType::Bool: return f(bool{});
-    case DType::U8: return f(uint8_t{});
-    case DType::I8: return f(int8_t{});
-    case DType::I16: return f(int16_t{});
-    case DType::I32: return f(int32_t{});
-    case DType::I64: return f(int64_t{});
-    case DType::F16: return f(Half{});
-    case DType::BF16: return f(BFloat16{});
-    case DType::F32: return f(float{});
-    default: return f(double{});
-  }
-}
-
 // ---- the tiled transpose kernel ------------------------------------------------------------------
 
 // Epilogues for the store phase: how a tile element lands in the destination.
@@ -247,15 +138,14 @@ struct CopyEpilogue {
   static constexpr bool kReadsDst = false;
 };
 
-template <typename T, typename C>
+template <typename T>
 struct OpEpilogue {
   int op;
-  C alpha;
+  BinaryCompute<T, T> alpha;
   static constexpr bool kReadsDst = true;
   __device__ __forceinline__ Unit<sizeof(T)> operator()(Unit<sizeof(T)> d, Unit<sizeof(T)> v) const {
-    const C x = load_as<C>(bit_cast_dev<T>(d));
-    const C y = load_as<C>(bit_cast_dev<T>(v));
-    return bit_cast_dev<Unit<sizeof(T)>>(store_as<T>(binary_apply<C>(op, x, y, alpha)));
+    return bit_cast_dev<Unit<sizeof(T)>>(
+        binary_op_element<T, T>(op, bit_cast_dev<T>(d), bit_cast_dev<T>(v), alpha));
   }
 };
 

@@ -1,0 +1,20 @@
+// Element-sized bit containers allowed to alias any element type: plain CPU
+// copies and tile transposes move bits through these whatever the dtype
+// (element semantics live in core/element_ops.hpp). Structs, because a
+// may_alias typedef loses its attribute as a template argument.
+#pragma once
+
+#include <cstdint>
+
+namespace sm {
+namespace cpu {
+
+template <int N>
+struct Bits;
+template <> struct __attribute__((may_alias)) Bits<1> { uint8_t v; };
+template <> struct __attribute__((may_alias)) Bits<2> { uint16_t v; };
+template <> struct __attribute__((may_alias)) Bits<4> { uint32_t v; };
+template <> struct __attribute__((may_alias)) Bits<8> { uint64_t v; };
+
+}  // namespace cpu
+}  // namespace sm

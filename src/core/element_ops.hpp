@@ -1,0 +1,310 @@
+// What every element op does: the one definition both backends compile (the
+// CPU kernels with the host compiler, the CUDA kernels with nvcc), as ATen's
+// ufunc headers define each op once for every backend. The backends only
+// decide how elements are visited; everything about what one element becomes
+// is here:
+//  - the op table (SM_ELEMENT_OPS): which ops exist, their forms and the
+//    dtypes they accept (the engine's checks read it);
+//  - compute types: int64 with wrap-around for integers and bool, float for
+//    f16/bf16/f32, double for f64; binary ops: double if either operand is
+//    f64, float if either is floating, else int64;
+//  - loading an element into its compute type and storing one back (bool
+//    sources are read as bytes, any nonzero byte is true; 16-bit floats round
+//    to nearest even once);
+//  - the op bodies: wrap-around integer arithmetic without undefined
+//    behaviour, IEEE float arithmetic (core/element_math.hpp), CLAMP's and
+//    RELU's NaN rules.
+// Adding an op: a row in SM_ELEMENT_OPS and a case in apply_scalar_op or
+// binary_apply. Unit-tested in tests/unit/test_element_ops.cpp.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/dtype.hpp"
+#include "core/element_math.hpp"
+#include "core/host_device.hpp"
+#include "stridemem.h"
+
+namespace sm {
+
+// ---- the op table -------------------------------------------------------------------
+// X(NAME, scalar form, tensor form, integral result, on bool, whole scalars,
+//   alpha):
+//  - scalar form: sm_inplace_scalar takes it; tensor form: sm_inplace_tensor;
+//  - integral result: an integer tensor can hold the result (DIV, SQRT and
+//    EXP produce fractions, so integer tensors refuse them);
+//  - on bool: allowed on bool tensors;
+//  - whole scalars: how many scalar operands (a, then b) must be whole
+//    numbers on an integer tensor (a NaN CLAMP bound means no bound);
+//  - alpha: the tensor form scales other by alpha (a whole number on an
+//    integer tensor).
+#define SM_ELEMENT_OPS(X)        \
+  X(FILL, 1, 1, 1, 1, 0, 0)      \
+  X(ZERO, 1, 0, 1, 1, 0, 0)      \
+  X(ADD, 1, 1, 1, 0, 1, 1)       \
+  X(SUB, 1, 1, 1, 0, 1, 1)       \
+  X(MUL, 1, 1, 1, 0, 1, 0)       \
+  X(DIV, 1, 1, 0, 0, 0, 0)       \
+  X(CLAMP, 1, 0, 1, 0, 2, 0)     \
+  X(RELU, 1, 0, 1, 0, 0, 0)      \
+  X(NEG, 1, 0, 1, 0, 0, 0)       \
+  X(ABS, 1, 0, 1, 0, 0, 0)       \
+  X(SQRT, 1, 0, 0, 0, 0, 0)      \
+  X(EXP, 1, 0, 0, 0, 0, 0)
+
+struct OpTraits {
+  const char* name;  // "ADD"
+  bool scalar_form;
+  bool tensor_form;
+  bool integral_result;
+  bool on_bool;
+  int whole_scalars;
+  bool scales_by_alpha;
+};
+
+// Traits of op, or nullptr for a code that is no op.
+inline const OpTraits* op_traits(sm_op op) {
+#define SM_OP_ROW(NAME, S, T, I, B, W, A) {#NAME, S != 0, T != 0, I != 0, B != 0, W, A != 0},
+  static constexpr OpTraits kTable[] = {SM_ELEMENT_OPS(SM_OP_ROW)};
+#undef SM_OP_ROW
+  constexpr int kCount = static_cast<int>(sizeof kTable / sizeof kTable[0]);
+  static_assert(kCount == SM_OP_EXP + 1, "one row per sm_op, in enum order");
+  return op >= 0 && op < kCount ? &kTable[op] : nullptr;
+}
+inline const char* op_name(sm_op op) {
+  const OpTraits* t = op_traits(op);
+  return t ? t->name : "unknown";
+}
+
+// ---- compute types --------------------------------------------------------------------
+
+enum class ComputeKind { Int64, Float, Double };
+
+SM_HOST_DEVICE constexpr ComputeKind scalar_compute(DType d) {
+  return d == DType::F64 ? ComputeKind::Double
+                         : is_floating(d) ? ComputeKind::Float : ComputeKind::Int64;
+}
+SM_HOST_DEVICE constexpr ComputeKind binary_compute(DType d, DType s) {
+  return d == DType::F64 || s == DType::F64              ? ComputeKind::Double
+         : is_floating(d) || is_floating(s) ? ComputeKind::Float
+                                            : ComputeKind::Int64;
+}
+
+template <ComputeKind K>
+using ComputeType = typename std::conditional<
+    K == ComputeKind::Int64, int64_t,
+    typename std::conditional<K == ComputeKind::Float, float, double>::type>::type;
+// In-place scalar ops on T compute in ScalarCompute<T>.
+template <typename T>
+using ScalarCompute = ComputeType<scalar_compute(DTypeOf<T>::value)>;
+// dst op= other (dst of D, other of S) computes in BinaryCompute<D, S>.
+template <typename D, typename S>
+using BinaryCompute = ComputeType<binary_compute(DTypeOf<D>::value, DTypeOf<S>::value)>;
+
+// A double argument (a scalar, alpha, a clamp bound) in compute type C:
+// integers saturate (NaN gives 0), floats round once.
+template <typename C>
+SM_HOST_DEVICE SM_INLINE C to_compute(double v) {
+  if constexpr (std::is_same<C, int64_t>::value) {
+    return saturating_float_to_int<int64_t>(v);
+  } else {
+    return static_cast<C>(v);
+  }
+}
+
+// ---- loads and stores -------------------------------------------------------------------
+
+// float -> bfloat16, round to nearest even: the same bits as
+// double_to_bf16_bits(f) (a float is exact in double and bfloat16 shares its
+// exponent range, so one rounding of the low 16 bits is the whole story).
+// Branch-free so contiguous CPU loops vectorize. NaN -> sign | quiet NaN.
+SM_HOST_DEVICE SM_INLINE uint16_t float_to_bf16_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t nan = ((u >> 16) & 0x8000u) | 0x7FC0u;
+  return static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+}
+
+// Element conversion S -> D: sm::convert<D>(v), through the shortest exact
+// path for the hot 16-bit float pairs (the same bits, fewer instructions).
+template <typename D, typename S>
+SM_HOST_DEVICE SM_INLINE D cvt(S v) {
+  if constexpr (std::is_same<D, BFloat16>::value && std::is_same<S, float>::value) {
+    return BFloat16{float_to_bf16_bits(v)};
+  } else if constexpr (std::is_same<D, float>::value && std::is_same<S, BFloat16>::value) {
+    return bf16_bits_to_float(v.bits);
+  } else if constexpr (std::is_same<D, float>::value && std::is_same<S, Half>::value) {
+    return half_bits_to_float(v.bits);
+  } else {
+    return convert<D>(v);
+  }
+}
+
+// v as a float compute value: integers round once (as PyTorch's cast).
+template <typename T>
+SM_HOST_DEVICE SM_INLINE float to_f32(T v) {
+  if constexpr (std::is_same<T, Half>::value) {
+    return half_bits_to_float(v.bits);
+  } else if constexpr (std::is_same<T, BFloat16>::value) {
+    return bf16_bits_to_float(v.bits);
+  } else if constexpr (std::is_same<T, bool>::value) {
+    return v ? 1.0f : 0.0f;
+  } else if constexpr (std::is_same<T, BoolByte>::value) {
+    return v.v ? 1.0f : 0.0f;
+  } else {
+    return static_cast<float>(v);
+  }
+}
+
+// Loads v as compute type C.
+template <typename C, typename T>
+SM_HOST_DEVICE SM_INLINE C load_as(T v) {
+  if constexpr (std::is_same<C, float>::value) {
+    return to_f32(v);
+  } else if constexpr (std::is_same<C, double>::value) {
+    return Convert<T>::to_double(v);
+  } else {
+    return Convert<T>::to_int(v);
+  }
+}
+
+// Stores compute value c into T.
+template <typename T, typename C>
+SM_HOST_DEVICE SM_INLINE T store_as(C c) {
+  if constexpr (std::is_same<C, int64_t>::value) {
+    return Convert<T>::from_int(c);
+  } else if constexpr (std::is_same<T, float>::value) {
+    return static_cast<float>(c);
+  } else if constexpr (std::is_same<T, BFloat16>::value && std::is_same<C, float>::value) {
+    return BFloat16{float_to_bf16_bits(c)};
+  } else {
+    return Convert<T>::from_double(static_cast<double>(c));
+  }
+}
+
+// The bytes of value v stored as one element of dtype d (fills), in the
+// first dtype_size(d) bytes of out.
+inline void scalar_bits(DType d, double v, void* out) {
+  dispatch_dtype(d, [&](auto t) {
+    using T = decltype(t);
+    const T converted = Convert<T>::from_double(v);
+    memcpy(out, &converted, sizeof(T));
+  });
+}
+
+// ---- integer arithmetic ------------------------------------------------------------------
+
+// Wrapping int64 arithmetic without undefined behaviour.
+SM_HOST_DEVICE SM_INLINE int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+SM_HOST_DEVICE SM_INLINE int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+SM_HOST_DEVICE SM_INLINE int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+// Truncating division; x / 0 gives 0 and INT64_MIN / -1 wraps to INT64_MIN
+// (the engine refuses integer DIV; this only keeps the kernels free of UB).
+SM_HOST_DEVICE SM_INLINE int64_t safe_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrap_sub(0, a);
+  return a / b;
+}
+
+// ---- the ops ----------------------------------------------------------------------------------
+
+// Scalar operands of an in-place scalar op in compute type C.
+template <typename C>
+struct ScalarArgs {
+  C a, b;
+  bool has_lo, has_hi;  // CLAMP: a NaN bound is no bound
+};
+template <typename C>
+SM_HOST_DEVICE SM_INLINE ScalarArgs<C> make_scalar_args(double a, double b) {
+  ScalarArgs<C> k;
+  k.has_lo = !(a != a);
+  k.has_hi = !(b != b);
+  k.a = to_compute<C>(a);  // a NaN operand of ADD etc. stays NaN for floats (0 for integers)
+  k.b = to_compute<C>(b);
+  return k;
+}
+
+// dst = op(x, a, b) for the scalar forms (FILL and ZERO included, though the
+// backends write those as fills). Inlined with a constant op, the switch
+// folds away.
+template <typename C>
+SM_HOST_DEVICE SM_INLINE C apply_scalar_op(int op, C x, const ScalarArgs<C>& k) {
+  constexpr bool is_int = std::is_same<C, int64_t>::value;
+  switch (op) {
+    case SM_OP_FILL: return k.a;
+    case SM_OP_ZERO: return C(0);
+    case SM_OP_ADD:
+      if constexpr (is_int) return wrap_add(x, k.a); else return add_rn(x, k.a);
+    case SM_OP_SUB:
+      if constexpr (is_int) return wrap_sub(x, k.a); else return sub_rn(x, k.a);
+    case SM_OP_MUL:
+      if constexpr (is_int) return wrap_mul(x, k.a); else return mul_rn(x, k.a);
+    case SM_OP_DIV:
+      if constexpr (is_int) return safe_div(x, k.a); else return div_rn(x, k.a);
+    case SM_OP_CLAMP:
+      if constexpr (!is_int) {
+        if (x != x) return x;  // NaN stays NaN
+      }
+      if (k.has_lo && x < k.a) x = k.a;
+      if (k.has_hi && x > k.b) x = k.b;
+      return x;
+    case SM_OP_RELU: return x < C(0) ? C(0) : x;  // NaN < 0 is false: NaN kept
+    case SM_OP_NEG:
+      if constexpr (is_int) return wrap_sub(0, x); else return -x;
+    case SM_OP_ABS:
+      if constexpr (is_int) return x < 0 ? wrap_sub(0, x) : x; else return abs_bits(x);
+    case SM_OP_SQRT:
+      // Integer tensors refuse SQRT and EXP (fractions); the integer forms
+      // only keep every instantiation defined.
+      if constexpr (is_int) return saturating_float_to_int<int64_t>(sqrt_rn(static_cast<double>(x)));
+      else return sqrt_rn(x);
+    default:  // SM_OP_EXP
+      if constexpr (is_int) return saturating_float_to_int<int64_t>(exp_rn(static_cast<double>(x)));
+      else return exp_rn(x);
+  }
+}
+
+// dst = op(x, y) for the tensor forms: ADD and SUB scale y by alpha first
+// (rounded: x + alpha*y rounds twice, never fused), MUL, DIV.
+template <typename C>
+SM_HOST_DEVICE SM_INLINE C binary_apply(int op, C x, C y, C alpha) {
+  if constexpr (std::is_same<C, int64_t>::value) {
+    switch (op) {
+      case SM_OP_ADD: return wrap_add(x, wrap_mul(alpha, y));
+      case SM_OP_SUB: return wrap_sub(x, wrap_mul(alpha, y));
+      case SM_OP_MUL: return wrap_mul(x, y);
+      default: return safe_div(x, y);
+    }
+  } else {
+    switch (op) {
+      case SM_OP_ADD: return add_rn(x, mul_rn(alpha, y));
+      case SM_OP_SUB: return sub_rn(x, mul_rn(alpha, y));
+      case SM_OP_MUL: return mul_rn(x, y);
+      default: return div_rn(x, y);
+    }
+  }
+}
+
+// One element of a scalar op, from storage type to storage type.
+template <typename T>
+SM_HOST_DEVICE SM_INLINE T scalar_op_element(int op, T v, const ScalarArgs<ScalarCompute<T>>& k) {
+  using C = ScalarCompute<T>;
+  return store_as<T>(apply_scalar_op<C>(op, load_as<C>(v), k));
+}
+
+// One element of a tensor op: d = op(d, s) in the pair's compute type.
+template <typename D, typename S>
+SM_HOST_DEVICE SM_INLINE D binary_op_element(int op, D d, S s, BinaryCompute<D, S> alpha) {
+  using C = BinaryCompute<D, S>;
+  return store_as<D>(binary_apply<C>(op, load_as<C>(d), load_as<C>(s), alpha));
+}
+
+}  // namespace sm
