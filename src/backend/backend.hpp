@@ -7,18 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/device.hpp"
 #include "core/dtype.hpp"
-#include "layout/layout.hpp"
+#include "core/limits.hpp"
+#include "memory/allocator.hpp"
 #include "stridemem.h"
 
 namespace sm {
-
-struct Device {
-  int32_t type = SM_DEVICE_CPU;
-  int32_t index = 0;
-  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
-  bool operator!=(const Device& o) const { return !(*this == o); }
-};
 
 // One strided operand of a kernel: `data` is the address of logical element
 // [0, ..., 0] (storage base + offset * itemsize); strides in elements, any
@@ -51,59 +46,18 @@ class Kernels {
   // unchanged (NaN payloads included).
   virtual void copy(const TensorDesc& dst, const TensorDesc& src) = 0;
 
-  // dst[i] = op(dst[i], a, b) for the scalar ops of sm_op (FILL, ZERO, ADD,
-  // SUB, MUL, DIV, CLAMP, RELU, NEG, ABS, SQRT, EXP). The engine has already
-  // checked the op is valid for dst.dtype (see engine/inplace.cpp). Compute
-  // type: int64 with wrap-around for integers (bool only FILL/ZERO), float
-  // for f16/bf16/f32, double for f64; a and b are cast to the compute type.
-  // CLAMP: a = min, b = max, NaN bound means no bound, NaN elements stay NaN.
-  // RELU keeps NaN.
+  // dst[i] = op(dst[i], a, b) for the ops with a scalar form (FILL, ZERO,
+  // ADD, SUB, MUL, DIV, CLAMP, RELU, NEG, ABS, SQRT, EXP), each element
+  // exactly as core/element_ops.hpp defines it (scalar_op_element). The
+  // engine has already checked the op is valid for dst.dtype.
   virtual void scalar_op(const TensorDesc& dst, sm_op op, double a, double b) = 0;
 
-  // dst[i] = op(dst[i], other[i]) for FILL (= other), ADD (dst + alpha*other),
-  // SUB (dst - alpha*other), MUL, DIV. Compute type: double if either dtype
-  // is f64; float if either is floating; else int64 (wrapping). Result cast
-  // to dst.dtype with convert<>.
+  // dst[i] = op(dst[i], other[i]) for the ops with a tensor form: FILL
+  // (= other, a copy), ADD (dst + alpha*other), SUB (dst - alpha*other), MUL,
+  // DIV, each element as binary_op_element defines it.
   virtual void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other,
                          double alpha) = 0;
 };
-
-// One block handed out by an Allocator.
-struct Allocation {
-  void* ptr = nullptr;  // nullptr for size 0
-  size_t size = 0;      // rounded size actually reserved for it
-  size_t requested = 0;
-  void* ctx = nullptr;  // allocator-private (block record)
-};
-
-struct AllocatorStats {
-  int64_t allocated_bytes = 0, reserved_bytes = 0;
-  int64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0;
-  int64_t num_allocs = 0, num_frees = 0, cache_hits = 0;
-  int64_t device_allocs = 0, device_frees = 0;
-  int64_t requested_bytes = 0;
-};
-
-// Caching allocator per device. Thread-safe.
-class Allocator {
- public:
-  virtual ~Allocator() = default;
-  // Throws Error(SM_ERR_OUT_OF_MEMORY) when the system refuses, after freeing
-  // the cache and retrying once. Size 0 gives {nullptr, 0}.
-  virtual Allocation allocate(size_t nbytes) = 0;
-  virtual void deallocate(const Allocation& a) noexcept = 0;
-  virtual AllocatorStats stats() = 0;
-  virtual void reset_peak() = 0;
-  virtual void empty_cache() = 0;
-  // The block will not be reused before the work queued on stream so far is
-  // done (CUDA); CPU: no-op.
-  virtual void record_stream(const Allocation& a, void* stream) { (void)a, (void)stream; }
-};
-
-// Process-wide fault injection shared by every allocator: returns true when
-// this allocation must fail (see sm_debug_fail_alloc).
-bool fault_injection_should_fail();
-void fault_injection_set(int64_t nth);
 
 // Everything the engine needs from one device.
 class Backend {
@@ -136,5 +90,13 @@ Backend& cuda_backend(int index);  // throws SM_ERR_DEVICE when unusable
 int cuda_device_count() noexcept;  // 0 when not built with CUDA or no GPU
 // Why CUDA is unusable ("" when usable).
 const char* cuda_unavailable_reason() noexcept;
+
+// Number of threads (caller included) large CPU copies may use. 0 = one per
+// core available to the process. The initial value comes from the environment
+// variable STRIDEMEM_NUM_THREADS (unset, empty or invalid: 0). Negative values
+// are treated as 0; values above 256 as 256. Thread-safe.
+void set_cpu_threads(int n);
+// The effective count (>= 1): the setting, with 0 resolved to the core count.
+int get_cpu_threads();
 
 }  // namespace sm

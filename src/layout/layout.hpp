@@ -13,11 +13,10 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "stridemem.h"
 
 namespace sm {
-
-constexpr int kMaxDims = SM_MAX_DIMS;
 
 struct Layout {
   int ndim = 0;

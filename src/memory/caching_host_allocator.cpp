@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "memory/fault_injection.hpp"
 
 namespace sm {
 

@@ -8,7 +8,8 @@
 #include <map>
 #include <mutex>
 
-#include "backend/backend.hpp"
+#include "memory/allocator.hpp"
+#include "stridemem.h"
 
 namespace sm {
 

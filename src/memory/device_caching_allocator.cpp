@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "memory/fault_injection.hpp"
 
 namespace sm {
 

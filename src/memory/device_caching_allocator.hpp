@@ -29,7 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "memory/allocator.hpp"
+#include "stridemem.h"
 
 namespace sm {
 

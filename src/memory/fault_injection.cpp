@@ -1,9 +1,7 @@
-// Process-wide allocation fault injection (sm_debug_fail_alloc and the
-// STRIDEMEM_FAIL_ALLOC environment variable), shared by every allocator.
+#include "memory/fault_injection.hpp"
+
 #include <atomic>
 #include <cstdlib>
-
-#include "backend/backend.hpp"
 
 namespace sm {
 

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "memory/device_caching_allocator.hpp"
+#include "memory/fault_injection.hpp"
 
 namespace sm {
 namespace {

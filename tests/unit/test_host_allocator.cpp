@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "memory/caching_host_allocator.hpp"
+#include "memory/fault_injection.hpp"
 
 using namespace sm;
 

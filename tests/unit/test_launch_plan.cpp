@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
-#include "layout/launch_plan.hpp"
+#include "backend/cuda/launch_plan.hpp"
 
 namespace sm {
 namespace {

@@ -51,7 +51,7 @@ int core_count() {
 
 // Set in a forked child: the parent's workers do not exist there.
 std::atomic<bool> g_forked{false};
-// Set once the pool is destroyed (exit / dlclose): late callers run serially.
+// Set once the pool is destroyed (at process exit): late callers run serially.
 std::atomic<bool> g_pool_dead{false};
 thread_local bool t_in_worker = false;
 
@@ -147,8 +147,9 @@ class Pool {
 
 void on_fork_child() { g_forked.store(true); }
 
-// Owns the pool: joins the workers when the library is unloaded or the
-// process exits, except in a forked child (no workers there to join).
+// Owns the pool: joins the workers when the process exits (static
+// destruction), except in a forked child (no workers there to join). The
+// library is linked -z nodelete, so dlclose never unloads it under them.
 struct PoolOwner {
   Pool* pool = nullptr;
   std::once_flag once;

@@ -7,21 +7,16 @@
 //    concurrent callers never wait on each other and never oversubscribe.
 //  - In a child process after fork() the pool is never used (work runs on the
 //    calling thread), as the parent's workers do not exist there.
-//  - Workers are joined at process exit and at dlclose.
+//  - Workers are joined at process exit (the library is linked -z nodelete:
+//    dlclose never unloads the code they run).
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
-namespace sm {
+#include "backend/backend.hpp"  // set_cpu_threads, get_cpu_threads
 
-// Number of threads (caller included) large copies may use. 0 = one per core
-// available to the process. The initial value comes from the environment
-// variable STRIDEMEM_NUM_THREADS (unset, empty or invalid: 0). Negative values
-// are treated as 0; values above 256 as 256. Thread-safe.
-void set_cpu_threads(int n);
-// The effective count (>= 1): the setting, with 0 resolved to the core count.
-int get_cpu_threads();
+namespace sm {
 
 // Calls fn(ctx, begin, end) on disjoint ranges covering [0, n), each of at
 // least `grain` items (except possibly the last), on up to get_cpu_threads()

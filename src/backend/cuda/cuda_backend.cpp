@@ -15,8 +15,8 @@
 #include "backend/backend.hpp"
 #include "backend/cuda/cuda_common.hpp"
 #include "core/error.hpp"
-#include "memory/caching_host_allocator.hpp"
 #include "memory/device_caching_allocator.hpp"
+#include "memory/pinned_host_allocator.hpp"
 
 namespace sm {
 namespace cuda {
@@ -228,95 +228,39 @@ void* pinned_raw_alloc(size_t n) {
 }
 void pinned_raw_free(void* p) { cudaFreeHost(p); }
 
-// CachingHostAllocator over cudaHostAlloc, plus what asynchronous copies need:
-// a block that an in-flight copy still reads is not handed out again until
-// events recorded on the copying streams have completed (as PyTorch's
-// CachingHostAllocator does).
-class PinnedAllocator final : public Allocator {
+// What the pinned allocator (memory/pinned_host_allocator.hpp) needs of CUDA:
+// events on the streams that copies ran on.
+class CudaStreamEvents final : public StreamEvents {
  public:
-  PinnedAllocator() : inner_(pinned_raw_alloc, pinned_raw_free, "cuda_host") {}
-
-  Allocation allocate(size_t nbytes) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      process_pending_locked(false);
-    }
-    Allocation a = inner_.allocate(nbytes);
-    if (!a.ptr) return a;
-    try {
-      std::lock_guard<std::mutex> lock(mu_);
-      live_[reinterpret_cast<uintptr_t>(a.ptr)] = Live{a.size, {}};
-    } catch (...) {
-      inner_.deallocate(a);
-      throw;
-    }
-    return a;
+  void* record(int device, void* stream) noexcept override {
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device);
+    cudaEvent_t e = nullptr;
+    const bool ok = cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess &&
+                    cudaEventRecord(e, static_cast<cudaStream_t>(stream)) == cudaSuccess;
+    if (prev >= 0) cudaSetDevice(prev);
+    if (ok) return e;
+    cudaGetLastError();
+    if (e) cudaEventDestroy(e);
+    return nullptr;
   }
-
-  void deallocate(const Allocation& a) noexcept override {
-    if (!a.ptr) return;
-    std::vector<Use> uses;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = live_.find(reinterpret_cast<uintptr_t>(a.ptr));
-      if (it != live_.end()) {
-        uses.swap(it->second.uses);
-        live_.erase(it);
-      }
-    }
-    if (uses.empty()) {
-      inner_.deallocate(a);
-      return;
-    }
-    Pending p;
-    p.alloc = a;
-    for (const Use& u : uses) {
-      cudaEvent_t e = nullptr;
-      int prev = -1;
-      cudaGetDevice(&prev);
-      cudaSetDevice(u.device);
-      bool ok = cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess &&
-                cudaEventRecord(e, u.stream) == cudaSuccess;
-      if (prev >= 0) cudaSetDevice(prev);
-      if (!ok) {
-        // No proof of when that copy finishes: wait for the device instead.
-        cudaGetLastError();
-        if (e) cudaEventDestroy(e);
-        cudaSetDevice(u.device);
-        cudaDeviceSynchronize();
-        if (prev >= 0) cudaSetDevice(prev);
-        continue;
-      }
-      p.events.push_back(e);
-    }
-    if (p.events.empty()) {
-      inner_.deallocate(a);
-      return;
-    }
-    try {
-      std::lock_guard<std::mutex> lock(mu_);
-      pending_.push_back(std::move(p));
-    } catch (...) {
-      for (cudaEvent_t e : p.events) {
-        cudaEventSynchronize(e);
-        cudaEventDestroy(e);
-      }
-      inner_.deallocate(a);
-    }
+  bool done(void* event, bool wait) noexcept override {
+    const cudaEvent_t e = static_cast<cudaEvent_t>(event);
+    const cudaError_t err = wait ? cudaEventSynchronize(e) : cudaEventQuery(e);
+    if (err == cudaErrorNotReady) return false;
+    if (err != cudaSuccess) cudaGetLastError();  // a broken device: let the block go
+    return true;
   }
-
-  AllocatorStats stats() override { return inner_.stats(); }
-  void reset_peak() override { inner_.reset_peak(); }
-  void empty_cache() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      process_pending_locked(true);
-    }
-    inner_.empty_cache();
+  void destroy(void* event) noexcept override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+  void synchronize_device(int device) noexcept override {
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device);
+    if (cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
+    if (prev >= 0) cudaSetDevice(prev);
   }
-  void record_stream(const Allocation& a, void* stream) override {
-    // A pinned tensor used by work on `stream`: its device is the stream's.
-    if (!a.ptr) return;
+  int stream_device(void* stream) override {
     int dev = 0;
     if (stream) {
       if (cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &dev) != cudaSuccess) {
@@ -326,66 +270,13 @@ class PinnedAllocator final : public Allocator {
     } else {
       check(cudaGetDevice(&dev), "cudaGetDevice");
     }
-    record_use(a.ptr, dev, static_cast<cudaStream_t>(stream));
+    return dev;
   }
-
-  void record_use(const void* ptr, int device, cudaStream_t stream) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = live_.upper_bound(p);
-    if (it == live_.begin()) return;
-    --it;
-    if (p >= it->first + it->second.size) return;  // not ours (from_blob, registered memory)
-    for (const Use& u : it->second.uses)
-      if (u.device == device && u.stream == stream) return;
-    it->second.uses.push_back(Use{device, stream});
-  }
-
- private:
-  struct Use {
-    int device;
-    cudaStream_t stream;
-  };
-  struct Live {
-    size_t size;
-    std::vector<Use> uses;
-  };
-  struct Pending {
-    Allocation alloc;
-    std::vector<cudaEvent_t> events;
-  };
-
-  void process_pending_locked(bool wait) {
-    for (size_t i = 0; i < pending_.size();) {
-      Pending& p = pending_[i];
-      bool done = true;
-      for (cudaEvent_t e : p.events) {
-        const cudaError_t err = wait ? cudaEventSynchronize(e) : cudaEventQuery(e);
-        if (err == cudaErrorNotReady) {
-          done = false;
-          break;
-        }
-        if (err != cudaSuccess) cudaGetLastError();  // a broken device: let the block go
-      }
-      if (!done) {
-        ++i;
-        continue;
-      }
-      for (cudaEvent_t e : p.events) cudaEventDestroy(e);
-      inner_.deallocate(p.alloc);
-      pending_[i] = std::move(pending_.back());
-      pending_.pop_back();
-    }
-  }
-
-  CachingHostAllocator inner_;
-  std::mutex mu_;
-  std::map<uintptr_t, Live> live_;
-  std::vector<Pending> pending_;
 };
 
 class PinnedBackend final : public Backend {
  public:
+  PinnedBackend() : alloc_(pinned_raw_alloc, pinned_raw_free, &events_) {}
   Device device() const override { return Device{SM_DEVICE_CUDA_HOST, 0}; }
   Allocator& allocator() override { return alloc_; }
   Kernels& kernels() override { return cpu_kernels(); }  // pinned memory is host memory
@@ -411,10 +302,11 @@ class PinnedBackend final : public Backend {
            "copies use the GPU's current stream)");
   }
   void* get_stream() override { return nullptr; }
-  PinnedAllocator& pinned() { return alloc_; }
+  PinnedHostAllocator& pinned() { return alloc_; }
 
  private:
-  PinnedAllocator alloc_;
+  CudaStreamEvents events_;
+  PinnedHostAllocator alloc_;
 };
 
 std::atomic<PinnedBackend*> g_pinned{nullptr};

@@ -7,12 +7,13 @@
 #include <cuda_runtime_api.h>
 
 #include "backend/backend.hpp"
-#include "layout/launch_plan.hpp"
+#include "backend/cuda/launch_plan.hpp"
+#include "core/limits.hpp"
 
 namespace sm {
 namespace cuda {
 
-constexpr int kMaxDevices = 64;  // as the engine's per-device counters
+constexpr int kMaxDevices = kMaxCudaDevices;
 
 // Throws Error(SM_ERR_CUDA) naming the call and the CUDA error; clears the
 // runtime's last-error slot so a later, unrelated call does not report it.
@@ -55,7 +56,7 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 // pinned allocator does not own.
 void pinned_record_use(const void* ptr, int device, cudaStream_t stream);
 
-// The kernels of one device (src/backend/cuda/cuda_kernels.cu).
+// The kernels of one device (cuda_kernels.cpp).
 Kernels& device_kernels(int device);
 
 }  // namespace cuda

@@ -1,6 +1,6 @@
 // The CUDA kernels' host entry points, one per family (each in its own .cu
 // file so the build compiles them in parallel). Each one plans with
-// src/layout/launch_plan and launches on the device's current stream; the
+// src/backend/cuda/launch_plan and launches on the device's current stream; the
 // caller has made `device` current.
 #pragma once
 

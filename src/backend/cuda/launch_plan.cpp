@@ -1,4 +1,4 @@
-#include "layout/launch_plan.hpp"
+#include "backend/cuda/launch_plan.hpp"
 
 #include <climits>
 

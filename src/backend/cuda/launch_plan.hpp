@@ -1,9 +1,10 @@
-// Pure host planning for the CUDA kernels: which kernel moves the data, in
-// which units, with 32- or 64-bit index math, and how it is launched. The
-// kernels in src/backend/cuda stay thin: they run the SM_HOST_DEVICE index
-// helpers below with parameters built here, so everything that decides
-// *which element goes where* is unit-tested on the CPU
-// (tests/unit/test_launch_plan.cpp emulates each kernel with these helpers).
+// Host planning for the CUDA kernels: which kernel moves the data, in which
+// units, with 32- or 64-bit index math, and how it is launched. Plain C++ with
+// no CUDA dependency (built and unit-tested in every configuration): the
+// kernels beside it stay thin, running the SM_HOST_DEVICE index helpers below
+// with parameters built here, so everything that decides *which element goes
+// where* is proven on the CPU (tests/unit/test_launch_plan.cpp emulates each
+// kernel with these helpers).
 //
 // Kernels, chosen per call:
 //  - Memcpy: one contiguous run of bytes (cudaMemcpyAsync).
@@ -23,13 +24,8 @@
 #include <type_traits>
 
 #include "backend/backend.hpp"
+#include "core/host_device.hpp"
 #include "layout/coalesce.hpp"
-
-#if defined(__CUDACC__)
-#define SM_UNROLL _Pragma("unroll")
-#else
-#define SM_UNROLL
-#endif
 
 namespace sm {
 
