@@ -1,5 +1,7 @@
 // Helpers shared by the C entry points: the one guard that turns engine
-// exceptions into statuses, handle lookups, and argument checks.
+// exceptions into statuses, handle lookups, and argument checks. An entry
+// point is argument checks + handle lookups + one engine call + publishing
+// the result; nothing else (the engine does the work, in engine/).
 #pragma once
 
 #include <exception>
@@ -8,7 +10,9 @@
 
 #include "abi/handles.hpp"
 #include "engine/ops.hpp"
+#include "engine/runtime.hpp"
 #include "engine/stack.hpp"
+#include "engine/views.hpp"
 
 namespace sm {
 namespace abi {
@@ -44,13 +48,17 @@ HandleTable<StackState>& stacks();
 // A live tensor; a tensor whose stack region was popped is invalid too.
 TensorPtr tensor_arg(sm_tensor h, const char* arg);
 sm_tensor publish(TensorPtr t);  // registers a new owner-1 handle
+// publish() for a tensor over wrapped memory (from_blob, DLPack import): if
+// no handle can be made, the memory goes back to its owner without its
+// deleter (a failed call leaves ownership with the caller).
+sm_tensor publish_wrapped(const TensorPtr& t);
 
 template <typename T>
 void require_out(T* p, const char* arg) {
   if (!p) fail(SM_ERR_INVALID_ARGUMENT, "%s (output pointer) is NULL", arg);
 }
 DType dtype_arg(sm_dtype d, const char* arg = "dtype");
-Device device_arg(sm_device d);  // validates type/index exist (SM_ERR_DEVICE)
+Device device_arg(sm_device d);  // exists and is usable (else SM_ERR_DEVICE)
 // ndim in [0, SM_MAX_DIMS] and the array non-NULL when ndim > 0.
 int ndim_arg(int32_t ndim, const void* array, const char* array_name);
 void format_arg(sm_memory_format f, bool allow_preserve);

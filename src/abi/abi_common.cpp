@@ -41,6 +41,15 @@ TensorPtr tensor_arg(sm_tensor h, const char* arg) {
 
 sm_tensor publish(TensorPtr t) { return static_cast<sm_tensor>(tensors().insert(std::move(t))); }
 
+sm_tensor publish_wrapped(const TensorPtr& t) {
+  try {
+    return publish(t);
+  } catch (...) {
+    t->storage()->disown();
+    throw;
+  }
+}
+
 DType dtype_arg(sm_dtype d, const char* arg) {
   if (!dtype_valid(d))
     fail(SM_ERR_INVALID_ARGUMENT, "%s = %d is not a dtype (valid: 0..%d, SM_BOOL..SM_FLOAT64)", arg, d,
@@ -48,12 +57,7 @@ DType dtype_arg(sm_dtype d, const char* arg) {
   return static_cast<DType>(d);
 }
 
-Device device_arg(sm_device d) {
-  Device dev{d.type, d.index};
-  backend_for(dev);  // throws SM_ERR_DEVICE with the reason
-  device_counters(dev);
-  return dev;
-}
+Device device_arg(sm_device d) { return usable_device(Device{d.type, d.index}); }
 
 int ndim_arg(int32_t ndim, const void* array, const char* array_name) {
   if (ndim < 0 || ndim > SM_MAX_DIMS)

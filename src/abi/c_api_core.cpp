@@ -1,6 +1,5 @@
 // C entry points: errors, version, types, tensor lifetime, creation,
-// metadata, storages. Each is argument checks + handle lookup + one engine
-// call inside guard().
+// metadata, storages.
 #include <cstring>
 
 #include "abi/abi.hpp"
@@ -59,7 +58,7 @@ SM_API const char* sm_dtype_name(sm_dtype d) {
 SM_API sm_status sm_cuda_device_count(int32_t* out) {
   return guard(__func__, [&] {
     require_out(out, "out");
-    *out = cuda_device_count();
+    *out = cuda_devices();
   });
 }
 
@@ -137,14 +136,8 @@ SM_API sm_status sm_from_blob(void* data, const int64_t* shape, const int64_t* s
   return guard(__func__, [&] {
     require_out(out, "out");
     const int n = ndim_arg(ndim, shape, "shape");
-    TensorPtr t =
-        sm::from_blob(data, shape, strides, n, dtype_arg(dtype), device_arg(device), deleter, ctx);
-    try {
-      *out = publish(t);
-    } catch (...) {
-      t->storage()->disown();  // on failure the memory stays the caller's
-      throw;
-    }
+    *out = publish_wrapped(
+        sm::from_blob(data, shape, strides, n, dtype_arg(dtype), device_arg(device), deleter, ctx));
   });
 }
 
@@ -208,7 +201,7 @@ SM_API sm_status sm_is_contiguous(sm_tensor t, sm_memory_format format, int* out
     auto x = tensor_arg(t, "t");
     require_out(out, "out");
     format_arg(format, true);
-    *out = is_contiguous(x->layout(), format) ? 1 : 0;
+    *out = is_contiguous(x, format) ? 1 : 0;
   });
 }
 
@@ -217,7 +210,7 @@ SM_API sm_status sm_same_storage(sm_tensor a, sm_tensor b, int* out) {
     auto x = tensor_arg(a, "a");
     auto y = tensor_arg(b, "b");
     require_out(out, "out");
-    *out = x->storage() == y->storage() ? 1 : 0;
+    *out = same_storage(x, y) ? 1 : 0;
   });
 }
 
@@ -227,11 +220,7 @@ SM_API sm_status sm_tensor_storage(sm_tensor t, sm_storage* out) {
   return guard(__func__, [&] {
     auto x = tensor_arg(t, "t");
     require_out(out, "out");
-    if (x->lease())
-      fail(SM_ERR_UNSUPPORTED,
-           "t was carved from a stack of views: its buffer is reused after sm_stack_pop_to, so it "
-           "is not handed out as a storage (sm_clone the tensor to own its data)");
-    *out = static_cast<sm_storage>(storages().insert(x->storage()));
+    *out = static_cast<sm_storage>(storages().insert(storage_of(x)));
   });
 }
 SM_API sm_status sm_storage_retain(sm_storage s) {
@@ -269,20 +258,7 @@ SM_API sm_status sm_tensor_from_storage(sm_storage s, const int64_t* shape, cons
     auto x = storages().get(s, "s");
     require_out(out, "out");
     const int n = ndim_arg(ndim, shape, "shape");
-    const DType d = dtype_arg(dtype);
-    checked_numel(shape, n, static_cast<int64_t>(dtype_size(d)));
-    Layout l = strides ? Layout{} : dense_layout(shape, n, SM_CONTIGUOUS);
-    if (strides) {
-      l.ndim = n;
-      for (int i = 0; i < n; ++i) {
-        l.sizes[i] = shape[i];
-        l.strides[i] = strides[i];
-      }
-    }
-    if (storage_offset < 0)
-      fail(SM_ERR_OUT_OF_BOUNDS, "storage_offset = %lld is negative", (long long)storage_offset);
-    l.offset = storage_offset;
-    *out = publish(make_tensor(x, l, d));
+    *out = publish(tensor_from_storage(x, shape, strides, n, storage_offset, dtype_arg(dtype)));
   });
 }
 

@@ -1,3 +1,4 @@
 /* The shared library's own translation unit: everything else comes from the
- * stridemem_engine archive (linked whole); the version script picks sm_*. */
+ * layer archives (the ABI's linked whole, the layers below it as it calls
+ * them); the version script picks sm_*. */
 #include "stridemem.h"

@@ -1,6 +1,7 @@
 // The calls that copy data: copy_into, contiguous/clone, to, reshape (when it
-// must), index_select. Device pairs, broadcasting, dtype conversion and
-// overlap are decided here; the element loops live in the backends.
+// must), index_select; and the rules every write follows (writability, the
+// overlap policy). Device pairs, broadcasting, dtype conversion and overlap
+// are decided here; the element loops live in the backends.
 #include <cstring>
 #include <vector>
 
@@ -14,20 +15,41 @@ Kernels& kernels_for(Device d) {
   return backend_for(d).kernels();
 }
 
-namespace {
-
-TensorDesc desc_of(const TensorImpl& t, const Layout& l) {
-  TensorDesc d;
-  d.data = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t.storage()->data()) +
-                                   static_cast<uint64_t>(l.offset) * t.itemsize());
-  d.dtype = t.dtype();
-  d.ndim = l.ndim;
-  for (int i = 0; i < l.ndim; ++i) {
-    d.sizes[i] = l.sizes[i];
-    d.strides[i] = l.strides[i];
-  }
-  return d;
+void check_writable(const TensorImpl& t, const char* what) {
+  if (t.storage()->read_only())
+    fail(SM_ERR_READ_ONLY, "%s is read-only (imported from a read-only DLPack tensor)", what);
+  if (internal_overlap(t.layout()) == Overlap::Yes)
+    fail(SM_ERR_OVERLAP,
+         "%s has elements that overlap each other (shape %s, strides %s): writing through it is "
+         "ambiguous; clone it first",
+         what, format_dims(t.layout().sizes, t.layout().ndim).c_str(),
+         format_dims(t.layout().strides, t.layout().ndim).c_str());
 }
+
+ReadSource read_source(const TensorImpl& dst, const TensorPtr& src, const char* what) {
+  const Layout& dl = dst.layout();
+  const Layout sl = expand(src->layout(), dl.sizes, dl.ndim);
+  const OverlapStatus st = overlap_status(dl, dst.base_address(), dst.itemsize(), sl,
+                                          src->base_address(), src->itemsize());
+  if (st == OverlapStatus::Partial)
+    fail(SM_ERR_OVERLAP,
+         "%s partially overlaps the tensor written (some of its elements would be written before "
+         "they are read); clone it first (sm_clone)",
+         what);
+  ReadSource r;
+  if (st == OverlapStatus::TooHard) {
+    // Could not prove the two disjoint: read through a private copy.
+    r.keep = clone(src, SM_CONTIGUOUS);
+    r.desc = make_desc(*r.keep, expand(r.keep->layout(), dl.sizes, dl.ndim));
+    return r;
+  }
+  r.keep = src;
+  r.desc = make_desc(*src, sl);
+  r.identical = st == OverlapStatus::Full;
+  return r;
+}
+
+namespace {
 
 bool same_kernel_domain(Device a, Device b) {
   return a == b || (host_accessible(a) && host_accessible(b));
@@ -38,25 +60,6 @@ Backend& transfer_backend(Device a, Device b) {
   if (a.type == SM_DEVICE_CUDA) return backend_for(a);
   if (b.type == SM_DEVICE_CUDA) return backend_for(b);
   return cpu_backend();
-}
-
-// dst <- src (src_l: src's layout expanded to dst's shape), same kernel domain.
-void copy_same_domain(const TensorImpl& dst, const TensorPtr& src, const Layout& src_l) {
-  const OverlapStatus st = overlap_status(dst.layout(), dst.base_address(), dst.itemsize(), src_l,
-                                          src->base_address(), src->itemsize());
-  if (st == OverlapStatus::Partial)
-    fail(SM_ERR_OVERLAP,
-         "the source partially overlaps the destination (some elements of the source are "
-         "written before they are read); copy the source first (sm_clone)");
-  if (st == OverlapStatus::Full && dst.dtype() == src->dtype()) return;  // a copy onto itself
-  if (st == OverlapStatus::TooHard) {
-    // Could not prove the two are disjoint: read through a private copy.
-    TensorPtr tmp = clone(src, SM_CONTIGUOUS);
-    const Layout tl = expand(tmp->layout(), dst.layout().sizes, dst.layout().ndim);
-    kernels_for(dst.device()).copy(dst.desc(), desc_of(*tmp, tl));
-    return;
-  }
-  kernels_for(dst.device()).copy(dst.desc(), desc_of(*src, src_l));
 }
 
 // src moved to `device` as a row-major tensor of the same dtype and shape.
@@ -71,30 +74,18 @@ TensorPtr stage_to(const TensorPtr& src, Device device) {
   return out;
 }
 
-void check_writable(const TensorImpl& t, const char* what) {
-  if (t.storage()->read_only())
-    fail(SM_ERR_READ_ONLY, "%s is read-only (imported from a read-only DLPack tensor)", what);
-  if (internal_overlap(t.layout()) == Overlap::Yes)
-    fail(SM_ERR_OVERLAP,
-         "%s has elements that overlap each other (shape %s, strides %s): writing through it is "
-         "ambiguous; clone it first",
-         what, format_dims(t.layout().sizes, t.layout().ndim).c_str(),
-         format_dims(t.layout().strides, t.layout().ndim).c_str());
-}
-
 // The internal copy: no writability check, no version bump.
 void copy_raw(const TensorPtr& dst, const TensorPtr& src) {
-  const Layout& dl = dst->layout();
-  const Layout src_l = expand(src->layout(), dl.sizes, dl.ndim);
+  // src must broadcast to dst (SM_ERR_SHAPE), even when dst is empty.
+  expand(src->layout(), dst->layout().sizes, dst->layout().ndim);
   if (dst->numel() == 0) return;
-  if (same_kernel_domain(dst->device(), src->device())) {
-    copy_same_domain(*dst, src, src_l);
-    return;
-  }
-  // Across devices: move the (unexpanded) source first, then broadcast/convert there.
-  TensorPtr staged = stage_to(src, dst->device());
-  const Layout sl = expand(staged->layout(), dl.sizes, dl.ndim);
-  kernels_for(dst->device()).copy(dst->desc(), desc_of(*staged, sl));
+  // Across devices: move the (unexpanded) source first, then broadcast and
+  // convert there.
+  const TensorPtr from =
+      same_kernel_domain(dst->device(), src->device()) ? src : stage_to(src, dst->device());
+  const ReadSource s = read_source(*dst, from, "the source");
+  if (s.identical && dst->dtype() == from->dtype()) return;  // a copy onto itself
+  kernels_for(dst->device()).copy(dst->desc(), s.desc);
 }
 
 }  // namespace
@@ -201,7 +192,7 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim_arg, const TensorPtr& ind
     const Layout s = select(src, dim, idx[static_cast<size_t>(i)]);
     // A 0-d result is its one element: the 0-d layout at offset 0.
     const Layout d = scalar_out ? Layout{} : select(out->layout(), dim, i);
-    k.copy(desc_of(*out, d), desc_of(*t, s));
+    k.copy(make_desc(*out, d), make_desc(*t, s));
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // Tensor creation: fresh storages from the device's caching allocator, or
-// wrapped caller memory (from_blob).
+// wrapped memory the library does not own (from_blob, DLPack import).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -62,15 +62,6 @@ TensorPtr arange(double start, double step, int64_t n, DType dtype, Device devic
   return to(out, device, dtype, &copied);
 }
 
-namespace {
-// A CPU tensor over caller memory that we never free (host staging).
-TensorPtr wrap_host(const void* data, const Layout& l, DType dtype, int64_t nbytes) {
-  auto s = std::make_shared<Storage>(Device{SM_DEVICE_CPU, 0}, const_cast<void*>(data), nbytes,
-                                     std::function<void()>(), false);
-  return std::make_shared<const TensorImpl>(std::move(s), l, dtype);
-}
-}  // namespace
-
 TensorPtr from_host(const void* data, const int64_t* shape, int ndim, DType dtype, Device device) {
   const int64_t nbytes =
       checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype))) * static_cast<int64_t>(dtype_size(dtype));
@@ -88,8 +79,9 @@ TensorPtr from_host(const void* data, const int64_t* shape, int ndim, DType dtyp
   return out;
 }
 
-TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, int ndim,
-                    DType dtype, Device device, BlobDeleter deleter, void* ctx) {
+TensorPtr wrap_foreign(void* data, const int64_t* shape, const int64_t* strides, int ndim,
+                       DType dtype, Device device, std::function<void()> on_free, bool read_only,
+                       const char* what) {
   const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
   checked_numel(shape, ndim, itemsize);
   Layout l;
@@ -102,51 +94,93 @@ TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, in
   } else {
     l = dense_layout(shape, ndim, SM_CONTIGUOUS);
   }
-  backend_for(device);  // the device must exist and be usable
   const Extent e = extent(l);
   if (!e.empty && !data)
-    fail(SM_ERR_INVALID_ARGUMENT, "data is NULL but shape %s holds elements", format_dims(shape, ndim).c_str());
-  // The storage starts at the lowest element reached, so negative strides
-  // over caller memory work: data points at element [0, ..., 0].
+    fail(SM_ERR_INVALID_ARGUMENT, "%s is NULL but shape %s holds elements", what,
+         format_dims(shape, ndim).c_str());
   if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(itemsize) != 0)
-    fail(SM_ERR_INVALID_ARGUMENT, "data %p is not aligned to the %s element size (%lld bytes)",
-         data, dtype_name(dtype), (long long)itemsize);
+    fail(SM_ERR_INVALID_ARGUMENT, "%s (%p) is not aligned to the %s element size (%lld bytes)",
+         what, data, dtype_name(dtype), (long long)itemsize);
+  // The storage starts at the lowest element reached and spans exactly the
+  // elements reached; element [0, ..., 0] sits at offset -lo.
   const ByteSpan span = byte_span(l, itemsize);
   l.offset = e.empty ? 0 : -e.lo;
-  char* base = static_cast<char*>(data) + span.lo_bytes;
-  const int64_t bytes = span.nbytes;
-  std::function<void()> on_free;
-  if (deleter) on_free = [deleter, data, ctx] { deleter(data, ctx); };
-  auto s = std::make_shared<Storage>(device, base, bytes, std::move(on_free), false);
+  char* base = element_address(data, span.lo_bytes, 1);
+  auto storage = std::make_shared<Storage>(device, base, span.nbytes, std::move(on_free), read_only);
   try {
-    return std::make_shared<const TensorImpl>(s, l, dtype);
+    return std::make_shared<const TensorImpl>(storage, l, dtype);
   } catch (...) {
-    s->disown();  // the call fails: the memory stays the caller's
+    storage->disown();  // the call fails: ownership stays with the caller
     throw;
   }
 }
 
+TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, int ndim,
+                    DType dtype, Device device, BlobDeleter deleter, void* ctx) {
+  backend_for(device);  // the device must exist and be usable
+  std::function<void()> on_free;
+  if (deleter) on_free = [deleter, data, ctx] { deleter(data, ctx); };
+  return wrap_foreign(data, shape, strides, ndim, dtype, device, std::move(on_free), false, "data");
+}
+
+TensorPtr tensor_from_storage(const StoragePtr& s, const int64_t* shape, const int64_t* strides,
+                              int ndim, int64_t storage_offset, DType dtype) {
+  checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype)));
+  Layout l = strides ? Layout{} : dense_layout(shape, ndim, SM_CONTIGUOUS);
+  if (strides) {
+    l.ndim = ndim;
+    for (int i = 0; i < ndim; ++i) {
+      l.sizes[i] = shape[i];
+      l.strides[i] = strides[i];
+    }
+  }
+  if (storage_offset < 0)
+    fail(SM_ERR_OUT_OF_BOUNDS, "storage_offset = %lld is negative", (long long)storage_offset);
+  l.offset = storage_offset;
+  return make_tensor(s, l, dtype);
+}
+
+StoragePtr storage_of(const TensorPtr& t) {
+  if (t->lease())
+    fail(SM_ERR_UNSUPPORTED,
+         "t was carved from a stack of views: its buffer is reused after sm_stack_pop_to, so it "
+         "is not handed out as a storage (sm_clone the tensor to own its data)");
+  return t->storage();
+}
+
 void copy_to_host(const TensorPtr& t, void* dst, size_t nbytes) {
-  const int64_t need = t->numel() * static_cast<int64_t>(t->itemsize());
+  const int64_t itemsize = static_cast<int64_t>(t->itemsize());
+  const int64_t need = t->numel() * itemsize;
   if (nbytes < static_cast<size_t>(need))
     fail(SM_ERR_INVALID_ARGUMENT, "buffer of %zu bytes is too small: the tensor holds %lld bytes",
          nbytes, (long long)need);
   if (need == 0) return;
   if (!dst) fail(SM_ERR_INVALID_ARGUMENT, "dst is NULL");
-  const Layout l = dense_layout(t->layout().sizes, t->layout().ndim, SM_CONTIGUOUS);
-  TensorPtr host = wrap_host(dst, l, t->dtype(), need);
+  const Layout& l = t->layout();
   if (host_accessible(t->device())) {
-    const OverlapStatus st = overlap_status(host->layout(), host->base_address(), t->itemsize(),
-                                            t->layout(), t->base_address(), t->itemsize());
-    if (st != OverlapStatus::None)
-      fail(SM_ERR_OVERLAP, "dst overlaps the tensor's own memory");
-    cpu_kernels().copy(host->desc(), t->desc());
-    return;
+    const int64_t n[1] = {need};
+    const OverlapStatus st = overlap_status(dense_layout(n, 1, SM_CONTIGUOUS),
+                                            reinterpret_cast<uintptr_t>(dst), 1, l,
+                                            t->base_address(), itemsize);
+    if (st != OverlapStatus::None) fail(SM_ERR_OVERLAP, "dst overlaps the tensor's own memory");
+    if (reinterpret_cast<uintptr_t>(dst) % static_cast<uintptr_t>(itemsize) == 0) {
+      // Straight into the caller's buffer, viewed as a row-major tensor.
+      const TensorPtr host = wrap_foreign(dst, l.sizes, nullptr, l.ndim, t->dtype(), Device{},
+                                          nullptr, false, "dst");
+      cpu_kernels().copy(host->desc(), t->desc());
+      return;
+    }
   }
+  // Device memory, or a buffer not aligned to the element size (its elements
+  // cannot be stored as typed values): a row-major copy moved as bytes.
   bool copied = false;
-  TensorPtr c = contiguous(t, SM_CONTIGUOUS, &copied);
-  backend_for(t->device()).copy_bytes(dst, Device{SM_DEVICE_CPU, 0}, c->data(), t->device(),
-                                      static_cast<size_t>(need));
+  const TensorPtr c = contiguous(t, SM_CONTIGUOUS, &copied);
+  if (host_accessible(t->device())) {
+    std::memcpy(dst, c->data(), static_cast<size_t>(need));
+  } else {
+    backend_for(t->device()).copy_bytes(dst, Device{}, c->data(), t->device(),
+                                        static_cast<size_t>(need));
+  }
 }
 
 }  // namespace sm

@@ -201,37 +201,10 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
   if (dl->ndim > 0 && !dl->shape) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has a NULL shape");
   const DType dtype = from_dl_dtype(dl->dtype);
   const Device dev = from_dl_device(dl->device);
-  const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
-  checked_numel(dl->shape, dl->ndim, itemsize);
-  Layout l;
-  if (dl->strides) {
-    l.ndim = dl->ndim;
-    for (int i = 0; i < dl->ndim; ++i) {
-      l.sizes[i] = dl->shape[i];
-      l.strides[i] = dl->strides[i];
-    }
-  } else {
-    l = dense_layout(dl->shape, dl->ndim, SM_CONTIGUOUS);
-  }
-  const Extent e = extent(l);
-  char* first = static_cast<char*>(dl->data) + dl->byte_offset;
-  if (!e.empty && !dl->data) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has NULL data");
-  if (reinterpret_cast<uintptr_t>(first) % static_cast<uintptr_t>(itemsize) != 0)
-    fail(SM_ERR_INVALID_ARGUMENT,
-         "DLPack tensor's data + byte_offset (%p) is not aligned to its %s element size",
-         static_cast<void*>(first), dtype_name(dtype));
-  // Storage spans exactly the elements reached; element [0, ...] sits at -lo.
-  const ByteSpan span = byte_span(l, itemsize);
-  const int64_t lo_bytes = span.lo_bytes, bytes = span.nbytes;
-  l.offset = e.empty ? 0 : -e.lo;
-  auto storage = std::make_shared<Storage>(dev, first + lo_bytes, bytes, std::move(on_free),
-                                           read_only);
-  try {
-    return std::make_shared<const TensorImpl>(storage, l, dtype);
-  } catch (...) {
-    storage->disown();  // the call fails: ownership stays with the caller
-    throw;
-  }
+  // Unsigned arithmetic: a hostile byte_offset must not be undefined behaviour.
+  void* first = element_address(dl->data, dl->byte_offset, 1);
+  return wrap_foreign(dl->data ? first : nullptr, dl->shape, dl->strides, dl->ndim, dtype, dev,
+                      std::move(on_free), read_only, "DLPack tensor's data + byte_offset");
 }
 
 }  // namespace sm

@@ -1,17 +1,18 @@
 #include "engine/storage.hpp"
 
+#include "backend/backend.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace sm {
 
 DeviceCounters& device_counters(Device d) {
-  constexpr int kMaxCuda = 64;
-  static DeviceCounters cpu, pinned, cuda[kMaxCuda];
+  static DeviceCounters cpu, pinned, cuda[kMaxCudaDevices];
   switch (d.type) {
     case SM_DEVICE_CPU: return cpu;
     case SM_DEVICE_CUDA_HOST: return pinned;
     case SM_DEVICE_CUDA:
-      if (d.index >= 0 && d.index < kMaxCuda) return cuda[d.index];
+      if (d.index >= 0 && d.index < kMaxCudaDevices) return cuda[d.index];
       break;
     default: break;
   }

@@ -9,7 +9,8 @@
 #include <functional>
 #include <memory>
 
-#include "backend/backend.hpp"
+#include "core/device.hpp"
+#include "memory/allocator.hpp"
 
 namespace sm {
 

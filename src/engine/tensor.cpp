@@ -12,14 +12,14 @@ TensorImpl::TensorImpl(StoragePtr storage, const Layout& layout, DType dtype,
 
 TensorImpl::~TensorImpl() { device_counters(storage_->device()).active_views--; }
 
-TensorDesc TensorImpl::desc() const {
+TensorDesc make_desc(const TensorImpl& t, const Layout& l) {
   TensorDesc d;
-  d.data = data();
-  d.dtype = dtype_;
-  d.ndim = layout_.ndim;
-  for (int i = 0; i < layout_.ndim; ++i) {
-    d.sizes[i] = layout_.sizes[i];
-    d.strides[i] = layout_.strides[i];
+  d.data = element_address(t.storage()->data(), l.offset, t.itemsize());
+  d.dtype = t.dtype();
+  d.ndim = l.ndim;
+  for (int i = 0; i < l.ndim; ++i) {
+    d.sizes[i] = l.sizes[i];
+    d.strides[i] = l.strides[i];
   }
   return d;
 }
@@ -32,8 +32,9 @@ TensorPtr derive_view(const TensorPtr& t, const Layout& layout) {
 }
 
 TensorPtr make_tensor(StoragePtr storage, const Layout& layout, DType dtype) {
-  checked_numel(layout.sizes, layout.ndim, static_cast<int64_t>(dtype_size(dtype)));
-  check_in_storage(layout, static_cast<int64_t>(dtype_size(dtype)), storage->nbytes());
+  const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
+  checked_numel(layout.sizes, layout.ndim, itemsize);
+  check_in_storage(layout, itemsize, storage->nbytes());
   return std::make_shared<const TensorImpl>(std::move(storage), layout, dtype);
 }
 
