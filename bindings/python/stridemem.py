@@ -7,9 +7,11 @@ calls documented as copies allocate tensor data.
 Library lookup, in order: the environment variable ``STRIDEMEM_LIB`` (a path
 to ``libstridemem.so``), the repository's build directories (``build/``, then
 ``build-*/``), then ``libstridemem.so.<major>`` from the system's search path.
-At import the library's ``sm_version`` is checked against the binding: the
-major version must match, and the library must not be older than the
-repository's ``VERSION`` file when that file is found.
+At import the library's ``sm_version`` is checked against the binding's
+``BINDING_VERSION`` (the C API it declares) and the repository's ``VERSION``
+file when that file is found: the major version must match, while it is 0 the
+minor must match too (0.x minors break the ABI), and the library must not be
+older.
 
 Every failing C call raises :class:`StrideMemError`, carrying ``.status`` (the
 frozen integer code), ``.status_name`` and ``.message`` (``sm_last_error``).
@@ -171,8 +173,11 @@ def _read_repo_version():
         return None
 
 
+# The C API this module declares (include/stridemem_version.h). While the
+# major version is 0, every minor version may break the ABI.
+BINDING_VERSION = (0, 2, 0)
 _REPO_VERSION = _read_repo_version()
-BINDING_MAJOR = _REPO_VERSION[0] if _REPO_VERSION else 0
+BINDING_MAJOR = BINDING_VERSION[0]
 
 
 def _candidate_paths():
@@ -273,9 +278,9 @@ _SIGNATURES = {
     "sm_flip": (c_int32, [_T, _P32, c_int32, POINTER(_T)]),
     "sm_reshape_would_copy": (c_int32, [_T, _P64, c_int32, POINTER(c_int)]),
     "sm_reshape": (c_int32, [_T, _P64, c_int32, POINTER(_T), POINTER(c_int)]),
-    "sm_contiguous": (c_int32, [_T, c_int32, POINTER(_T)]),
+    "sm_contiguous": (c_int32, [_T, c_int32, POINTER(_T), POINTER(c_int)]),
     "sm_clone": (c_int32, [_T, c_int32, POINTER(_T)]),
-    "sm_to": (c_int32, [_T, SmDevice, c_int32, POINTER(_T)]),
+    "sm_to": (c_int32, [_T, SmDevice, c_int32, POINTER(_T), POINTER(c_int)]),
     "sm_copy_into": (c_int32, [_T, _T]),
     "sm_index_select": (c_int32, [_T, c_int32, _T, POINTER(_T)]),
     "sm_inplace_scalar": (c_int32, [_T, c_int32, c_double, c_double]),
@@ -297,7 +302,8 @@ _SIGNATURES = {
     "sm_set_num_threads": (c_int32, [c_int32]),
     "sm_get_num_threads": (c_int32, [_P32]),
     "sm_to_dlpack": (c_int32, [_T, c_int, POINTER(c_void_p)]),
-    "sm_to_dlpack_ex": (c_int32, [_T, c_uint32, POINTER(c_void_p), POINTER(c_int)]),
+    "sm_to_dlpack_ex": (c_int32, [_T, c_uint32, POINTER(SmDevice), POINTER(c_void_p),
+                                  POINTER(c_int)]),
     "sm_from_dlpack": (c_int32, [c_void_p, c_int, POINTER(_T)]),
     "sm_debug_fail_alloc": (c_int32, [c_int64]),
     "sm_debug_live_handles": (c_int32, [_P64, _P64, _P64]),
@@ -360,15 +366,24 @@ def version():
     return (a.value, b.value, c.value)
 
 
+def is_compatible(binding, library):
+    """Can a binding written for version `binding` call a library of version
+    `library`? The same major and a minor at least the binding's; while the
+    major is 0, the same minor (semver: 0.x minors break)."""
+    if binding[0] != library[0]:
+        return False
+    if binding[0] == 0:
+        return library[1] == binding[1]
+    return library[1] >= binding[1]
+
+
 LIBRARY_VERSION = version()
-if _REPO_VERSION is not None:
-    if LIBRARY_VERSION[0] != _REPO_VERSION[0] or LIBRARY_VERSION < _REPO_VERSION:
+for _want in (BINDING_VERSION, _REPO_VERSION):
+    if _want is not None and not (is_compatible(_want, LIBRARY_VERSION)
+                                  and LIBRARY_VERSION >= _want):
         raise ImportError("stridemem: library %s is version %d.%d.%d, the binding "
-                          "expects %d.%d.%d (same major, not older)"
-                          % ((LIBRARY_PATH,) + LIBRARY_VERSION + _REPO_VERSION))
-elif LIBRARY_VERSION[0] != BINDING_MAJOR:
-    raise ImportError("stridemem: library major version %d, binding expects %d"
-                      % (LIBRARY_VERSION[0], BINDING_MAJOR))
+                          "expects %d.%d.%d (same major, same minor while the major is "
+                          "0, not older)" % ((LIBRARY_PATH,) + LIBRARY_VERSION + _want))
 
 # --------------------------------------------------------------------------
 # Small helpers: dtypes, devices, arrays
@@ -902,25 +917,36 @@ class Tensor(object):
         _call("sm_reshape_would_copy", self._h, a, n, byref(v))
         return bool(v.value)
 
+    def _maybe_copy(self, name, args, return_copied):
+        """Calls name(self, *args, &out, &copied): the tensor, or
+        (tensor, copied) with return_copied=True."""
+        out, copied = _out(), c_int(-1)
+        _call(name, self._h, *(args + (byref(out), byref(copied))))
+        t = Tensor._wrap(out)
+        return (t, bool(copied.value)) if return_copied else t
+
     def reshape(self, *shape, return_copied=False):
         """A view when the strides allow, else a row-major copy. With
         return_copied=True returns (tensor, copied)."""
         a, n = _i64(_shape_arg(shape))
-        out, copied = _out(), c_int(-1)
-        _call("sm_reshape", self._h, a, n, byref(out), byref(copied))
-        t = Tensor._wrap(out)
-        return (t, bool(copied.value)) if return_copied else t
+        return self._maybe_copy("sm_reshape", (a, n), return_copied)
 
-    def contiguous(self, memory_format="contiguous"):
-        return self._unary("sm_contiguous", FORMATS[memory_format])
+    def contiguous(self, memory_format="contiguous", return_copied=False):
+        """A new handle to the same data when already dense in memory_format
+        ("contiguous", "channels_last", "channels_last_3d"), else a copy in
+        it. With return_copied=True returns (tensor, copied)."""
+        return self._maybe_copy("sm_contiguous", (FORMATS[memory_format],), return_copied)
 
     def clone(self, memory_format="preserve"):
         return self._unary("sm_clone", FORMATS[memory_format])
 
-    def to(self, device=None, dtype=None):
+    def to(self, device=None, dtype=None, return_copied=False):
+        """On device and/or with dtype: a new handle to the same data when
+        neither changes, else a copy. With return_copied=True returns
+        (tensor, copied)."""
         dev = self.device if device is None else Device(device)
         code = _dtype_code(self.dtype if dtype is None else dtype)
-        return self._unary("sm_to", dev.c(), code)
+        return self._maybe_copy("sm_to", (dev.c(), code), return_copied)
 
     def cpu(self):
         return self.to("cpu")
@@ -1073,7 +1099,7 @@ class Tensor(object):
         else:
             copied = c_int(0)
             _call("sm_to_dlpack_ex", src._h, (DLPACK_VERSIONED if versioned else 0)
-                  | DLPACK_NORMALIZE, byref(managed), byref(copied))
+                  | DLPACK_NORMALIZE, None, byref(managed), byref(copied))
         if copied_here and versioned:
             DLManagedTensorVersioned.from_address(managed.value).flags |= DLPACK_FLAG_IS_COPIED
         name = _CAPSULE_VERSIONED if versioned else _CAPSULE_LEGACY

@@ -32,6 +32,12 @@ def api_surface():
     for n in names & declared:
         fn = getattr(sm.lib, n)
         R.check(fn.argtypes is not None and fn.restype is not None, "%s: argtypes/restype set" % n)
+    # Argument counts: a stale declaration (a C parameter added) crashes at the call.
+    for name, params in re.findall(r"SM_API\s+[^;(]*?\b(sm_\w+)\s*\(([^)]*)\)\s*;", header):
+        params = " ".join(params.split())
+        n = 0 if params in ("", "void") else params.count(",") + 1
+        if name in sm._SIGNATURES:
+            R.equal(len(sm._SIGNATURES[name][1]), n, "%s: argument count" % name)
     # Status codes and dtype codes agree with the header.
     for name, value in re.findall(r"\b(SM_(?:OK|ERR_\w+))\s*=\s*(\d+)", header):
         R.equal(sm.STATUS_NAMES.get(int(value)), name, "status %s" % name)
@@ -55,6 +61,12 @@ def versions_and_loading():
         v = tuple(int(x) for x in f.read().strip().split(".")[:3])
     R.equal(sm.version(), v, "sm_version matches VERSION")
     R.equal(sm.LIBRARY_VERSION, v, "LIBRARY_VERSION")
+    R.equal(sm.BINDING_VERSION[:2], v[:2], "BINDING_VERSION names the API of VERSION (major.minor)")
+    for binding, library, ok in [((0, 2, 0), (0, 2, 0), True), ((0, 2, 0), (0, 2, 3), True),
+                                 ((0, 2, 0), (0, 1, 0), False), ((0, 2, 0), (0, 3, 0), False),
+                                 ((0, 2, 0), (1, 2, 0), False), ((1, 2, 0), (1, 3, 0), True),
+                                 ((1, 2, 0), (1, 1, 9), False), ((1, 2, 0), (2, 2, 0), False)]:
+        R.equal(sm.is_compatible(binding, library), ok, "is_compatible(%s, %s)" % (binding, library))
     want = os.environ.get("STRIDEMEM_LIB")
     if want:
         R.equal(sm.LIBRARY_PATH, want, "the library comes from STRIDEMEM_LIB")
@@ -144,6 +156,25 @@ def tensors_and_indexing():
     d = f.to(dtype="float64")
     R.equal(d.dtype, "float64", "to(dtype)")
     R.check(f.to().same_storage(f), "to() with no change is the same data")
+    # contiguous() and to() say whether they copied, as reshape() does.
+    for src, fmt, want in [(f.view(4, 6), "contiguous", False), (f.view(4, 6).T, "contiguous", True),
+                           (f.view(1, 2, 3, 4), "channels_last", True),
+                           (f.view(1, 2, 3, 4).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+                            "channels_last", False)]:
+        c, copied = src.contiguous(fmt, return_copied=True)
+        R.equal(copied, want, "contiguous(%s) of strides %s: copied" % (fmt, src.strides))
+        R.equal(c.same_storage(src), not want, "contiguous(%s) of strides %s: shares storage"
+                % (fmt, src.strides))
+        R.check(c.is_contiguous(fmt) and np.array_equal(c.numpy(), src.numpy()),
+                "contiguous(%s) of strides %s: dense, same values" % (fmt, src.strides))
+    for kw, want in [({}, False), ({"device": "cpu"}, False), ({"dtype": "float32"}, False),
+                     ({"dtype": "int16"}, True), ({"device": "cpu", "dtype": "float64"}, True)]:
+        c, copied = f.to(return_copied=True, **kw)
+        R.equal(copied, want, "to(%s): copied" % kw)
+        R.equal(c.same_storage(f), not want, "to(%s): shares storage" % kw)
+        R.check(np.array_equal(c.numpy(), f.numpy().astype(c.dtype)), "to(%s): values" % kw)
+    R.check(not isinstance(f.contiguous(), tuple) and not isinstance(f.to(), tuple),
+            "without return_copied: a tensor")
     # In-place methods, scalars and tensors, and the version counter.
     g = sm.from_numpy(np.array([-2.0, -1.0, 4.0, 9.0]))
     v0 = g.version
