@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover
     _np = None
 
 __all__ = [
-    "StrideMemError", "Tensor", "Storage", "Stack", "Device",
+    "StrideMemError", "DLPackExportError", "Tensor", "Storage", "Stack", "Device",
     "empty", "empty_strided", "zeros", "full", "arange", "from_numpy",
     "from_blob", "from_numpy_blob", "as_tensor", "from_dlpack", "copy_into",
     "memory_stats", "reset_peak_stats", "empty_cache", "memory_summary",
@@ -153,8 +153,11 @@ class DLManagedTensorVersioned(Structure):
 
 DLPACK_FLAG_READ_ONLY = 1
 DLPACK_FLAG_IS_COPIED = 2
-DLPACK_VERSIONED = 1   # sm_to_dlpack_ex flags
-DLPACK_NORMALIZE = 2
+# sm_to_dlpack_ex flags
+DLPACK_VERSIONED = 1   # a DLManagedTensorVersioned (else the legacy struct)
+DLPACK_NORMALIZE = 2   # negative strides exported as a dense copy
+DLPACK_COPY = 4        # always a fresh row-major copy (copy=True)
+DLPACK_NO_COPY = 8     # never a copy: refused with SM_ERR_UNSUPPORTED (copy=False)
 
 # --------------------------------------------------------------------------
 # Loading the library
@@ -337,6 +340,14 @@ class StrideMemError(Exception):
         if message:
             text += ": " + message
         super().__init__(text)
+
+
+class DLPackExportError(StrideMemError, BufferError):
+    """Tensor.__dlpack__ cannot export as asked (the array API's BufferError):
+    a copy is needed but copy=False forbids it, the requested dl_device is not
+    available, or the tensor was carved from a stack of views (export it with
+    copy=True). Also a StrideMemError, with the status and message of
+    sm_to_dlpack_ex."""
 
 
 def last_error():
@@ -1058,52 +1069,48 @@ class Tensor(object):
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None,
                    normalize=False):
         """Export as a PyCapsule 'dltensor' (legacy) or 'dltensor_versioned'
-        (when max_version >= (1, 0)), per the Python array API.
+        (when max_version >= (1, 0)), per the Python array API. One call,
+        sm_to_dlpack_ex, does the whole export.
 
-        Zero copy unless asked: copy=True exports a fresh copy; dl_device other
-        than the tensor's device copies there (refused with copy=False);
-        normalize=True exports a negative-stride tensor as a dense copy. Copies
-        are flagged IS_COPIED in a versioned capsule. On CUDA, stream None
-        means the legacy default stream (1), -1 means no synchronization, and
-        any other value is a consumer stream the data must be ready for (we
-        synchronize the device). On the CPU, stream must be None (or -1)."""
-        src = self
-        copied_here = False
-        dev = self.device
-        if dl_device is not None and Device(tuple(dl_device)) != dev:
-            if copy is False:
-                raise BufferError("stridemem: the tensor is on %s, %s was asked with copy=False"
-                                  % (dev, Device(tuple(dl_device))))
-            src = self.to(device=Device(tuple(dl_device)))
-            dev = src.device
-            copied_here = True
-        elif copy:
-            src = self.clone("contiguous")
-            copied_here = True
+        Zero copy unless a copy is asked for or needed: copy=True always
+        exports a fresh row-major copy (SM_DLPACK_COPY); dl_device other than
+        the tensor's device exports a copy there; normalize=True exports a
+        negative-stride tensor as a dense copy (SM_DLPACK_NORMALIZE). The
+        library flags every copy IS_COPIED in a versioned capsule. copy=False
+        (SM_DLPACK_NO_COPY) forbids copies: an export that would need one
+        raises BufferError (DLPackExportError) with the library's message, as
+        does a dl_device this build cannot reach. On CUDA, stream None means
+        the legacy default stream (1), -1 means no synchronization, and any
+        other value is a consumer stream the data must be ready for (we
+        synchronize the device after the export). On the CPU, stream must be
+        None (or -1)."""
+        dev = self.device if dl_device is None else Device(tuple(dl_device))
         if dev[0] == DEVICE_CUDA:
             if stream is None:
                 stream = 1
             if stream == 0:
                 raise ValueError("stridemem: stream 0 is ambiguous in DLPack; "
                                  "use 1 (legacy default) or 2 (per-thread default)")
-            if stream != -1:
-                # The consumer will use `stream`; make every queued write finish
-                # first (conservative: waits for the device).
-                synchronize(dev)
         elif stream is not None and stream != -1:
             raise BufferError("stridemem: stream must be None for a %s tensor" % (dev,))
         versioned = max_version is not None and tuple(max_version)[:1] >= (1,)
-        managed = c_void_p()
-        if copy is False or not normalize:
-            _call("sm_to_dlpack", src._h, 1 if versioned else 0, byref(managed))
-        else:
-            copied = c_int(0)
-            _call("sm_to_dlpack_ex", src._h, (DLPACK_VERSIONED if versioned else 0)
-                  | DLPACK_NORMALIZE, None, byref(managed), byref(copied))
-        if copied_here and versioned:
-            DLManagedTensorVersioned.from_address(managed.value).flags |= DLPACK_FLAG_IS_COPIED
+        flags = ((DLPACK_VERSIONED if versioned else 0)
+                 | (DLPACK_NORMALIZE if normalize else 0))
+        if copy is not None:
+            flags |= DLPACK_COPY if copy else DLPACK_NO_COPY
+        target = None if dl_device is None else byref(dev.c())
+        managed, copied = c_void_p(), c_int(0)
+        status = lib.sm_to_dlpack_ex(self._h, flags, target, byref(managed), byref(copied))
+        if status == ERR_UNSUPPORTED or (status == ERR_DEVICE and dl_device is not None):
+            raise DLPackExportError(status, last_error(), "sm_to_dlpack_ex")
+        _check(status, "sm_to_dlpack_ex")
         name = _CAPSULE_VERSIONED if versioned else _CAPSULE_LEGACY
         try:
+            if dev[0] == DEVICE_CUDA and stream != -1:
+                # The consumer will use `stream`; make every queued write (and
+                # the export's copy, if any) finish first (conservative: waits
+                # for the device).
+                synchronize(dev)
             capsule = _PyCapsule_New(managed, ctypes.addressof(name),
                                      _capsule_destructor_ptr)
         except BaseException:

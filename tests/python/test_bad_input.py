@@ -457,6 +457,28 @@ def dtypes_and_devices():
           call("sm_memory_stats", CPU, byref(s)), [])
 
 
+def dlpack_exports():
+    h = W.a.handle
+    for flags, what, mentions in [
+            (sm.DLPACK_COPY | sm.DLPACK_NO_COPY, "COPY with NO_COPY", ["SM_DLPACK_COPY"]),
+            (16, "unknown flag 16", ["0x10"]),
+            (sm.DLPACK_VERSIONED | 1 << 31, "unknown flag 1 << 31", ["0x80000000"])]:
+        o, cp = out_t(), copied_t()
+        fails(sm.ERR_INVALID_ARGUMENT, "to_dlpack_ex with %s" % what,
+              call("sm_to_dlpack_ex", h, flags, None, byref(o), byref(cp)), mentions, o)
+        untouched(cp, "to_dlpack_ex with %s" % what)
+    cp = copied_t()
+    fails(sm.ERR_INVALID_ARGUMENT, "to_dlpack_ex with managed NULL",
+          call("sm_to_dlpack_ex", h, sm.DLPACK_VERSIONED, None, None, byref(cp)), ["managed"])
+    untouched(cp, "to_dlpack_ex with managed NULL")
+    # Negative strides, NORMALIZE and NO_COPY: a copy would be needed.
+    o, cp = out_t(), copied_t()
+    fails(sm.ERR_UNSUPPORTED, "to_dlpack_ex NORMALIZE|NO_COPY of a flipped view",
+          call("sm_to_dlpack_ex", W.b.handle, sm.DLPACK_VERSIONED | sm.DLPACK_NORMALIZE
+               | sm.DLPACK_NO_COPY, None, byref(o), byref(cp)), ["negative"], o)
+    untouched(cp, "to_dlpack_ex NORMALIZE|NO_COPY of a flipped view")
+
+
 def stacks():
     s = sm.Stack(1024)
     t1 = s.push((64,), "float32")   # 256 bytes
@@ -606,7 +628,8 @@ def main():
     for name, fn in [("dims and indices", dims_and_indices), ("shapes and overflow", shapes_and_overflow),
                      ("as_strided bounds", as_strided_bounds), ("handles", handles),
                      ("dtypes and devices", dtypes_and_devices), ("stacks", stacks),
-                     ("dlpack imports", dlpack_imports), ("blobs", blobs)]:
+                     ("dlpack imports", dlpack_imports), ("dlpack exports", dlpack_exports),
+                     ("blobs", blobs)]:
         R.run(name, fn)
     for t in W.all:
         t.close()
