@@ -525,27 +525,92 @@ def _out():
 
 
 # --------------------------------------------------------------------------
-# Zero-copy wrapping of caller memory (sm_from_blob) with a Python deleter
+# The keep-alive registry: Python objects that memory shared with the library
+# depends on. One object, one lock, one key space, per-kind statistics.
 # --------------------------------------------------------------------------
 
-_blob_lock = threading.Lock()
-_blob_owners = {}          # key -> (owner object, on_free callable or None)
-_blob_counter = itertools.count(1)
-BLOB_STATS = {"wrapped": 0, "freed": 0, "unknown_key": 0}
+
+class _Registry(object):
+    """Holds Python objects under unique integer keys until they may go.
+
+    Two kinds of entries share it:
+
+    * ``"blob"``: the owner of memory wrapped by :func:`from_blob` (and its
+      ``on_free``). The key is the ctx of the C deleter, which drops the entry
+      when the library's last view of the memory dies, from any thread.
+    * ``"capsule"``: an exported DLPack capsule, dropped by :meth:`sweep` once
+      nothing but the registry refers to it (see :func:`dlpack_collect`).
+
+    The lock is reentrant: dropping a capsule can free a storage whose blob
+    deleter then drops a blob entry on the same thread, and a garbage
+    collection inside a locked section can do the same. Objects released by
+    :meth:`sweep` die after the lock is let go."""
+
+    def __init__(self, stats):
+        self.lock = threading.RLock()
+        self._keys = itertools.count(1)
+        self._held = {kind: {} for kind in stats}
+        self.stats = {kind: dict.fromkeys(names, 0) for kind, names in stats.items()}
+
+    def hold(self, kind, obj, extra=None):
+        """Keeps obj (and extra) alive under a new key, which is returned."""
+        entry = (obj, extra)
+        with self.lock:
+            key = next(self._keys)
+            self._held[kind][key] = entry
+        return key
+
+    def drop(self, kind, key, stat=None, missing=None):
+        """Removes key's entry and returns it as (obj, extra), or None when
+        there is none; counts `stat` or `missing` in the same locked step."""
+        with self.lock:
+            entry = self._held[kind].pop(key, None)
+            name = stat if entry is not None else missing
+            if name is not None:
+                self.stats[kind][name] += 1
+        return entry
+
+    def count(self, kind):
+        with self.lock:
+            return len(self._held[kind])
+
+    def bump(self, kind, stat):
+        with self.lock:
+            self.stats[kind][stat] += 1
+
+    def sweep(self, kind):
+        """Drops the entries of `kind` whose object only the registry still
+        refers to; returns how many."""
+        with self.lock:
+            held = self._held[kind]
+            # getrefcount sees the entry tuple's reference and its own argument.
+            dead = [k for k, e in list(held.items()) if sys.getrefcount(e[0]) <= 2]
+            released = [held.pop(k) for k in dead]
+        n = len(released)
+        del released  # the objects die here, outside the lock
+        return n
+
+
+_registry = _Registry({
+    "blob": ("wrapped", "freed", "unknown_key"),
+    "capsule": ("exported", "destructor_deleted", "destructor_consumed"),
+})
+BLOB_STATS = _registry.stats["blob"]        # from_blob: wrapped, freed, unknown_key
+DLPACK_STATS = _registry.stats["capsule"]   # __dlpack__ capsules and their destructor
+
+# --------------------------------------------------------------------------
+# Zero-copy wrapping of caller memory (sm_from_blob) with a Python deleter
+# --------------------------------------------------------------------------
 
 
 def _blob_deleter_impl(data, ctx):
     # Runs when the last tensor over the wrapped memory dies (any thread).
     try:
-        key = ctx or 0
-        with _blob_lock:
-            entry = _blob_owners.pop(key, None)
-            if entry is None:
-                BLOB_STATS["unknown_key"] += 1
-                return
-            BLOB_STATS["freed"] += 1
+        entry = _registry.drop("blob", ctx or 0, stat="freed", missing="unknown_key")
+        if entry is None:
+            return
         owner, on_free = entry
-        del owner
+        del owner, entry
         if on_free is not None:
             on_free()
     except Exception:  # pragma: no cover - must never propagate into C
@@ -561,8 +626,7 @@ ctypes.pythonapi.Py_IncRef(ctypes.py_object(_blob_deleter))
 
 def blob_live_count():
     """Number of wrapped blobs whose deleter has not run yet."""
-    with _blob_lock:
-        return len(_blob_owners)
+    return _registry.count("blob")
 
 
 def from_blob(address, shape, dtype, strides=None, device="cpu", owner=None,
@@ -576,20 +640,16 @@ def from_blob(address, shape, dtype, strides=None, device="cpu", owner=None,
         if len(strides) != len(shape):
             raise ValueError("stridemem: strides and shape differ in length")
         st, _ = _i64(strides)
-    with _blob_lock:
-        key = next(_blob_counter)
-        _blob_owners[key] = (owner, on_free)
+    key = _registry.hold("blob", owner, on_free)
     out = _out()
     status = lib.sm_from_blob(c_void_p(address), sh, st, n, _dtype_code(dtype),
                               _dev(device), ctypes.cast(_blob_deleter, c_void_p),
                               c_void_p(key), byref(out))
     if status != 0:
         msg = last_error()
-        with _blob_lock:
-            _blob_owners.pop(key, None)  # on failure the deleter is not called
+        _registry.drop("blob", key)  # on failure the deleter is not called
         raise StrideMemError(status, msg, "sm_from_blob")
-    with _blob_lock:
-        BLOB_STATS["wrapped"] += 1
+    _registry.bump("blob", "wrapped")
     return Tensor._wrap(out)
 
 
@@ -1116,9 +1176,9 @@ class Tensor(object):
         except BaseException:
             _call_dl_deleter(managed.value, versioned)
             raise
-        DLPACK_STATS["exported"] += 1
+        _registry.bump("capsule", "exported")
         dlpack_collect()
-        _live_capsules[id(capsule)] = capsule
+        _registry.hold("capsule", capsule)
         return capsule
 
 
@@ -1162,27 +1222,26 @@ _PyCapsule_IsValid_raw = ctypes.PYFUNCTYPE(c_int, c_void_p, c_void_p)(
 _PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(c_void_p, c_void_p, c_void_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))
 
-DLPACK_STATS = {"exported": 0, "destructor_deleted": 0, "destructor_consumed": 0}
-
-# Exported capsules are held here until nobody else holds them. Why: a
-# consumer may drop a capsule while a Python exception is pending (NumPy does
-# so when it refuses a dtype); a ctypes callback run at that moment cannot
-# work (every ctypes call inside it re-raises the pending exception, and the
-# exception is then lost). Holding a reference means the capsule's destructor
-# only ever runs from dlpack_collect(), in ordinary Python context. It is
-# called by every export and import and by memory_stats, memory_summary and
-# empty_cache, and at exit.
-_live_capsules = {}
+# Exported capsules are held by the registry ("capsule" entries) until nobody
+# else holds them. Why: a consumer may drop a capsule while a Python exception
+# is pending (NumPy does so when it refuses a dtype); a ctypes callback run at
+# that moment cannot work (every ctypes call inside it re-raises the pending
+# exception, and the exception is then lost). Holding a reference means the
+# capsule's destructor only ever runs from dlpack_collect(), in ordinary
+# Python context. It is called by every export and import and by
+# memory_stats, memory_summary and empty_cache, and at exit.
 
 
 def dlpack_collect():
     """Releases exported capsules that only this module still holds (their
     destructor runs now: deleter called unless a consumer took the capsule).
     Returns how many were released."""
-    dead = [k for k in list(_live_capsules) if sys.getrefcount(_live_capsules[k]) == 2]
-    for k in dead:
-        _live_capsules.pop(k, None)
-    return len(dead)
+    return _registry.sweep("capsule")
+
+
+def dlpack_live_count():
+    """Number of exported capsules the module still holds (see dlpack_collect)."""
+    return _registry.count("capsule")
 
 
 atexit.register(dlpack_collect)
@@ -1202,10 +1261,10 @@ def _capsule_destructor_impl(capsule):
         for name, versioned in ((_CAPSULE_LEGACY, False), (_CAPSULE_VERSIONED, True)):
             if _PyCapsule_IsValid_raw(capsule, ctypes.addressof(name)):
                 ptr = _PyCapsule_GetPointer_raw(capsule, ctypes.addressof(name))
-                DLPACK_STATS["destructor_deleted"] += 1
+                _registry.bump("capsule", "destructor_deleted")
                 _call_dl_deleter(ptr, versioned)
                 return
-        DLPACK_STATS["destructor_consumed"] += 1  # renamed "used_*": not ours
+        _registry.bump("capsule", "destructor_consumed")  # renamed "used_*": not ours
     except Exception:  # pragma: no cover - must never propagate into C
         pass
 

@@ -337,6 +337,66 @@ def blobs():
         R.equal(sm.blob_live_count(), 0, "a failed from_blob drops its owner entry")
 
 
+def one_registry():
+    """Blob owners and exported capsules are kept alive by one registry: a
+    NumPy array wrapped zero-copy and exported through DLPack lives until the
+    last of the tensor, its views and the capsule is gone, then everything is
+    released exactly once (the capsule's sweep frees the storage, whose blob
+    deleter drops the array's entry, on the same thread)."""
+    gc.collect()
+    sm.dlpack_collect()
+    blobs0, caps0 = sm.blob_live_count(), sm.dlpack_live_count()
+    freed0, deleted0 = sm.BLOB_STATS["freed"], sm.DLPACK_STATS["destructor_deleted"]
+    arr = np.arange(8, dtype=np.float64)
+    w = weakref.ref(arr)
+    on_free = []
+    t = sm.from_blob(arr.ctypes.data, (8,), "float64", owner=arr, on_free=lambda: on_free.append(1))
+    del arr
+    v = t[2:]
+    cap = v.__dlpack__(max_version=(1, 0))
+    R.equal((sm.blob_live_count(), sm.dlpack_live_count()), (blobs0 + 1, caps0 + 1),
+            "registry: one blob and one capsule held")
+    t.close()
+    v.close()
+    gc.collect()
+    R.check(w() is not None, "registry: the capsule keeps the wrapped array alive")
+    R.equal(sm.dlpack_collect(), 0, "registry: a capsule we still hold is not swept")
+    R.equal(sm.blob_live_count(), blobs0 + 1, "registry: the blob entry stays while the capsule does")
+    del cap
+    R.equal(sm.dlpack_collect(), 1, "registry: the dropped capsule is swept")
+    gc.collect()
+    R.check(w() is None, "registry: the array is released after the capsule")
+    R.equal(on_free, [1], "registry: on_free ran once")
+    R.equal((sm.blob_live_count(), sm.dlpack_live_count()), (blobs0, caps0), "registry: nothing left")
+    R.equal((sm.BLOB_STATS["freed"], sm.DLPACK_STATS["destructor_deleted"]), (freed0 + 1, deleted0 + 1),
+            "registry: statistics")
+    # Blob deleters from many threads at once, while capsules are swept.
+    errors = []
+
+    def churn(k):
+        try:
+            for _ in range(200):
+                a = np.full(16, float(k))
+                x = sm.from_numpy_blob(a)
+                c = x[::2].__dlpack__()
+                del a, x, c
+                sm.dlpack_collect()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    ts = [threading.Thread(target=churn, args=(k,)) for k in range(4)]
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join()
+    sm.dlpack_collect()
+    gc.collect()
+    R.check(not errors, "registry threads: %s" % errors[:3])
+    R.equal((sm.blob_live_count(), sm.dlpack_live_count()), (blobs0, caps0), "registry threads: nothing left")
+    R.equal(sm.BLOB_STATS["unknown_key"], 0, "registry threads: no deleter ran twice")
+    R.equal(sm.BLOB_STATS["wrapped"], sm.BLOB_STATS["freed"], "registry threads: every blob freed")
+
+
 def memory():
     s = sm.memory_stats()
     for k in ("allocated_bytes", "reserved_bytes", "peak_allocated_bytes", "num_allocs", "cache_hits",
@@ -371,7 +431,8 @@ def memory():
 def main():
     for name, fn in [("api surface", api_surface), ("versions", versions_and_loading),
                      ("dtypes and devices", dtypes_devices), ("tensors and indexing", tensors_and_indexing),
-                     ("errors", errors), ("lifetimes", lifetimes), ("blobs", blobs), ("memory", memory)]:
+                     ("errors", errors), ("lifetimes", lifetimes), ("blobs", blobs), ("one registry", one_registry),
+                     ("memory", memory)]:
         R.run(name, fn)
     return R.finish()
 

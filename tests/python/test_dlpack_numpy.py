@@ -399,6 +399,26 @@ def export_normalized():
     t.close()
 
 
+def exported_capsules_are_swept():
+    """The module holds every exported capsule until nobody else does; then
+    dlpack_collect() releases it and its destructor frees the export."""
+    sm.dlpack_collect()
+    s0 = stats()
+    live0 = sm.dlpack_live_count()
+    deleted0 = sm.DLPACK_STATS["destructor_deleted"]
+    t = sm.arange(0, 1, 100, "float32")
+    cap = t.__dlpack__(max_version=(1, 0), copy=True)
+    R.equal(sm.dlpack_live_count(), live0 + 1, "an exported capsule is held")
+    R.equal(sm.dlpack_collect(), 0, "a capsule someone holds is not swept")
+    R.equal(stats()[0], s0[0] + 2, "the tensor and its exported copy are alive")
+    del cap
+    R.equal(sm.dlpack_collect(), 1, "a capsule nobody holds is swept")
+    R.equal(sm.dlpack_live_count(), live0, "the swept capsule left the registry")
+    R.equal(sm.DLPACK_STATS["destructor_deleted"], deleted0 + 1, "its destructor ran the deleter")
+    t.close()
+    R.equal(stats(), s0, "swept capsule: the exported copy is freed")
+
+
 def refused_by_numpy(dtype):
     """NumPy cannot take dtype: the export must be refused cleanly (a Python
     exception, not a crash or a SystemError) and leak nothing."""
@@ -432,6 +452,7 @@ def main():
     R.run("copies on export", export_copies)
     R.run("copy=False refused", export_no_copy_refused)
     R.run("stack tensor export", export_stack_tensor)
+    R.run("exported capsules are swept", exported_capsules_are_swept)
     # bfloat16: NumPy has no such dtype and must refuse it; nothing may leak.
     refused_by_numpy("bfloat16")
     return R.finish()
