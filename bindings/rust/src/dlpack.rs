@@ -175,7 +175,7 @@ impl Tensor {
             flags |= sys::SM_DLPACK_VERSIONED;
         }
         // SAFETY: valid out-pointers.
-        check(unsafe { sys::sm_to_dlpack_ex(self.as_raw(), flags, &mut out, &mut copied) })?;
+        check(unsafe { sys::sm_to_dlpack_ex(self.as_raw(), flags, ptr::null(), &mut out, &mut copied) })?;
         // SAFETY: on success, a managed tensor we own.
         let m = unsafe { DlpackTensor::from_raw(out, versioned) }
             .ok_or_else(|| Error::new(Status::Internal, "sm_to_dlpack_ex returned NULL"))?;
