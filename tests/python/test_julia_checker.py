@@ -183,6 +183,14 @@ def handle_of_the_wrong_kind():
 
 
 @case
+def missing_copied_out_parameter():
+    # the 0.1 prototype of sm_contiguous (no int* copied)
+    expect_planted_failure("out::Ref{sm_tensor}, copied::Ref{Cint})::sm_status\nsm_clone",
+                           "out::Ref{sm_tensor})::sm_status\nsm_clone",
+                           r"sm_contiguous: 3 arguments, the C prototype has 4")
+
+
+@case
 def by_value_struct_layout():
     # sm_device {int32_t type; int32_t index;} with a 64-bit index
     expect_planted_failure("    type::Int32\n    index::Int32\n", "    type::Int32\n    index::Int64\n",

@@ -28,7 +28,7 @@ function to_dlpack_ex(A::StridedTensor; versioned::Bool = true, normalize::Bool 
             (normalize ? SM_DLPACK_NORMALIZE : UInt32(0))
     p = Ref{Ptr{Cvoid}}(C_NULL)
     copied = Ref{Cint}(0)
-    check(sm_to_dlpack_ex(A, flags, p, copied))
+    check(sm_to_dlpack_ex(A, flags, Ptr{SMDevice}(C_NULL), p, copied))
     return (managed = p[], copied = copied[] != 0)
 end
 
