@@ -7,9 +7,11 @@ calls documented as copies allocate tensor data.
 Library lookup, in order: the environment variable ``STRIDEMEM_LIB`` (a path
 to ``libstridemem.so``), the repository's build directories (``build/``, then
 ``build-*/``), then ``libstridemem.so.<major>`` from the system's search path.
-At import the library's ``sm_version`` is checked against the binding: the
-major version must match, and the library must not be older than the
-repository's ``VERSION`` file when that file is found.
+At import the library's ``sm_version`` is checked against the binding's
+``BINDING_VERSION`` (the C API it declares) and the repository's ``VERSION``
+file when that file is found: the major version must match, while it is 0 the
+minor must match too (0.x minors break the ABI), and the library must not be
+older.
 
 Every failing C call raises :class:`StrideMemError`, carrying ``.status`` (the
 frozen integer code), ``.status_name`` and ``.message`` (``sm_last_error``).
@@ -35,7 +37,7 @@ except ImportError:  # pragma: no cover
     _np = None
 
 __all__ = [
-    "StrideMemError", "Tensor", "Storage", "Stack", "Device",
+    "StrideMemError", "DLPackExportError", "Tensor", "Storage", "Stack", "Device",
     "empty", "empty_strided", "zeros", "full", "arange", "from_numpy",
     "from_blob", "from_numpy_blob", "as_tensor", "from_dlpack", "copy_into",
     "memory_stats", "reset_peak_stats", "empty_cache", "memory_summary",
@@ -151,8 +153,11 @@ class DLManagedTensorVersioned(Structure):
 
 DLPACK_FLAG_READ_ONLY = 1
 DLPACK_FLAG_IS_COPIED = 2
-DLPACK_VERSIONED = 1   # sm_to_dlpack_ex flags
-DLPACK_NORMALIZE = 2
+# sm_to_dlpack_ex flags
+DLPACK_VERSIONED = 1   # a DLManagedTensorVersioned (else the legacy struct)
+DLPACK_NORMALIZE = 2   # negative strides exported as a dense copy
+DLPACK_COPY = 4        # always a fresh row-major copy (copy=True)
+DLPACK_NO_COPY = 8     # never a copy: refused with SM_ERR_UNSUPPORTED (copy=False)
 
 # --------------------------------------------------------------------------
 # Loading the library
@@ -171,8 +176,11 @@ def _read_repo_version():
         return None
 
 
+# The C API this module declares (include/stridemem_version.h). While the
+# major version is 0, every minor version may break the ABI.
+BINDING_VERSION = (0, 2, 0)
 _REPO_VERSION = _read_repo_version()
-BINDING_MAJOR = _REPO_VERSION[0] if _REPO_VERSION else 0
+BINDING_MAJOR = BINDING_VERSION[0]
 
 
 def _candidate_paths():
@@ -273,9 +281,9 @@ _SIGNATURES = {
     "sm_flip": (c_int32, [_T, _P32, c_int32, POINTER(_T)]),
     "sm_reshape_would_copy": (c_int32, [_T, _P64, c_int32, POINTER(c_int)]),
     "sm_reshape": (c_int32, [_T, _P64, c_int32, POINTER(_T), POINTER(c_int)]),
-    "sm_contiguous": (c_int32, [_T, c_int32, POINTER(_T)]),
+    "sm_contiguous": (c_int32, [_T, c_int32, POINTER(_T), POINTER(c_int)]),
     "sm_clone": (c_int32, [_T, c_int32, POINTER(_T)]),
-    "sm_to": (c_int32, [_T, SmDevice, c_int32, POINTER(_T)]),
+    "sm_to": (c_int32, [_T, SmDevice, c_int32, POINTER(_T), POINTER(c_int)]),
     "sm_copy_into": (c_int32, [_T, _T]),
     "sm_index_select": (c_int32, [_T, c_int32, _T, POINTER(_T)]),
     "sm_inplace_scalar": (c_int32, [_T, c_int32, c_double, c_double]),
@@ -297,7 +305,8 @@ _SIGNATURES = {
     "sm_set_num_threads": (c_int32, [c_int32]),
     "sm_get_num_threads": (c_int32, [_P32]),
     "sm_to_dlpack": (c_int32, [_T, c_int, POINTER(c_void_p)]),
-    "sm_to_dlpack_ex": (c_int32, [_T, c_uint32, POINTER(c_void_p), POINTER(c_int)]),
+    "sm_to_dlpack_ex": (c_int32, [_T, c_uint32, POINTER(SmDevice), POINTER(c_void_p),
+                                  POINTER(c_int)]),
     "sm_from_dlpack": (c_int32, [c_void_p, c_int, POINTER(_T)]),
     "sm_debug_fail_alloc": (c_int32, [c_int64]),
     "sm_debug_live_handles": (c_int32, [_P64, _P64, _P64]),
@@ -333,6 +342,14 @@ class StrideMemError(Exception):
         super().__init__(text)
 
 
+class DLPackExportError(StrideMemError, BufferError):
+    """Tensor.__dlpack__ cannot export as asked (the array API's BufferError):
+    a copy is needed but copy=False forbids it, the requested dl_device is not
+    available, or the tensor was carved from a stack of views (export it with
+    copy=True). Also a StrideMemError, with the status and message of
+    sm_to_dlpack_ex."""
+
+
 def last_error():
     """sm_last_error() as a str ("" when no call has failed on this thread)."""
     msg = lib.sm_last_error()
@@ -360,15 +377,24 @@ def version():
     return (a.value, b.value, c.value)
 
 
+def is_compatible(binding, library):
+    """Can a binding written for version `binding` call a library of version
+    `library`? The same major and a minor at least the binding's; while the
+    major is 0, the same minor (semver: 0.x minors break)."""
+    if binding[0] != library[0]:
+        return False
+    if binding[0] == 0:
+        return library[1] == binding[1]
+    return library[1] >= binding[1]
+
+
 LIBRARY_VERSION = version()
-if _REPO_VERSION is not None:
-    if LIBRARY_VERSION[0] != _REPO_VERSION[0] or LIBRARY_VERSION < _REPO_VERSION:
+for _want in (BINDING_VERSION, _REPO_VERSION):
+    if _want is not None and not (is_compatible(_want, LIBRARY_VERSION)
+                                  and LIBRARY_VERSION >= _want):
         raise ImportError("stridemem: library %s is version %d.%d.%d, the binding "
-                          "expects %d.%d.%d (same major, not older)"
-                          % ((LIBRARY_PATH,) + LIBRARY_VERSION + _REPO_VERSION))
-elif LIBRARY_VERSION[0] != BINDING_MAJOR:
-    raise ImportError("stridemem: library major version %d, binding expects %d"
-                      % (LIBRARY_VERSION[0], BINDING_MAJOR))
+                          "expects %d.%d.%d (same major, same minor while the major is "
+                          "0, not older)" % ((LIBRARY_PATH,) + LIBRARY_VERSION + _want))
 
 # --------------------------------------------------------------------------
 # Small helpers: dtypes, devices, arrays
@@ -499,27 +525,92 @@ def _out():
 
 
 # --------------------------------------------------------------------------
-# Zero-copy wrapping of caller memory (sm_from_blob) with a Python deleter
+# The keep-alive registry: Python objects that memory shared with the library
+# depends on. One object, one lock, one key space, per-kind statistics.
 # --------------------------------------------------------------------------
 
-_blob_lock = threading.Lock()
-_blob_owners = {}          # key -> (owner object, on_free callable or None)
-_blob_counter = itertools.count(1)
-BLOB_STATS = {"wrapped": 0, "freed": 0, "unknown_key": 0}
+
+class _Registry(object):
+    """Holds Python objects under unique integer keys until they may go.
+
+    Two kinds of entries share it:
+
+    * ``"blob"``: the owner of memory wrapped by :func:`from_blob` (and its
+      ``on_free``). The key is the ctx of the C deleter, which drops the entry
+      when the library's last view of the memory dies, from any thread.
+    * ``"capsule"``: an exported DLPack capsule, dropped by :meth:`sweep` once
+      nothing but the registry refers to it (see :func:`dlpack_collect`).
+
+    The lock is reentrant: dropping a capsule can free a storage whose blob
+    deleter then drops a blob entry on the same thread, and a garbage
+    collection inside a locked section can do the same. Objects released by
+    :meth:`sweep` die after the lock is let go."""
+
+    def __init__(self, stats):
+        self.lock = threading.RLock()
+        self._keys = itertools.count(1)
+        self._held = {kind: {} for kind in stats}
+        self.stats = {kind: dict.fromkeys(names, 0) for kind, names in stats.items()}
+
+    def hold(self, kind, obj, extra=None):
+        """Keeps obj (and extra) alive under a new key, which is returned."""
+        entry = (obj, extra)
+        with self.lock:
+            key = next(self._keys)
+            self._held[kind][key] = entry
+        return key
+
+    def drop(self, kind, key, stat=None, missing=None):
+        """Removes key's entry and returns it as (obj, extra), or None when
+        there is none; counts `stat` or `missing` in the same locked step."""
+        with self.lock:
+            entry = self._held[kind].pop(key, None)
+            name = stat if entry is not None else missing
+            if name is not None:
+                self.stats[kind][name] += 1
+        return entry
+
+    def count(self, kind):
+        with self.lock:
+            return len(self._held[kind])
+
+    def bump(self, kind, stat):
+        with self.lock:
+            self.stats[kind][stat] += 1
+
+    def sweep(self, kind):
+        """Drops the entries of `kind` whose object only the registry still
+        refers to; returns how many."""
+        with self.lock:
+            held = self._held[kind]
+            # getrefcount sees the entry tuple's reference and its own argument.
+            dead = [k for k, e in list(held.items()) if sys.getrefcount(e[0]) <= 2]
+            released = [held.pop(k) for k in dead]
+        n = len(released)
+        del released  # the objects die here, outside the lock
+        return n
+
+
+_registry = _Registry({
+    "blob": ("wrapped", "freed", "unknown_key"),
+    "capsule": ("exported", "destructor_deleted", "destructor_consumed"),
+})
+BLOB_STATS = _registry.stats["blob"]        # from_blob: wrapped, freed, unknown_key
+DLPACK_STATS = _registry.stats["capsule"]   # __dlpack__ capsules and their destructor
+
+# --------------------------------------------------------------------------
+# Zero-copy wrapping of caller memory (sm_from_blob) with a Python deleter
+# --------------------------------------------------------------------------
 
 
 def _blob_deleter_impl(data, ctx):
     # Runs when the last tensor over the wrapped memory dies (any thread).
     try:
-        key = ctx or 0
-        with _blob_lock:
-            entry = _blob_owners.pop(key, None)
-            if entry is None:
-                BLOB_STATS["unknown_key"] += 1
-                return
-            BLOB_STATS["freed"] += 1
+        entry = _registry.drop("blob", ctx or 0, stat="freed", missing="unknown_key")
+        if entry is None:
+            return
         owner, on_free = entry
-        del owner
+        del owner, entry
         if on_free is not None:
             on_free()
     except Exception:  # pragma: no cover - must never propagate into C
@@ -535,8 +626,7 @@ ctypes.pythonapi.Py_IncRef(ctypes.py_object(_blob_deleter))
 
 def blob_live_count():
     """Number of wrapped blobs whose deleter has not run yet."""
-    with _blob_lock:
-        return len(_blob_owners)
+    return _registry.count("blob")
 
 
 def from_blob(address, shape, dtype, strides=None, device="cpu", owner=None,
@@ -550,20 +640,16 @@ def from_blob(address, shape, dtype, strides=None, device="cpu", owner=None,
         if len(strides) != len(shape):
             raise ValueError("stridemem: strides and shape differ in length")
         st, _ = _i64(strides)
-    with _blob_lock:
-        key = next(_blob_counter)
-        _blob_owners[key] = (owner, on_free)
+    key = _registry.hold("blob", owner, on_free)
     out = _out()
     status = lib.sm_from_blob(c_void_p(address), sh, st, n, _dtype_code(dtype),
                               _dev(device), ctypes.cast(_blob_deleter, c_void_p),
                               c_void_p(key), byref(out))
     if status != 0:
         msg = last_error()
-        with _blob_lock:
-            _blob_owners.pop(key, None)  # on failure the deleter is not called
+        _registry.drop("blob", key)  # on failure the deleter is not called
         raise StrideMemError(status, msg, "sm_from_blob")
-    with _blob_lock:
-        BLOB_STATS["wrapped"] += 1
+    _registry.bump("blob", "wrapped")
     return Tensor._wrap(out)
 
 
@@ -902,25 +988,36 @@ class Tensor(object):
         _call("sm_reshape_would_copy", self._h, a, n, byref(v))
         return bool(v.value)
 
+    def _maybe_copy(self, name, args, return_copied):
+        """Calls name(self, *args, &out, &copied): the tensor, or
+        (tensor, copied) with return_copied=True."""
+        out, copied = _out(), c_int(-1)
+        _call(name, self._h, *(args + (byref(out), byref(copied))))
+        t = Tensor._wrap(out)
+        return (t, bool(copied.value)) if return_copied else t
+
     def reshape(self, *shape, return_copied=False):
         """A view when the strides allow, else a row-major copy. With
         return_copied=True returns (tensor, copied)."""
         a, n = _i64(_shape_arg(shape))
-        out, copied = _out(), c_int(-1)
-        _call("sm_reshape", self._h, a, n, byref(out), byref(copied))
-        t = Tensor._wrap(out)
-        return (t, bool(copied.value)) if return_copied else t
+        return self._maybe_copy("sm_reshape", (a, n), return_copied)
 
-    def contiguous(self, memory_format="contiguous"):
-        return self._unary("sm_contiguous", FORMATS[memory_format])
+    def contiguous(self, memory_format="contiguous", return_copied=False):
+        """A new handle to the same data when already dense in memory_format
+        ("contiguous", "channels_last", "channels_last_3d"), else a copy in
+        it. With return_copied=True returns (tensor, copied)."""
+        return self._maybe_copy("sm_contiguous", (FORMATS[memory_format],), return_copied)
 
     def clone(self, memory_format="preserve"):
         return self._unary("sm_clone", FORMATS[memory_format])
 
-    def to(self, device=None, dtype=None):
+    def to(self, device=None, dtype=None, return_copied=False):
+        """On device and/or with dtype: a new handle to the same data when
+        neither changes, else a copy. With return_copied=True returns
+        (tensor, copied)."""
         dev = self.device if device is None else Device(device)
         code = _dtype_code(self.dtype if dtype is None else dtype)
-        return self._unary("sm_to", dev.c(), code)
+        return self._maybe_copy("sm_to", (dev.c(), code), return_copied)
 
     def cpu(self):
         return self.to("cpu")
@@ -1032,60 +1129,56 @@ class Tensor(object):
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None,
                    normalize=False):
         """Export as a PyCapsule 'dltensor' (legacy) or 'dltensor_versioned'
-        (when max_version >= (1, 0)), per the Python array API.
+        (when max_version >= (1, 0)), per the Python array API. One call,
+        sm_to_dlpack_ex, does the whole export.
 
-        Zero copy unless asked: copy=True exports a fresh copy; dl_device other
-        than the tensor's device copies there (refused with copy=False);
-        normalize=True exports a negative-stride tensor as a dense copy. Copies
-        are flagged IS_COPIED in a versioned capsule. On CUDA, stream None
-        means the legacy default stream (1), -1 means no synchronization, and
-        any other value is a consumer stream the data must be ready for (we
-        synchronize the device). On the CPU, stream must be None (or -1)."""
-        src = self
-        copied_here = False
-        dev = self.device
-        if dl_device is not None and Device(tuple(dl_device)) != dev:
-            if copy is False:
-                raise BufferError("stridemem: the tensor is on %s, %s was asked with copy=False"
-                                  % (dev, Device(tuple(dl_device))))
-            src = self.to(device=Device(tuple(dl_device)))
-            dev = src.device
-            copied_here = True
-        elif copy:
-            src = self.clone("contiguous")
-            copied_here = True
+        Zero copy unless a copy is asked for or needed: copy=True always
+        exports a fresh row-major copy (SM_DLPACK_COPY); dl_device other than
+        the tensor's device exports a copy there; normalize=True exports a
+        negative-stride tensor as a dense copy (SM_DLPACK_NORMALIZE). The
+        library flags every copy IS_COPIED in a versioned capsule. copy=False
+        (SM_DLPACK_NO_COPY) forbids copies: an export that would need one
+        raises BufferError (DLPackExportError) with the library's message, as
+        does a dl_device this build cannot reach. On CUDA, stream None means
+        the legacy default stream (1), -1 means no synchronization, and any
+        other value is a consumer stream the data must be ready for (we
+        synchronize the device after the export). On the CPU, stream must be
+        None (or -1)."""
+        dev = self.device if dl_device is None else Device(tuple(dl_device))
         if dev[0] == DEVICE_CUDA:
             if stream is None:
                 stream = 1
             if stream == 0:
                 raise ValueError("stridemem: stream 0 is ambiguous in DLPack; "
                                  "use 1 (legacy default) or 2 (per-thread default)")
-            if stream != -1:
-                # The consumer will use `stream`; make every queued write finish
-                # first (conservative: waits for the device).
-                synchronize(dev)
         elif stream is not None and stream != -1:
             raise BufferError("stridemem: stream must be None for a %s tensor" % (dev,))
         versioned = max_version is not None and tuple(max_version)[:1] >= (1,)
-        managed = c_void_p()
-        if copy is False or not normalize:
-            _call("sm_to_dlpack", src._h, 1 if versioned else 0, byref(managed))
-        else:
-            copied = c_int(0)
-            _call("sm_to_dlpack_ex", src._h, (DLPACK_VERSIONED if versioned else 0)
-                  | DLPACK_NORMALIZE, byref(managed), byref(copied))
-        if copied_here and versioned:
-            DLManagedTensorVersioned.from_address(managed.value).flags |= DLPACK_FLAG_IS_COPIED
+        flags = ((DLPACK_VERSIONED if versioned else 0)
+                 | (DLPACK_NORMALIZE if normalize else 0))
+        if copy is not None:
+            flags |= DLPACK_COPY if copy else DLPACK_NO_COPY
+        target = None if dl_device is None else byref(dev.c())
+        managed, copied = c_void_p(), c_int(0)
+        status = lib.sm_to_dlpack_ex(self._h, flags, target, byref(managed), byref(copied))
+        if status == ERR_UNSUPPORTED or (status == ERR_DEVICE and dl_device is not None):
+            raise DLPackExportError(status, last_error(), "sm_to_dlpack_ex")
+        _check(status, "sm_to_dlpack_ex")
         name = _CAPSULE_VERSIONED if versioned else _CAPSULE_LEGACY
         try:
+            if dev[0] == DEVICE_CUDA and stream != -1:
+                # The consumer will use `stream`; make every queued write (and
+                # the export's copy, if any) finish first (conservative: waits
+                # for the device).
+                synchronize(dev)
             capsule = _PyCapsule_New(managed, ctypes.addressof(name),
                                      _capsule_destructor_ptr)
         except BaseException:
             _call_dl_deleter(managed.value, versioned)
             raise
-        DLPACK_STATS["exported"] += 1
+        _registry.bump("capsule", "exported")
         dlpack_collect()
-        _live_capsules[id(capsule)] = capsule
+        _registry.hold("capsule", capsule)
         return capsule
 
 
@@ -1129,27 +1222,26 @@ _PyCapsule_IsValid_raw = ctypes.PYFUNCTYPE(c_int, c_void_p, c_void_p)(
 _PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(c_void_p, c_void_p, c_void_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))
 
-DLPACK_STATS = {"exported": 0, "destructor_deleted": 0, "destructor_consumed": 0}
-
-# Exported capsules are held here until nobody else holds them. Why: a
-# consumer may drop a capsule while a Python exception is pending (NumPy does
-# so when it refuses a dtype); a ctypes callback run at that moment cannot
-# work (every ctypes call inside it re-raises the pending exception, and the
-# exception is then lost). Holding a reference means the capsule's destructor
-# only ever runs from dlpack_collect(), in ordinary Python context. It is
-# called by every export and import and by memory_stats, memory_summary and
-# empty_cache, and at exit.
-_live_capsules = {}
+# Exported capsules are held by the registry ("capsule" entries) until nobody
+# else holds them. Why: a consumer may drop a capsule while a Python exception
+# is pending (NumPy does so when it refuses a dtype); a ctypes callback run at
+# that moment cannot work (every ctypes call inside it re-raises the pending
+# exception, and the exception is then lost). Holding a reference means the
+# capsule's destructor only ever runs from dlpack_collect(), in ordinary
+# Python context. It is called by every export and import and by
+# memory_stats, memory_summary and empty_cache, and at exit.
 
 
 def dlpack_collect():
     """Releases exported capsules that only this module still holds (their
     destructor runs now: deleter called unless a consumer took the capsule).
     Returns how many were released."""
-    dead = [k for k in list(_live_capsules) if sys.getrefcount(_live_capsules[k]) == 2]
-    for k in dead:
-        _live_capsules.pop(k, None)
-    return len(dead)
+    return _registry.sweep("capsule")
+
+
+def dlpack_live_count():
+    """Number of exported capsules the module still holds (see dlpack_collect)."""
+    return _registry.count("capsule")
 
 
 atexit.register(dlpack_collect)
@@ -1169,10 +1261,10 @@ def _capsule_destructor_impl(capsule):
         for name, versioned in ((_CAPSULE_LEGACY, False), (_CAPSULE_VERSIONED, True)):
             if _PyCapsule_IsValid_raw(capsule, ctypes.addressof(name)):
                 ptr = _PyCapsule_GetPointer_raw(capsule, ctypes.addressof(name))
-                DLPACK_STATS["destructor_deleted"] += 1
+                _registry.bump("capsule", "destructor_deleted")
                 _call_dl_deleter(ptr, versioned)
                 return
-        DLPACK_STATS["destructor_consumed"] += 1  # renamed "used_*": not ours
+        _registry.bump("capsule", "destructor_consumed")  # renamed "used_*": not ours
     except Exception:  # pragma: no cover - must never propagate into C
         pass
 

@@ -98,3 +98,18 @@ class Results(object):
         print("%s: %d passed, %d failed, %d skipped"
               % (self.name, self.passed, self.failed, self.skipped))
         return 1 if self.failed or self.passed == 0 else 0
+
+
+class CapsuleHolder(object):
+    """Hands a DLPack capsule made beforehand (with our own options) to a
+    consumer such as numpy.from_dlpack, which wants an object with
+    __dlpack__ and __dlpack_device__."""
+
+    def __init__(self, cap, device=(1, 0)):
+        self.cap, self.device = cap, device
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return self.device

@@ -35,7 +35,7 @@ import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _util import import_stridemem  # noqa: E402
+from _util import CapsuleHolder, import_stridemem  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -67,19 +67,6 @@ def cuda_stats():
     gc.collect()
     s = sm.memory_stats("cuda:0")
     return s["active_storages"]
-
-
-class CapsuleHolder(object):
-    """Hands a consumer a capsule made beforehand (with our own options)."""
-
-    def __init__(self, cap, device):
-        self.cap, self.device = cap, device
-
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        return self.cap
-
-    def __dlpack_device__(self):
-        return self.device
 
 
 def our_layouts():

@@ -103,6 +103,15 @@ def call(name, *args):
     return lambda: sm._call(name, *args)
 
 
+def copied_t():
+    """An int out-parameter (`copied`) that a failing call must leave alone."""
+    return c_int(SENTINEL)
+
+
+def untouched(flag, what):
+    R.equal(flag.value, SENTINEL, "%s: copied was written on failure" % what)
+
+
 # ----------------------------------------------------------------------------
 
 def dims_and_indices():
@@ -379,9 +388,10 @@ def dtypes_and_devices():
               call("sm_empty", i64(2), 1, bad, CPU, byref(o)), [str(bad)], o)
         R.equal(lib.sm_dtype_size(bad), 0, "sm_dtype_size(%d)" % bad)
         R.equal(lib.sm_dtype_name(bad), b"unknown", "sm_dtype_name(%d)" % bad)
-        o = out_t()
+        o, cp = out_t(), copied_t()
         fails((sm.ERR_DTYPE, sm.ERR_INVALID_ARGUMENT), "to dtype %d" % bad,
-              call("sm_to", W.a.handle, CPU, bad, byref(o)), [str(bad)], o)
+              call("sm_to", W.a.handle, CPU, bad, byref(o), byref(cp)), [str(bad)], o)
+        untouched(cp, "to dtype %d" % bad)
     fails(sm.ERR_DTYPE, "div_ on an int32 tensor", call("sm_inplace_scalar", W.i.handle, 5, c_double(2), c_double(0)),
           ["int32"])
     fails(sm.ERR_DTYPE, "add_ 0.5 on an int32 tensor",
@@ -402,12 +412,14 @@ def dtypes_and_devices():
           call("sm_copy_into", f20.handle, f4.handle), [])
     fails(sm.ERR_SHAPE, "copy_into from a non-broadcastable source",
           call("sm_copy_into", W.a.handle, W.i.handle), ["6"])
-    o = out_t()
+    o, cp = out_t(), copied_t()
     fails(sm.ERR_INVALID_ARGUMENT, "contiguous with format 9",
-          call("sm_contiguous", W.a.handle, 9, byref(o)), ["9"], o)
-    o = out_t()
+          call("sm_contiguous", W.a.handle, 9, byref(o), byref(cp)), ["9"], o)
+    untouched(cp, "contiguous with format 9")
+    o, cp = out_t(), copied_t()
     fails((sm.ERR_INVALID_ARGUMENT, sm.ERR_SHAPE), "channels_last of a 3-d tensor",
-          call("sm_contiguous", W.a.handle, 1, byref(o)), [], o)
+          call("sm_contiguous", W.a.handle, 1, byref(o), byref(cp)), [], o)
+    untouched(cp, "channels_last of a 3-d tensor")
     flag = c_int(7)
     fails(sm.ERR_INVALID_ARGUMENT, "is_contiguous with format 42",
           call("sm_is_contiguous", W.a.handle, 42, byref(flag)), ["42"])
@@ -422,9 +434,15 @@ def dtypes_and_devices():
         o = out_t()
         fails((sm.ERR_DEVICE, sm.ERR_INVALID_ARGUMENT), "empty on device %s" % name,
               call("sm_empty", i64(4), 1, 8, dev, byref(o)), m, o)
-        o = out_t()
+        o, cp = out_t(), copied_t()
         fails((sm.ERR_DEVICE, sm.ERR_INVALID_ARGUMENT), "to device %s" % name,
-              call("sm_to", W.a.handle, dev, 8, byref(o)), m, o)
+              call("sm_to", W.a.handle, dev, 8, byref(o), byref(cp)), m, o)
+        untouched(cp, "to device %s" % name)
+        o, cp = out_t(), copied_t()
+        fails((sm.ERR_DEVICE, sm.ERR_INVALID_ARGUMENT), "DLPack export to device %s" % name,
+              call("sm_to_dlpack_ex", W.a.handle, sm.DLPACK_VERSIONED, byref(dev), byref(o),
+                   byref(cp)), m, o)
+        untouched(cp, "DLPack export to device %s" % name)
         s = sm.SmMemoryStats()
         s.struct_size = ctypes.sizeof(s)
         fails((sm.ERR_DEVICE, sm.ERR_INVALID_ARGUMENT), "memory_stats of device %s" % name,
@@ -437,6 +455,28 @@ def dtypes_and_devices():
     s = sm.SmMemoryStats()
     fails(sm.ERR_INVALID_ARGUMENT, "memory_stats with struct_size 0",
           call("sm_memory_stats", CPU, byref(s)), [])
+
+
+def dlpack_exports():
+    h = W.a.handle
+    for flags, what, mentions in [
+            (sm.DLPACK_COPY | sm.DLPACK_NO_COPY, "COPY with NO_COPY", ["SM_DLPACK_COPY"]),
+            (16, "unknown flag 16", ["0x10"]),
+            (sm.DLPACK_VERSIONED | 1 << 31, "unknown flag 1 << 31", ["0x80000000"])]:
+        o, cp = out_t(), copied_t()
+        fails(sm.ERR_INVALID_ARGUMENT, "to_dlpack_ex with %s" % what,
+              call("sm_to_dlpack_ex", h, flags, None, byref(o), byref(cp)), mentions, o)
+        untouched(cp, "to_dlpack_ex with %s" % what)
+    cp = copied_t()
+    fails(sm.ERR_INVALID_ARGUMENT, "to_dlpack_ex with managed NULL",
+          call("sm_to_dlpack_ex", h, sm.DLPACK_VERSIONED, None, None, byref(cp)), ["managed"])
+    untouched(cp, "to_dlpack_ex with managed NULL")
+    # Negative strides, NORMALIZE and NO_COPY: a copy would be needed.
+    o, cp = out_t(), copied_t()
+    fails(sm.ERR_UNSUPPORTED, "to_dlpack_ex NORMALIZE|NO_COPY of a flipped view",
+          call("sm_to_dlpack_ex", W.b.handle, sm.DLPACK_VERSIONED | sm.DLPACK_NORMALIZE
+               | sm.DLPACK_NO_COPY, None, byref(o), byref(cp)), ["negative"], o)
+    untouched(cp, "to_dlpack_ex NORMALIZE|NO_COPY of a flipped view")
 
 
 def stacks():
@@ -588,7 +628,8 @@ def main():
     for name, fn in [("dims and indices", dims_and_indices), ("shapes and overflow", shapes_and_overflow),
                      ("as_strided bounds", as_strided_bounds), ("handles", handles),
                      ("dtypes and devices", dtypes_and_devices), ("stacks", stacks),
-                     ("dlpack imports", dlpack_imports), ("blobs", blobs)]:
+                     ("dlpack imports", dlpack_imports), ("dlpack exports", dlpack_exports),
+                     ("blobs", blobs)]:
         R.run(name, fn)
     for t in W.all:
         t.close()

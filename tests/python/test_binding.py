@@ -32,6 +32,12 @@ def api_surface():
     for n in names & declared:
         fn = getattr(sm.lib, n)
         R.check(fn.argtypes is not None and fn.restype is not None, "%s: argtypes/restype set" % n)
+    # Argument counts: a stale declaration (a C parameter added) crashes at the call.
+    for name, params in re.findall(r"SM_API\s+[^;(]*?\b(sm_\w+)\s*\(([^)]*)\)\s*;", header):
+        params = " ".join(params.split())
+        n = 0 if params in ("", "void") else params.count(",") + 1
+        if name in sm._SIGNATURES:
+            R.equal(len(sm._SIGNATURES[name][1]), n, "%s: argument count" % name)
     # Status codes and dtype codes agree with the header.
     for name, value in re.findall(r"\b(SM_(?:OK|ERR_\w+))\s*=\s*(\d+)", header):
         R.equal(sm.STATUS_NAMES.get(int(value)), name, "status %s" % name)
@@ -55,6 +61,12 @@ def versions_and_loading():
         v = tuple(int(x) for x in f.read().strip().split(".")[:3])
     R.equal(sm.version(), v, "sm_version matches VERSION")
     R.equal(sm.LIBRARY_VERSION, v, "LIBRARY_VERSION")
+    R.equal(sm.BINDING_VERSION[:2], v[:2], "BINDING_VERSION names the API of VERSION (major.minor)")
+    for binding, library, ok in [((0, 2, 0), (0, 2, 0), True), ((0, 2, 0), (0, 2, 3), True),
+                                 ((0, 2, 0), (0, 1, 0), False), ((0, 2, 0), (0, 3, 0), False),
+                                 ((0, 2, 0), (1, 2, 0), False), ((1, 2, 0), (1, 3, 0), True),
+                                 ((1, 2, 0), (1, 1, 9), False), ((1, 2, 0), (2, 2, 0), False)]:
+        R.equal(sm.is_compatible(binding, library), ok, "is_compatible(%s, %s)" % (binding, library))
     want = os.environ.get("STRIDEMEM_LIB")
     if want:
         R.equal(sm.LIBRARY_PATH, want, "the library comes from STRIDEMEM_LIB")
@@ -144,6 +156,25 @@ def tensors_and_indexing():
     d = f.to(dtype="float64")
     R.equal(d.dtype, "float64", "to(dtype)")
     R.check(f.to().same_storage(f), "to() with no change is the same data")
+    # contiguous() and to() say whether they copied, as reshape() does.
+    for src, fmt, want in [(f.view(4, 6), "contiguous", False), (f.view(4, 6).T, "contiguous", True),
+                           (f.view(1, 2, 3, 4), "channels_last", True),
+                           (f.view(1, 2, 3, 4).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+                            "channels_last", False)]:
+        c, copied = src.contiguous(fmt, return_copied=True)
+        R.equal(copied, want, "contiguous(%s) of strides %s: copied" % (fmt, src.strides))
+        R.equal(c.same_storage(src), not want, "contiguous(%s) of strides %s: shares storage"
+                % (fmt, src.strides))
+        R.check(c.is_contiguous(fmt) and np.array_equal(c.numpy(), src.numpy()),
+                "contiguous(%s) of strides %s: dense, same values" % (fmt, src.strides))
+    for kw, want in [({}, False), ({"device": "cpu"}, False), ({"dtype": "float32"}, False),
+                     ({"dtype": "int16"}, True), ({"device": "cpu", "dtype": "float64"}, True)]:
+        c, copied = f.to(return_copied=True, **kw)
+        R.equal(copied, want, "to(%s): copied" % kw)
+        R.equal(c.same_storage(f), not want, "to(%s): shares storage" % kw)
+        R.check(np.array_equal(c.numpy(), f.numpy().astype(c.dtype)), "to(%s): values" % kw)
+    R.check(not isinstance(f.contiguous(), tuple) and not isinstance(f.to(), tuple),
+            "without return_copied: a tensor")
     # In-place methods, scalars and tensors, and the version counter.
     g = sm.from_numpy(np.array([-2.0, -1.0, 4.0, 9.0]))
     v0 = g.version
@@ -306,6 +337,66 @@ def blobs():
         R.equal(sm.blob_live_count(), 0, "a failed from_blob drops its owner entry")
 
 
+def one_registry():
+    """Blob owners and exported capsules are kept alive by one registry: a
+    NumPy array wrapped zero-copy and exported through DLPack lives until the
+    last of the tensor, its views and the capsule is gone, then everything is
+    released exactly once (the capsule's sweep frees the storage, whose blob
+    deleter drops the array's entry, on the same thread)."""
+    gc.collect()
+    sm.dlpack_collect()
+    blobs0, caps0 = sm.blob_live_count(), sm.dlpack_live_count()
+    freed0, deleted0 = sm.BLOB_STATS["freed"], sm.DLPACK_STATS["destructor_deleted"]
+    arr = np.arange(8, dtype=np.float64)
+    w = weakref.ref(arr)
+    on_free = []
+    t = sm.from_blob(arr.ctypes.data, (8,), "float64", owner=arr, on_free=lambda: on_free.append(1))
+    del arr
+    v = t[2:]
+    cap = v.__dlpack__(max_version=(1, 0))
+    R.equal((sm.blob_live_count(), sm.dlpack_live_count()), (blobs0 + 1, caps0 + 1),
+            "registry: one blob and one capsule held")
+    t.close()
+    v.close()
+    gc.collect()
+    R.check(w() is not None, "registry: the capsule keeps the wrapped array alive")
+    R.equal(sm.dlpack_collect(), 0, "registry: a capsule we still hold is not swept")
+    R.equal(sm.blob_live_count(), blobs0 + 1, "registry: the blob entry stays while the capsule does")
+    del cap
+    R.equal(sm.dlpack_collect(), 1, "registry: the dropped capsule is swept")
+    gc.collect()
+    R.check(w() is None, "registry: the array is released after the capsule")
+    R.equal(on_free, [1], "registry: on_free ran once")
+    R.equal((sm.blob_live_count(), sm.dlpack_live_count()), (blobs0, caps0), "registry: nothing left")
+    R.equal((sm.BLOB_STATS["freed"], sm.DLPACK_STATS["destructor_deleted"]), (freed0 + 1, deleted0 + 1),
+            "registry: statistics")
+    # Blob deleters from many threads at once, while capsules are swept.
+    errors = []
+
+    def churn(k):
+        try:
+            for _ in range(200):
+                a = np.full(16, float(k))
+                x = sm.from_numpy_blob(a)
+                c = x[::2].__dlpack__()
+                del a, x, c
+                sm.dlpack_collect()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    ts = [threading.Thread(target=churn, args=(k,)) for k in range(4)]
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join()
+    sm.dlpack_collect()
+    gc.collect()
+    R.check(not errors, "registry threads: %s" % errors[:3])
+    R.equal((sm.blob_live_count(), sm.dlpack_live_count()), (blobs0, caps0), "registry threads: nothing left")
+    R.equal(sm.BLOB_STATS["unknown_key"], 0, "registry threads: no deleter ran twice")
+    R.equal(sm.BLOB_STATS["wrapped"], sm.BLOB_STATS["freed"], "registry threads: every blob freed")
+
+
 def memory():
     s = sm.memory_stats()
     for k in ("allocated_bytes", "reserved_bytes", "peak_allocated_bytes", "num_allocs", "cache_hits",
@@ -340,7 +431,8 @@ def memory():
 def main():
     for name, fn in [("api surface", api_surface), ("versions", versions_and_loading),
                      ("dtypes and devices", dtypes_devices), ("tensors and indexing", tensors_and_indexing),
-                     ("errors", errors), ("lifetimes", lifetimes), ("blobs", blobs), ("memory", memory)]:
+                     ("errors", errors), ("lifetimes", lifetimes), ("blobs", blobs), ("one registry", one_registry),
+                     ("memory", memory)]:
         R.run(name, fn)
     return R.finish()
 

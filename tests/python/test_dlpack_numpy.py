@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _util import Results, import_stridemem  # noqa: E402
+from _util import CapsuleHolder, Results, import_stridemem  # noqa: E402
 
 sm = import_stridemem()
 R = Results("test_dlpack_numpy")
@@ -281,21 +281,44 @@ def roundtrip_self():
     R.equal(sm.Tensor.__dlpack_device__(sm.zeros(1)), (1, 0), "__dlpack_device__ of a CPU tensor")
 
 
+def managed_of(cap):
+    """The DLManagedTensorVersioned inside a live versioned capsule."""
+    return sm.DLManagedTensorVersioned.from_address(
+        sm._PyCapsule_GetPointer(cap, ctypes.addressof(sm._CAPSULE_VERSIONED)))
+
+
 def export_copies():
+    s0 = stats()
     t = sm.arange(0, 1, 6, "float64").view(2, 3)
     cap = t.__dlpack__(max_version=(1, 0), copy=True)
-    m = sm.DLManagedTensorVersioned.from_address(
-        sm._PyCapsule_GetPointer(cap, ctypes.addressof(sm._CAPSULE_VERSIONED)))
+    m = managed_of(cap)
     R.check(m.flags & sm.DLPACK_FLAG_IS_COPIED, "copy=True: the capsule is flagged IS_COPIED")
     R.equal((m.version.major, m.version.minor), (1, 0), "versioned capsule: DLPack 1.0")
+    R.check(m.dl_tensor.data != t.data_ptr, "copy=True: the capsule's data is not the tensor's")
     u = sm.from_dlpack(cap)
     R.check(not u.same_storage(t) and np.array_equal(u.numpy(), t.numpy()), "copy=True exports a copy")
+    u.fill_(-1.0)
+    R.check(np.array_equal(t.numpy(), np.arange(6.0).reshape(2, 3)), "copy=True: writes to the copy stay there")
     u.close()
-    cap = t.__dlpack__(max_version=(1, 0), copy=False)
-    m = sm.DLManagedTensorVersioned.from_address(
-        sm._PyCapsule_GetPointer(cap, ctypes.addressof(sm._CAPSULE_VERSIONED)))
-    R.check(not (m.flags & sm.DLPACK_FLAG_IS_COPIED) and m.dl_tensor.data == t.data_ptr,
-            "copy=False exports the same memory, not flagged")
+    # copy=True of a permuted view: a fresh row-major copy.
+    cap = t.T.__dlpack__(max_version=(1, 0), copy=True)
+    u = sm.from_dlpack(cap)
+    R.equal((u.shape, u.strides), ((3, 2), (2, 1)), "copy=True of a transpose: row-major")
+    R.check(np.array_equal(u.numpy(), np.arange(6.0).reshape(2, 3).T), "copy=True of a transpose: values")
+    u.close()
+    # Legacy capsules can carry a copy too (just not the flag).
+    arr = np.from_dlpack(CapsuleHolder(t.__dlpack__(copy=True)))
+    R.check(addr(arr) != t.data_ptr and np.array_equal(arr, t.numpy()), "legacy copy=True: a copy for NumPy")
+    del arr
+    for copy in (False, None):
+        cap = t.__dlpack__(max_version=(1, 0), copy=copy)
+        m = managed_of(cap)
+        R.check(not (m.flags & sm.DLPACK_FLAG_IS_COPIED) and m.dl_tensor.data == t.data_ptr,
+                "copy=%s exports the same memory, not flagged" % copy)
+        del m, cap
+    # Asking for the tensor's own device is no reason to copy.
+    cap = t.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)
+    R.equal(managed_of(cap).dl_tensor.data, t.data_ptr, "dl_device = own device, copy=False: zero copy")
     del cap
     try:
         t.__dlpack__(dl_device=(2, 0), copy=False)
@@ -308,17 +331,92 @@ def export_copies():
     except BufferError:
         R.ok()
     t.close()
+    R.equal(stats(), s0, "copies on export: every copy freed")
+
+
+def export_no_copy_refused():
+    """copy=False where the export needs a copy: BufferError carrying the
+    library's message, nothing exported, nothing leaked."""
+    s0 = stats()
+    n0 = sm.DLPACK_STATS["exported"]
+    t = sm.arange(0, 1, 6, "int32").flip(0)
+    for versioned in (None, (1, 0)):
+        try:
+            t.__dlpack__(max_version=versioned, normalize=True, copy=False)
+            R.fail("copy=False with normalize of a negative stride succeeded")
+        except BufferError as e:
+            R.check(isinstance(e, sm.StrideMemError) and e.status == sm.ERR_UNSUPPORTED,
+                    "copy=False refusal: SM_ERR_UNSUPPORTED, got %r" % (e,))
+            R.check("negative" in str(e) and str(e).endswith(sm.last_error()),
+                    "copy=False refusal: the library's message, got %r" % str(e))
+    R.equal(sm.DLPACK_STATS["exported"], n0, "refused exports made no capsule")
+    # Without normalize the negative strides travel as they are, zero copy.
+    cap = t.__dlpack__(max_version=(1, 0), copy=False)
+    m = managed_of(cap)
+    R.check(m.dl_tensor.data == t.data_ptr and m.dl_tensor.strides[0] == -1,
+            "copy=False without normalize: the negative stride itself")
+    del m, cap
+    t.close()
+    R.equal(stats(), s0, "refused exports: nothing leaked")
+
+
+def export_stack_tensor():
+    """A tensor carved from a stack of views is exported only as a copy."""
+    with sm.Stack(4096) as s:
+        t = s.push((4,), "float32")
+        t.copy_(sm.from_numpy(np.arange(4, dtype=np.float32)))
+        for copy in (None, False):
+            try:
+                t.__dlpack__(max_version=(1, 0), copy=copy)
+                R.fail("stack tensor exported without a copy (copy=%s)" % copy)
+            except BufferError as e:
+                R.check("stack" in str(e), "stack refusal names the stack: %r" % str(e))
+        cap = t.__dlpack__(max_version=(1, 0), copy=True)
+        R.check(managed_of(cap).flags & sm.DLPACK_FLAG_IS_COPIED, "stack tensor copy: flagged IS_COPIED")
+        u = sm.from_dlpack(cap)
+        t.close()
+    # The stack is gone; the exported copy is not.
+    R.check(np.array_equal(u.numpy(), np.arange(4, dtype=np.float32)), "stack tensor copy outlives the stack")
+    u.close()
 
 
 def export_normalized():
     t = sm.arange(0, 1, 6, "int32").flip(0)
     cap = t.__dlpack__(max_version=(1, 0), normalize=True)
+    R.check(managed_of(cap).flags & sm.DLPACK_FLAG_IS_COPIED, "normalized copy: flagged IS_COPIED")
     u = sm.from_dlpack(cap)
     R.check(np.array_equal(u.numpy(), t.numpy()), "normalized export: values")
     R.check(all(s > 0 for s in u.strides) and not u.same_storage(t),
             "normalized export of a negative-stride tensor is a dense copy (strides %s)" % (u.strides,))
     u.close()
+    d = sm.arange(0, 1, 6, "int32")
+    cap = d.__dlpack__(max_version=(1, 0), normalize=True, copy=False)
+    m = managed_of(cap)
+    R.check(not (m.flags & sm.DLPACK_FLAG_IS_COPIED) and m.dl_tensor.data == d.data_ptr,
+            "normalize of positive strides: zero copy, not flagged")
+    del m, cap
+    d.close()
     t.close()
+
+
+def exported_capsules_are_swept():
+    """The module holds every exported capsule until nobody else does; then
+    dlpack_collect() releases it and its destructor frees the export."""
+    sm.dlpack_collect()
+    s0 = stats()
+    live0 = sm.dlpack_live_count()
+    deleted0 = sm.DLPACK_STATS["destructor_deleted"]
+    t = sm.arange(0, 1, 100, "float32")
+    cap = t.__dlpack__(max_version=(1, 0), copy=True)
+    R.equal(sm.dlpack_live_count(), live0 + 1, "an exported capsule is held")
+    R.equal(sm.dlpack_collect(), 0, "a capsule someone holds is not swept")
+    R.equal(stats()[0], s0[0] + 2, "the tensor and its exported copy are alive")
+    del cap
+    R.equal(sm.dlpack_collect(), 1, "a capsule nobody holds is swept")
+    R.equal(sm.dlpack_live_count(), live0, "the swept capsule left the registry")
+    R.equal(sm.DLPACK_STATS["destructor_deleted"], deleted0 + 1, "its destructor ran the deleter")
+    t.close()
+    R.equal(stats(), s0, "swept capsule: the exported copy is freed")
 
 
 def refused_by_numpy(dtype):
@@ -352,6 +450,9 @@ def main():
     R.run("self round trip", roundtrip_self)
     R.run("normalized export", export_normalized)
     R.run("copies on export", export_copies)
+    R.run("copy=False refused", export_no_copy_refused)
+    R.run("stack tensor export", export_stack_tensor)
+    R.run("exported capsules are swept", exported_capsules_are_swept)
     # bfloat16: NumPy has no such dtype and must refuse it; nothing may leak.
     refused_by_numpy("bfloat16")
     return R.finish()

@@ -9,8 +9,9 @@
 - More layouts exported: up to 16 dims, overlapping windows (unfold),
   diagonals, as_strided with an offset, movedim; NumPy views of an exported
   array keep our storage alive.
-- Normalized export (negative strides -> dense copy) seen by NumPy: positive
-  strides, same values, a different block, the original untouched.
+- Exports that are copies (normalize: negative strides -> dense copy;
+  copy=True) seen by NumPy: positive strides, same values, a different block,
+  the original untouched.
 - NumPy arrays stridemem cannot represent (complex, unsigned 16/32/64-bit,
   float128, NumPy 1.24's bool, byte-swapped, strides that are not a multiple
   of the item size): the import is refused with a clear error, and the array
@@ -30,7 +31,7 @@ import weakref
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _util import Results, import_stridemem  # noqa: E402
+from _util import CapsuleHolder, Results, import_stridemem  # noqa: E402
 
 sm = import_stridemem()
 R = Results("test_dlpack_roundtrip")
@@ -208,38 +209,28 @@ def export_more_layouts():
     t.close()
 
 
-def normalized_export_to_numpy():
+def copy_export_to_numpy(what, kwargs):
+    """An export that is a copy (normalize of negative strides, copy=True),
+    seen by NumPy: positive strides, same values, a different block, the
+    original untouched by writes to the copy, the copy freed with the array."""
     s0 = stats()
     t = sm.arange(0, 1, 24, "int64").view(4, 6)[::-1, ::-3]
     orig = t.numpy().copy()
-    cap = t.__dlpack__(normalize=True)
-    arr = np.from_dlpack(_Capsule(cap))
-    R.check(all(s > 0 for s in arr.strides), "normalized export: NumPy sees positive strides %s"
-            % (arr.strides,))
-    R.check(np.array_equal(arr, orig), "normalized export: values")
-    R.check(addr(arr) != t.data_ptr, "normalized export: a different block")
+    cap = t.__dlpack__(**kwargs)
+    arr = np.from_dlpack(CapsuleHolder(cap))
+    R.check(all(s > 0 for s in arr.strides), "%s: NumPy sees positive strides %s"
+            % (what, arr.strides))
+    R.check(np.array_equal(arr, orig), "%s: values" % what)
+    R.check(addr(arr) != t.data_ptr, "%s: a different block" % what)
     writable = np.ndarray(arr.shape, arr.dtype,
                           buffer=(ctypes.c_char * arr.nbytes).from_address(addr(arr)),
                           strides=arr.strides)
     writable[...] = -1
-    R.check(np.array_equal(t.numpy(), orig), "normalized export: the original is untouched "
-            "by writes to the copy")
+    R.check(np.array_equal(t.numpy(), orig), "%s: the original is untouched "
+            "by writes to the copy" % what)
     del writable, arr, cap
     t.close()
-    R.equal(stats(), s0, "normalized export: the copy is freed with NumPy's array")
-
-
-class _Capsule(object):
-    """Hands NumPy a capsule we made earlier (np.from_dlpack wants an object)."""
-
-    def __init__(self, cap):
-        self.cap = cap
-
-    def __dlpack__(self, stream=None):
-        return self.cap
-
-    def __dlpack_device__(self):
-        return (1, 0)
+    R.equal(stats(), s0, "%s: the copy is freed with NumPy's array" % what)
 
 
 # ---------------------------------------------------------------------------
@@ -378,7 +369,10 @@ def main():
     R.run("chain numpy->ours->numpy", chain_numpy_ours_numpy)
     R.run("numpy views keep the export alive", numpy_views_keep_export_alive)
     R.run("more layouts", export_more_layouts)
-    R.run("normalized export to numpy", normalized_export_to_numpy)
+    R.run("normalized export to numpy", copy_export_to_numpy, "normalized export",
+          {"normalize": True})
+    R.run("copy=True export to numpy", copy_export_to_numpy, "copy=True export",
+          {"copy": True})
     R.run("refused imports", refused_imports)
     R.run("many round trips", many_round_trips)
     R.run("threads", threads)

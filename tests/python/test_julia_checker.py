@@ -183,6 +183,32 @@ def handle_of_the_wrong_kind():
 
 
 @case
+def struct_by_value_for_struct_pointer():
+    # const sm_device* device (sm_to_dlpack_ex) passed as the struct itself
+    expect_planted_failure("flags::UInt32, device::Ptr{sm_device},",
+                           "flags::UInt32, device::sm_device,",
+                           r"sm_to_dlpack_ex: argument 3 \(device\): Julia sm_device .* does not "
+                           r"match C const sm_device\* \(pointer to sm_device\)")
+
+
+@case
+def wrong_struct_pointee():
+    # const sm_device* read as a pointer to an Int64
+    expect_planted_failure("flags::UInt32, device::Ptr{sm_device},",
+                           "flags::UInt32, device::Ptr{Int64},",
+                           r"sm_to_dlpack_ex: argument 3 \(device\) \(pointee\): Julia Int64 .* does "
+                           r"not match C sm_device")
+
+
+@case
+def missing_copied_out_parameter():
+    # the 0.1 prototype of sm_contiguous (no int* copied)
+    expect_planted_failure("out::Ref{sm_tensor}, copied::Ref{Cint})::sm_status\nsm_clone",
+                           "out::Ref{sm_tensor})::sm_status\nsm_clone",
+                           r"sm_contiguous: 3 arguments, the C prototype has 4")
+
+
+@case
 def by_value_struct_layout():
     # sm_device {int32_t type; int32_t index;} with a 64-bit index
     expect_planted_failure("    type::Int32\n    index::Int32\n", "    type::Int32\n    index::Int64\n",

@@ -6,6 +6,7 @@ use std::ffi::{c_int, c_void};
 use std::fmt;
 use std::ptr::{self, NonNull};
 
+use crate::device::Device;
 use crate::error::{Error, Result, Status, check};
 use crate::sys;
 use crate::tensor::Tensor;
@@ -91,6 +92,12 @@ impl DlpackTensor {
         }
     }
 
+    /// Is this a versioned tensor flagged IS_COPIED (an export that is a
+    /// copy)? Always false for a legacy one, which cannot say.
+    pub fn is_copied(&self) -> bool {
+        self.flags() & sys::SM_DLPACK_FLAG_BITMASK_IS_COPIED != 0
+    }
+
     /// The shape.
     pub fn shape(&self) -> &[i64] {
         let t = self.dl_tensor();
@@ -149,6 +156,88 @@ impl fmt::Debug for DlpackTensor {
     }
 }
 
+/// Whether a DLPack export may copy: the Python array API's `copy` argument
+/// of `__dlpack__` (`None`, `True`, `False`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DlpackCopy {
+    /// Zero copy unless the export needs one (another device, or
+    /// [`normalize`](DlpackExport::normalize) of a negative stride).
+    #[default]
+    IfNeeded,
+    /// Always a fresh row-major copy (`SM_DLPACK_COPY`).
+    Always,
+    /// Never a copy (`SM_DLPACK_NO_COPY`): an export that would need one
+    /// fails with [`Status::Unsupported`].
+    Never,
+}
+
+/// How [`Tensor::to_dlpack_with`] exports: `sm_to_dlpack_ex`'s flags and
+/// device. Start from [`DlpackExport::new`] and change fields with struct
+/// update syntax:
+///
+/// ```
+/// use stridemem::{Device, DlpackCopy, DlpackExport, Tensor};
+///
+/// let t = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// let how = DlpackExport { copy: DlpackCopy::Always, ..DlpackExport::new(true) };
+/// let (capsule, copied) = t.to_dlpack_with(how).unwrap();
+/// assert!(copied && capsule.is_copied());
+/// assert_ne!(capsule.dl_tensor().data, t.data_ptr().unwrap());
+///
+/// // No copy allowed, and none needed: the tensor's own memory.
+/// let how = DlpackExport { copy: DlpackCopy::Never, device: Some(Device::Cpu), ..DlpackExport::new(true) };
+/// let (capsule, copied) = t.to_dlpack_with(how).unwrap();
+/// assert!(!copied && !capsule.is_copied());
+/// assert_eq!(capsule.dl_tensor().data, t.data_ptr().unwrap());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DlpackExport {
+    /// A `DLManagedTensorVersioned` (DLPack 1.x: it carries the READ_ONLY
+    /// and IS_COPIED flags) rather than a legacy `DLManagedTensor`
+    /// (`SM_DLPACK_VERSIONED`).
+    pub versioned: bool,
+    /// For consumers that cannot take negative strides: a tensor with one is
+    /// exported as a dense copy; others stay zero-copy (`SM_DLPACK_NORMALIZE`).
+    pub normalize: bool,
+    /// May, must or must not the export copy.
+    pub copy: DlpackCopy,
+    /// The device the consumer wants; `None` is the tensor's own. Another
+    /// device makes the export a copy there.
+    pub device: Option<Device>,
+}
+
+impl DlpackExport {
+    /// Zero copy unless needed, no normalization, on the tensor's device;
+    /// versioned or legacy.
+    pub const fn new(versioned: bool) -> DlpackExport {
+        DlpackExport { versioned, normalize: false, copy: DlpackCopy::IfNeeded, device: None }
+    }
+
+    /// The `SM_DLPACK_*` flags these options pass to `sm_to_dlpack_ex`.
+    pub fn flags(&self) -> u32 {
+        let mut flags = 0;
+        if self.versioned {
+            flags |= sys::SM_DLPACK_VERSIONED;
+        }
+        if self.normalize {
+            flags |= sys::SM_DLPACK_NORMALIZE;
+        }
+        flags
+            | match self.copy {
+                DlpackCopy::IfNeeded => 0,
+                DlpackCopy::Always => sys::SM_DLPACK_COPY,
+                DlpackCopy::Never => sys::SM_DLPACK_NO_COPY,
+            }
+    }
+}
+
+/// The managed tensor a successful export call wrote.
+fn exported(out: *mut c_void, versioned: bool, function: &str) -> Result<DlpackTensor> {
+    // SAFETY: written by a successful export: a managed tensor we own.
+    unsafe { DlpackTensor::from_raw(out, versioned) }
+        .ok_or_else(|| Error::new(Status::Internal, format!("{function} returned NULL")))
+}
+
 impl Tensor {
     /// Zero-copy DLPack export (`sm_to_dlpack`): a versioned (1.x) or
     /// legacy managed tensor that keeps the storage alive until it is
@@ -157,29 +246,37 @@ impl Tensor {
         let mut out: *mut c_void = ptr::null_mut();
         // SAFETY: valid out-pointer.
         check(unsafe { sys::sm_to_dlpack(self.as_raw(), versioned as c_int, &mut out) })?;
-        // SAFETY: on success, a managed tensor we own.
-        unsafe { DlpackTensor::from_raw(out, versioned) }
-            .ok_or_else(|| Error::new(Status::Internal, "sm_to_dlpack returned NULL"))
+        exported(out, versioned, "sm_to_dlpack")
     }
 
-    /// DLPack export for consumers that cannot take negative strides
-    /// (`sm_to_dlpack_ex` with `SM_DLPACK_NORMALIZE`): a tensor with a
-    /// negative stride is exported as a dense copy (a versioned export is
-    /// flagged `IS_COPIED`), others stay zero-copy. The flag says whether a
-    /// copy was made.
-    pub fn to_dlpack_normalized(&self, versioned: bool) -> Result<(DlpackTensor, bool)> {
+    /// DLPack export as `how` says (`sm_to_dlpack_ex`, the whole protocol
+    /// of the array API's `__dlpack__`): copy or not, normalize negative
+    /// strides, the consumer's device. Returns the managed tensor and
+    /// whether it is a copy (a versioned copy is also flagged IS_COPIED).
+    ///
+    /// Errors: [`Status::Unsupported`] when [`DlpackCopy::Never`] meets an
+    /// export that needs a copy, or for a tensor carved from a stack of
+    /// views unless [`DlpackCopy::Always`]; [`Status::Device`] for a device
+    /// the library cannot use.
+    pub fn to_dlpack_with(&self, how: DlpackExport) -> Result<(DlpackTensor, bool)> {
+        let device = how.device.map(Device::to_raw);
+        let device_ptr = device.as_ref().map_or(ptr::null(), |d| d as *const sys::sm_device);
         let mut out: *mut c_void = ptr::null_mut();
         let mut copied: c_int = 0;
-        let mut flags = sys::SM_DLPACK_NORMALIZE;
-        if versioned {
-            flags |= sys::SM_DLPACK_VERSIONED;
-        }
-        // SAFETY: valid out-pointers.
-        check(unsafe { sys::sm_to_dlpack_ex(self.as_raw(), flags, &mut out, &mut copied) })?;
-        // SAFETY: on success, a managed tensor we own.
-        let m = unsafe { DlpackTensor::from_raw(out, versioned) }
-            .ok_or_else(|| Error::new(Status::Internal, "sm_to_dlpack_ex returned NULL"))?;
-        Ok((m, copied != 0))
+        // SAFETY: device_ptr is NULL or points at `device`, alive for the
+        // call; valid out-pointers.
+        check(unsafe { sys::sm_to_dlpack_ex(self.as_raw(), how.flags(), device_ptr, &mut out, &mut copied) })?;
+        Ok((exported(out, how.versioned, "sm_to_dlpack_ex")?, copied != 0))
+    }
+
+    /// DLPack export for consumers that cannot take negative strides: a
+    /// tensor with a negative stride is exported as a dense copy (a
+    /// versioned export is flagged `IS_COPIED`), others stay zero-copy. The
+    /// flag says whether a copy was made. Short for
+    /// [`to_dlpack_with`](Tensor::to_dlpack_with) with
+    /// [`normalize`](DlpackExport::normalize).
+    pub fn to_dlpack_normalized(&self, versioned: bool) -> Result<(DlpackTensor, bool)> {
+        self.to_dlpack_with(DlpackExport { normalize: true, ..DlpackExport::new(versioned) })
     }
 
     /// Zero-copy DLPack import (`sm_from_dlpack`): the producer's deleter

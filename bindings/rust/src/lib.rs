@@ -5,7 +5,8 @@
 //! * [`sys`]: the raw `extern "C"` declarations, mirroring `stridemem.h`.
 //! * [`Tensor`] (views, copies, in-place ops, host I/O), [`Storage`],
 //!   [`Stack`], [`DType`], [`Device`], [`MemoryStats`], [`Error`].
-//! * [`DlpackTensor`]: DLPack interop.
+//! * [`DlpackTensor`]: DLPack interop; [`Tensor::to_dlpack_with`] exports
+//!   as [`DlpackExport`] says (copy modes, the consumer's device).
 //!
 //! Every fallible call returns [`Result`]; the [`Error`] carries the
 //! library's status and its message.
@@ -21,7 +22,7 @@ mod stack;
 mod tensor;
 
 pub use device::{Device, cuda_device_count, num_threads, set_num_threads};
-pub use dlpack::DlpackTensor;
+pub use dlpack::{DlpackCopy, DlpackExport, DlpackTensor};
 pub use dtype::{BFloat16, DType, Element, Float16, MemoryFormat};
 pub use error::{Error, Result, Status};
 pub use memory::{MemoryStats, debug, empty_cache, memory_stats, memory_summary, reset_peak_stats};

@@ -17,9 +17,9 @@ use std::marker::{PhantomData, PhantomPinned};
 // ---------------------------------------------------------------------------
 
 pub const SM_VERSION_MAJOR: c_int = 0;
-pub const SM_VERSION_MINOR: c_int = 1;
+pub const SM_VERSION_MINOR: c_int = 2;
 pub const SM_VERSION_PATCH: c_int = 0;
-pub const SM_VERSION_STRING: &str = "0.1.0";
+pub const SM_VERSION_STRING: &str = "0.2.0";
 
 // ---------------------------------------------------------------------------
 // Handles
@@ -219,6 +219,11 @@ pub const SM_DLPACK_VERSIONED: u32 = 1;
 /// Flags for `sm_to_dlpack_ex`: export a negative-stride tensor as a dense
 /// copy (for consumers that cannot take negative strides).
 pub const SM_DLPACK_NORMALIZE: u32 = 2;
+/// Flags for `sm_to_dlpack_ex`: always export a fresh row-major copy.
+pub const SM_DLPACK_COPY: u32 = 4;
+/// Flags for `sm_to_dlpack_ex`: never copy; an export that would need a copy
+/// is refused with `SM_ERR_UNSUPPORTED` (not with `SM_DLPACK_COPY`).
+pub const SM_DLPACK_NO_COPY: u32 = 8;
 
 /// DLPack 1.x managed tensor: version first, then flags.
 #[repr(C)]
@@ -411,9 +416,20 @@ unsafe extern "C" {
         out: *mut sm_tensor,
         copied: *mut c_int,
     ) -> sm_status;
-    pub fn sm_contiguous(t: sm_tensor, format: sm_memory_format, out: *mut sm_tensor) -> sm_status;
+    pub fn sm_contiguous(
+        t: sm_tensor,
+        format: sm_memory_format,
+        out: *mut sm_tensor,
+        copied: *mut c_int,
+    ) -> sm_status;
     pub fn sm_clone(t: sm_tensor, format: sm_memory_format, out: *mut sm_tensor) -> sm_status;
-    pub fn sm_to(t: sm_tensor, device: sm_device, dtype: sm_dtype, out: *mut sm_tensor) -> sm_status;
+    pub fn sm_to(
+        t: sm_tensor,
+        device: sm_device,
+        dtype: sm_dtype,
+        out: *mut sm_tensor,
+        copied: *mut c_int,
+    ) -> sm_status;
     pub fn sm_copy_into(dst: sm_tensor, src: sm_tensor) -> sm_status;
     pub fn sm_index_select(t: sm_tensor, dim: i32, index: sm_tensor, out: *mut sm_tensor) -> sm_status;
 
@@ -451,7 +467,13 @@ unsafe extern "C" {
 
     // DLPack
     pub fn sm_to_dlpack(t: sm_tensor, versioned: c_int, managed: *mut *mut c_void) -> sm_status;
-    pub fn sm_to_dlpack_ex(t: sm_tensor, flags: u32, managed: *mut *mut c_void, copied: *mut c_int) -> sm_status;
+    pub fn sm_to_dlpack_ex(
+        t: sm_tensor,
+        flags: u32,
+        device: *const sm_device,
+        managed: *mut *mut c_void,
+        copied: *mut c_int,
+    ) -> sm_status;
     pub fn sm_from_dlpack(managed: *mut c_void, versioned: c_int, out: *mut sm_tensor) -> sm_status;
 
     // Testing hooks

@@ -926,8 +926,26 @@ impl Tensor {
     /// ChannelsLast3d): the same data when already so, else a copy
     /// (`sm_contiguous`).
     pub fn contiguous_in(&self, format: MemoryFormat) -> Result<Tensor> {
-        // SAFETY: value arguments.
-        make(|out| unsafe { sys::sm_contiguous(self.as_raw(), format.code(), out) })
+        self.contiguous_copied(format).map(|(t, _)| t)
+    }
+
+    /// As [`contiguous_in`](Tensor::contiguous_in), and whether it copied
+    /// (`false`: the result shares `self`'s data).
+    ///
+    /// ```
+    /// use stridemem::{MemoryFormat, Tensor};
+    /// let t = Tensor::from_slice(&[0i16, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+    /// let (_, copied) = t.contiguous_copied(MemoryFormat::Contiguous).unwrap();
+    /// assert!(!copied);
+    /// let (c, copied) = t.transpose(0, 1).unwrap().contiguous_copied(MemoryFormat::Contiguous).unwrap();
+    /// assert!(copied);
+    /// assert_eq!(c.to_vec::<i16>().unwrap(), vec![0, 3, 1, 4, 2, 5]);
+    /// ```
+    pub fn contiguous_copied(&self, format: MemoryFormat) -> Result<(Tensor, bool)> {
+        let mut copied: c_int = 0;
+        // SAFETY: value arguments; valid out-pointers.
+        let t = make(|out| unsafe { sys::sm_contiguous(self.as_raw(), format.code(), out, &mut copied) })?;
+        Ok((t, copied != 0))
     }
 
     /// Always a copy, laid out in `format` (Preserve keeps the dense order)
@@ -939,10 +957,28 @@ impl Tensor {
     }
 
     /// Device and/or dtype change: the same data when neither changes, else
-    /// a copy (`sm_to`).
+    /// a copy (`sm_to`); [`to_copied`](Tensor::to_copied) also says which.
     pub fn to(&self, device: Device, dtype: DType) -> Result<Tensor> {
-        // SAFETY: value arguments.
-        make(|out| unsafe { sys::sm_to(self.as_raw(), device.to_raw(), dtype.code(), out) })
+        self.to_copied(device, dtype).map(|(t, _)| t)
+    }
+
+    /// As [`to`](Tensor::to), and whether it copied (`false`: the result
+    /// shares `self`'s data).
+    ///
+    /// ```
+    /// use stridemem::{DType, Device, Tensor};
+    /// let t = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    /// let (same, copied) = t.to_copied(Device::Cpu, DType::F32).unwrap();
+    /// assert!(!copied && same.same_storage(&t).unwrap());
+    /// let (wide, copied) = t.to_copied(Device::Cpu, DType::F64).unwrap();
+    /// assert!(copied);
+    /// assert_eq!(wide.to_vec::<f64>().unwrap(), vec![1.0, 2.0]);
+    /// ```
+    pub fn to_copied(&self, device: Device, dtype: DType) -> Result<(Tensor, bool)> {
+        let mut copied: c_int = 0;
+        // SAFETY: value arguments; valid out-pointers.
+        let t = make(|out| unsafe { sys::sm_to(self.as_raw(), device.to_raw(), dtype.code(), out, &mut copied) })?;
+        Ok((t, copied != 0))
     }
 
     /// [`to`](Tensor::to) another device, same dtype.

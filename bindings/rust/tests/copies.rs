@@ -67,6 +67,54 @@ fn contiguous_in_channels_last() {
 }
 
 #[test]
+fn contiguous_copied_says_whether_it_copied() {
+    let (t, data) = iota(&[2, 3, 4]);
+    let (same, copied) = t.contiguous_copied(MemoryFormat::Contiguous).unwrap();
+    assert!(!copied);
+    assert!(same.same_storage(&t).unwrap());
+    assert_eq!(same.data_ptr().unwrap(), t.data_ptr().unwrap());
+
+    let tt = t.transpose(0, 2).unwrap();
+    let (c, copied) = tt.contiguous_copied(MemoryFormat::Contiguous).unwrap();
+    assert!(copied);
+    assert!(!c.same_storage(&t).unwrap());
+    assert_eq!(c.to_vec::<f32>().unwrap(), gather(&data, &[4, 3, 2], &[1, 4, 12], 0));
+
+    // channels_last: a copy the first time, the same data the second.
+    let x = t.view(&[1, 2, 3, 4]).unwrap();
+    let (cl, copied) = x.contiguous_copied(MemoryFormat::ChannelsLast).unwrap();
+    assert!(copied && cl.is_contiguous_in(MemoryFormat::ChannelsLast).unwrap());
+    let (again, copied) = cl.contiguous_copied(MemoryFormat::ChannelsLast).unwrap();
+    assert!(!copied && again.same_storage(&cl).unwrap());
+    // The simple forms agree.
+    assert!(t.contiguous().unwrap().same_storage(&t).unwrap());
+    assert!(!tt.contiguous().unwrap().same_storage(&t).unwrap());
+    // Refused formats are errors, not a guess.
+    assert!(t.contiguous_copied(MemoryFormat::ChannelsLast3d).is_err());
+}
+
+#[test]
+fn to_copied_says_whether_it_copied() {
+    let (t, data) = iota(&[2, 3]);
+    for (device, dtype, want) in [
+        (Device::Cpu, DType::F32, false),
+        (Device::Cpu, DType::F64, true),
+        (Device::Cpu, DType::I32, true),
+    ] {
+        let (u, copied) = t.to_copied(device, dtype).unwrap();
+        assert_eq!(copied, want, "{device} {dtype:?}");
+        assert_eq!(u.same_storage(&t).unwrap(), !want, "{device} {dtype:?}");
+        assert_eq!(u.dtype(), dtype);
+        assert_eq!(u.to(Device::Cpu, DType::F32).unwrap().to_vec::<f32>().unwrap(), data);
+    }
+    // A strided source with no change is still the same data, not a copy.
+    let v = t.transpose(0, 1).unwrap();
+    let (u, copied) = v.to_copied(Device::Cpu, DType::F32).unwrap();
+    assert!(!copied);
+    assert_eq!((u.strides(), u.data_ptr().unwrap()), (v.strides(), v.data_ptr().unwrap()));
+}
+
+#[test]
 fn clone_data_always_copies() {
     let (t, data) = iota(&[2, 3]);
     let c = t.clone_data(MemoryFormat::Contiguous).unwrap();

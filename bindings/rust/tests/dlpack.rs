@@ -1,13 +1,14 @@
 //! DLPack: zero-copy export and import, legacy and versioned, deleters,
-//! read-only imports, negative strides.
+//! read-only imports, negative strides; exports with options (copy modes,
+//! the consumer's device, stack tensors).
 
 mod common;
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::iota;
-use stridemem::{DType, Device, DlpackTensor, Status, Tensor, sys};
+use common::{gather, iota};
+use stridemem::{DType, Device, DlpackCopy, DlpackExport, DlpackTensor, Status, Tensor, sys};
 
 /// What a test-made managed tensor owns; freed by its deleter.
 struct Owned {
@@ -310,4 +311,106 @@ fn export_of_a_popped_stack_tensor_is_refused() {
     let t = stack.push(&[4], DType::F32).unwrap();
     stack.pop_to(mark).unwrap();
     assert_eq!(t.to_dlpack(true).unwrap_err().status(), Status::InvalidHandle);
+}
+
+fn versioned() -> DlpackExport {
+    DlpackExport::new(true)
+}
+
+#[test]
+fn export_options_map_to_the_c_flags() {
+    assert_eq!(DlpackExport::new(false).flags(), 0);
+    assert_eq!(versioned().flags(), sys::SM_DLPACK_VERSIONED);
+    let all = DlpackExport { normalize: true, copy: DlpackCopy::Always, ..versioned() };
+    assert_eq!(all.flags(), sys::SM_DLPACK_VERSIONED | sys::SM_DLPACK_NORMALIZE | sys::SM_DLPACK_COPY);
+    let never = DlpackExport { copy: DlpackCopy::Never, ..DlpackExport::new(false) };
+    assert_eq!(never.flags(), sys::SM_DLPACK_NO_COPY);
+    assert_eq!(DlpackCopy::default(), DlpackCopy::IfNeeded);
+}
+
+#[test]
+fn copy_always_exports_a_fresh_row_major_copy() {
+    let (t, data) = iota(&[2, 3]);
+    let tt = t.transpose(0, 1).unwrap();
+    for v in [false, true] {
+        let (m, copied) = tt.to_dlpack_with(DlpackExport { copy: DlpackCopy::Always, ..DlpackExport::new(v) }).unwrap();
+        assert!(copied);
+        assert_eq!(m.is_copied(), v, "only a versioned export can carry IS_COPIED");
+        assert_ne!(m.dl_tensor().data, t.data_ptr().unwrap());
+        assert_eq!(m.shape(), &[3, 2]);
+        assert!(m.strides().is_none_or(|s| s == [2, 1]), "{m:?}");
+        let back = Tensor::from_dlpack(m).unwrap();
+        assert!(!back.same_storage(&t).unwrap());
+        assert_eq!(back.to_vec::<f32>().unwrap(), gather(&data, &[3, 2], &[1, 3], 0));
+    }
+    // Writes to the copy stay there.
+    let (m, _) = t.to_dlpack_with(DlpackExport { copy: DlpackCopy::Always, ..versioned() }).unwrap();
+    let mut back = Tensor::from_dlpack(m).unwrap();
+    back.fill(-1.0).unwrap();
+    assert_eq!(t.to_vec::<f32>().unwrap(), data);
+}
+
+#[test]
+fn copy_if_needed_and_never_share_memory_when_they_can() {
+    let (t, _) = iota(&[2, 3]);
+    for copy in [DlpackCopy::IfNeeded, DlpackCopy::Never] {
+        for device in [None, Some(Device::Cpu)] {
+            let (m, copied) = t.to_dlpack_with(DlpackExport { copy, device, ..versioned() }).unwrap();
+            assert!(!copied, "{copy:?} {device:?}");
+            assert!(!m.is_copied());
+            assert_eq!(m.dl_tensor().data, t.data_ptr().unwrap());
+        }
+    }
+}
+
+#[test]
+fn copy_never_refuses_an_export_that_needs_a_copy() {
+    let (t, _) = iota(&[2, 3]);
+    let f = t.flip(&[1]).unwrap();
+    let how = DlpackExport { normalize: true, copy: DlpackCopy::Never, ..versioned() };
+    let err = f.to_dlpack_with(how).unwrap_err();
+    assert_eq!(err.status(), Status::Unsupported);
+    assert!(err.message().contains("negative"), "{err}");
+    // The same options on positive strides: nothing to copy, so fine.
+    let (m, copied) = t.to_dlpack_with(how).unwrap();
+    assert!(!copied);
+    assert_eq!(m.dl_tensor().data, t.data_ptr().unwrap());
+    // Another device with no copy allowed: refused (Device without a GPU,
+    // Unsupported with one).
+    let err = t.to_dlpack_with(DlpackExport { copy: DlpackCopy::Never, device: Some(Device::Cuda(0)), ..versioned() })
+        .unwrap_err();
+    assert!(matches!(err.status(), Status::Unsupported | Status::Device), "{err}");
+}
+
+#[test]
+fn export_to_another_device_copies_there() {
+    let (t, data) = iota(&[2, 3]);
+    let how = DlpackExport { device: Some(Device::Cuda(0)), ..versioned() };
+    if stridemem::cuda_device_count().unwrap() == 0 {
+        assert_eq!(t.to_dlpack_with(how).unwrap_err().status(), Status::Device);
+        return;
+    }
+    let (m, copied) = t.to_dlpack_with(how).unwrap();
+    assert!(copied && m.is_copied());
+    assert_eq!(m.dl_tensor().device.device_type, sys::sm_kDLCUDA);
+    let back = Tensor::from_dlpack(m).unwrap();
+    assert_eq!(back.device(), Device::Cuda(0));
+    assert_eq!(back.to_device(Device::Cpu).unwrap().to_vec::<f32>().unwrap(), data);
+}
+
+#[test]
+fn stack_tensors_export_only_as_a_copy() {
+    let stack = stridemem::Stack::new(Device::Cpu, 1024).unwrap();
+    let mut t = stack.push(&[4], DType::F32).unwrap();
+    t.copy_from(&Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap()).unwrap();
+    for copy in [DlpackCopy::IfNeeded, DlpackCopy::Never] {
+        let err = t.to_dlpack_with(DlpackExport { copy, ..versioned() }).unwrap_err();
+        assert_eq!(err.status(), Status::Unsupported, "{copy:?}");
+    }
+    let (m, copied) = t.to_dlpack_with(DlpackExport { copy: DlpackCopy::Always, ..versioned() }).unwrap();
+    assert!(copied && m.is_copied());
+    drop(t);
+    drop(stack);
+    // The copy outlives the stack.
+    assert_eq!(Tensor::from_dlpack(m).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
 }

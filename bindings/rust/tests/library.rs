@@ -125,3 +125,68 @@ fn cpu_worker_threads_setting() {
     assert!(stridemem::set_num_threads(-1).is_err());
     stridemem::set_num_threads(before).unwrap();
 }
+
+/// Top-level comma-separated pieces of a parameter list ("" and "void": none).
+fn params(list: &str) -> usize {
+    let list = list.replace("->", "=>");
+    let trimmed = list.trim();
+    if trimmed.is_empty() || trimmed == "void" {
+        return 0;
+    }
+    let mut depth = 0i32;
+    let mut count = 1;
+    for c in trimmed.trim_end_matches(',').chars() {
+        match c {
+            '(' | '<' | '[' => depth += 1,
+            ')' | '>' | ']' => depth -= 1,
+            ',' if depth == 0 => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
+/// `name(` ... matching `)` for every `marker name(` in text.
+fn prototypes(text: &str, marker: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(marker) {
+        rest = &rest[at + marker.len()..];
+        let Some(open) = rest.find('(') else { break };
+        let name = rest[..open].split_whitespace().last().unwrap_or("").trim_start_matches('*').to_string();
+        let mut depth = 0;
+        let mut close = open;
+        for (i, c) in rest[open..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = open + i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if name.starts_with("sm_") {
+            out.push((name, params(&rest[open + 1..close])));
+        }
+        rest = &rest[close..];
+    }
+    out
+}
+
+#[test]
+fn sys_declarations_match_the_header_argument_counts() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let header = std::fs::read_to_string(format!("{root}/include/stridemem.h")).unwrap();
+    let sys_rs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/sys.rs")).unwrap();
+    let c = prototypes(&header, "SM_API ");
+    let rust: std::collections::HashMap<String, usize> = prototypes(&sys_rs, "pub fn ").into_iter().collect();
+    assert!(c.len() > 80, "found {} C prototypes", c.len());
+    for (name, n) in &c {
+        assert_eq!(rust.get(name), Some(n), "{name}: sys.rs argument count vs stridemem.h");
+    }
+    assert_eq!(rust.len(), c.len(), "sys.rs declares functions the header lacks");
+}

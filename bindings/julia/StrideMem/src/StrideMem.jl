@@ -46,7 +46,7 @@ include("interop.jl")
 
 # The version of the C API this package was written for. 0.x: the minor
 # version must match too (semver's rule for 0.x releases).
-const BINDING_VERSION = v"0.1.0"
+const BINDING_VERSION = v"0.2.0"
 
 export StridedTensor, StrideMemError, SMDevice, MemoryStats, BFloat16
 export cpu, cuda, cuda_host, cuda_device_count, is_host
@@ -55,7 +55,8 @@ export storage_offset, dtype, device, nbytes, storage_nbytes, data_pointer
 export is_contiguous, same_storage, version_counter, is_read_only
 export as_strided, narrow, permute, swapdims, movedim, expand, squeeze, unsqueeze
 export flatten, unflatten, unfold, diagonal, split_views, chunk_views, flip
-export reshape_would_copy, reshape_or_copy, contiguous, clone, to, copy_into!, index_select
+export reshape_would_copy, reshape_or_copy, contiguous, contiguous_copied, clone, to, to_copied
+export copy_into!, index_select
 export zero!, add!, sub!, mult!, div!, relu!, neg!, abs!, sqrt!, exp!
 export SMStorage, storage, tensor_from_storage
 export memory_stats, reset_peak_stats!, empty_cache!, memory_summary

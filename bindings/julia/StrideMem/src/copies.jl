@@ -29,11 +29,9 @@ the strides allow (`copied == false`), else a new array laid out like an
 `Array`.
 """
 function reshape_or_copy(A::StridedTensor, dims::Dims{M}) where {M}
-    out = Ref{sm_tensor}(C_NULL)
-    copied = Ref{Cint}(0)
-    check(sm_reshape(A, _cshape(dims), Int32(M), out, copied))
-    B = copied[] != 0 ? _tensor(out[], nothing) : _tensor(out[], A; checked = A.checked)
-    return (B, copied[] != 0)
+    return _maybe_copied(A) do out, copied
+        sm_reshape(A, _cshape(dims), Int32(M), out, copied)
+    end
 end
 reshape_or_copy(A::StridedTensor, dims::Integer...) = reshape_or_copy(A, map(Int, dims))
 
@@ -42,21 +40,32 @@ reshape_or_copy(A::StridedTensor, dims::Integer...) = reshape_or_copy(A, map(Int
 
 `A` itself (a new handle to the same data) when it is already dense in the
 format, else a copy in that format (`sm_contiguous`). `:contiguous` is the
-layout of a Julia `Array`.
+layout of a Julia `Array`. `contiguous_copied` also says which.
 """
-function contiguous(A::StridedTensor; format::Symbol = :contiguous)
-    out = Ref{sm_tensor}(C_NULL)
-    check(sm_contiguous(A, _format(format), out))
-    h = out[]
-    shares = try
-        r = Ref{Cint}(0)
-        check(sm_same_storage(A, h, r))
-        r[] != 0
-    catch
-        sm_tensor_release(h)
-        rethrow()
+contiguous(A::StridedTensor; format::Symbol = :contiguous) =
+    first(contiguous_copied(A; format = format))
+
+"""
+    contiguous_copied(A; format = :contiguous) -> (B, copied::Bool)
+
+`contiguous(A; format)` and whether it copied (`copied == false`: `B` shares
+`A`'s data), as the library reports it (`sm_contiguous`'s `copied`).
+"""
+function contiguous_copied(A::StridedTensor; format::Symbol = :contiguous)
+    return _maybe_copied(A) do out, copied
+        sm_contiguous(A, _format(format), out, copied)
     end
-    return shares ? _tensor(h, A; checked = A.checked) : _tensor(h, nothing)
+end
+
+# Runs call(out, copied) (a C call that writes a tensor and whether it
+# copied) and wraps the result: a copy owns its data, a shared result keeps
+# A as its parent. Returns (tensor, copied::Bool).
+function _maybe_copied(call, A::StridedTensor)
+    out = Ref{sm_tensor}(C_NULL)
+    copied = Ref{Cint}(0)
+    check(call(out, copied))
+    c = copied[] != 0
+    return (c ? _tensor(out[], nothing) : _tensor(out[], A; checked = A.checked), c)
 end
 
 """
@@ -85,23 +94,24 @@ Base.copy(A::StridedTensor) = clone(A; format = :contiguous)
 
 `A` on another device and/or with another element type (`sm_to`). With
 neither changing it is a new handle to the same data; otherwise a copy.
+`to_copied` also says which.
 """
-to(A::StridedTensor, d::SMDevice) = to(A, d, eltype(A))
-function to(A::StridedTensor, d::SMDevice, ::Type{S}) where {S}
-    out = Ref{sm_tensor}(C_NULL)
-    check(sm_to(A, d, dtype_code(S), out))
-    h = out[]
-    shares = try
-        r = Ref{Cint}(0)
-        check(sm_same_storage(A, h, r))
-        r[] != 0
-    catch
-        sm_tensor_release(h)
-        rethrow()
+to(A::StridedTensor, args...) = first(to_copied(A, args...))
+
+"""
+    to_copied(A, device[, T]) -> (B, copied::Bool)
+    to_copied(A, T) -> (B, copied::Bool)
+
+`to(A, ...)` and whether it copied (`copied == false`: `B` shares `A`'s
+data), as the library reports it (`sm_to`'s `copied`).
+"""
+to_copied(A::StridedTensor, d::SMDevice) = to_copied(A, d, eltype(A))
+function to_copied(A::StridedTensor, d::SMDevice, ::Type{S}) where {S}
+    return _maybe_copied(A) do out, copied
+        sm_to(A, d, dtype_code(S), out, copied)
     end
-    return shares ? _tensor(h, A; checked = A.checked) : _tensor(h, nothing)
 end
-to(A::StridedTensor, ::Type{S}) where {S} = to(A, A.device, S)
+to_copied(A::StridedTensor, ::Type{S}) where {S} = to_copied(A, A.device, S)
 
 """
     copy_into!(dst, src) -> dst

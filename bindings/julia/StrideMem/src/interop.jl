@@ -16,19 +16,36 @@ function to_dlpack(A::StridedTensor; versioned::Bool = true)
 end
 
 """
-    to_dlpack_ex(A; versioned = true, normalize = false) -> (managed, copied)
+    to_dlpack_ex(A; versioned = true, normalize = false, copy = nothing,
+                 device = nothing) -> (managed, copied)
 
-`to_dlpack` with options (`sm_to_dlpack_ex`): with `normalize = true`, for
-consumers that cannot take negative strides, a tensor that has some is
-exported as a dense copy (`copied == true`; versioned: flagged IS_COPIED);
-any other tensor stays zero-copy.
+DLPack export with the whole protocol of the array API's `__dlpack__`
+(`sm_to_dlpack_ex`); `copied` says whether `managed` is a copy (a versioned
+copy is also flagged IS_COPIED by the library).
+
+- `copy = nothing`: zero copy unless one is needed; `copy = true`: always a
+  fresh row-major copy (`SM_DLPACK_COPY`); `copy = false`: never a copy
+  (`SM_DLPACK_NO_COPY`), an export that would need one throws
+  `StrideMemError` with `SM_ERR_UNSUPPORTED`.
+- `device`: the `SMDevice` the consumer wants (`nothing`: `A`'s own);
+  another device makes the export a copy there.
+- `normalize = true`, for consumers that cannot take negative strides: a
+  tensor that has some is exported as a dense copy; others stay zero-copy.
+
+A tensor carved from a stack of views is exported only with `copy = true`.
 """
-function to_dlpack_ex(A::StridedTensor; versioned::Bool = true, normalize::Bool = false)
+function to_dlpack_ex(A::StridedTensor; versioned::Bool = true, normalize::Bool = false,
+                      copy::Union{Nothing,Bool} = nothing,
+                      device::Union{Nothing,SMDevice} = nothing)
     flags = (versioned ? SM_DLPACK_VERSIONED : UInt32(0)) |
             (normalize ? SM_DLPACK_NORMALIZE : UInt32(0))
+    if copy !== nothing
+        flags |= copy ? SM_DLPACK_COPY : SM_DLPACK_NO_COPY
+    end
+    target = device === nothing ? Ptr{SMDevice}(C_NULL) : Ref(device)
     p = Ref{Ptr{Cvoid}}(C_NULL)
     copied = Ref{Cint}(0)
-    check(sm_to_dlpack_ex(A, flags, p, copied))
+    check(sm_to_dlpack_ex(A, flags, target, p, copied))
     return (managed = p[], copied = copied[] != 0)
 end
 

@@ -148,6 +148,8 @@ const SM_OP_EXP = sm_op(11)
 
 const SM_DLPACK_VERSIONED = UInt32(1)
 const SM_DLPACK_NORMALIZE = UInt32(2)
+const SM_DLPACK_COPY = UInt32(4)
+const SM_DLPACK_NO_COPY = UInt32(8)
 
 const SM_ALLOC_ROUND = 512
 const SM_SMALL_BLOCK_MAX = 1024 * 1024
@@ -344,15 +346,15 @@ sm_reshape_would_copy(t, shape, ndim, out) =
 sm_reshape(t, shape, ndim, out, copied) =
     @ccall libstridemem().sm_reshape(t::sm_tensor, shape::Ptr{Int64}, ndim::Int32,
                                      out::Ref{sm_tensor}, copied::Ref{Cint})::sm_status
-sm_contiguous(t, format, out) =
+sm_contiguous(t, format, out, copied) =
     @ccall libstridemem().sm_contiguous(t::sm_tensor, format::sm_memory_format,
-                                        out::Ref{sm_tensor})::sm_status
+                                        out::Ref{sm_tensor}, copied::Ref{Cint})::sm_status
 sm_clone(t, format, out) =
     @ccall libstridemem().sm_clone(t::sm_tensor, format::sm_memory_format,
                                    out::Ref{sm_tensor})::sm_status
-sm_to(t, device, dtype, out) =
+sm_to(t, device, dtype, out, copied) =
     @ccall libstridemem().sm_to(t::sm_tensor, device::sm_device, dtype::sm_dtype,
-                                out::Ref{sm_tensor})::sm_status
+                                out::Ref{sm_tensor}, copied::Ref{Cint})::sm_status
 sm_copy_into(dst, src) =
     @ccall libstridemem().sm_copy_into(dst::sm_tensor, src::sm_tensor)::sm_status
 sm_index_select(t, dim, index, out) =
@@ -430,8 +432,9 @@ sm_get_num_threads(out) =
 sm_to_dlpack(t, versioned, managed) =
     @ccall libstridemem().sm_to_dlpack(t::sm_tensor, versioned::Cint,
                                        managed::Ref{Ptr{Cvoid}})::sm_status
-sm_to_dlpack_ex(t, flags, managed, copied) =
-    @ccall libstridemem().sm_to_dlpack_ex(t::sm_tensor, flags::UInt32,
+# device: a Ref{sm_device}, or C_NULL for the tensor's own device.
+sm_to_dlpack_ex(t, flags, device, managed, copied) =
+    @ccall libstridemem().sm_to_dlpack_ex(t::sm_tensor, flags::UInt32, device::Ptr{sm_device},
                                           managed::Ref{Ptr{Cvoid}}, copied::Ref{Cint})::sm_status
 sm_from_dlpack(managed, versioned, out) =
     @ccall libstridemem().sm_from_dlpack(managed::Ptr{Cvoid}, versioned::Cint,

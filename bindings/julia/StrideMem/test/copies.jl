@@ -44,6 +44,30 @@ end
     @test !same_storage(F, A)
 end
 
+@testset "contiguous_copied and to_copied: the library says whether it copied" begin
+    A = StridedTensor(M)
+    B, copied = contiguous_copied(A)
+    @test !copied && same_storage(B, A) && pointer(B) == pointer(A)
+    T = swapdims(A, 1, 2)
+    K, copied = contiguous_copied(T)
+    @test copied && !same_storage(K, A) && Array(K) == permutedims(M)
+    X = StridedTensor(reshape(collect(Float32, 1:120), 5, 4, 3, 2))
+    CL, copied = contiguous_copied(X; format = :channels_last)
+    @test copied && is_contiguous(CL; format = :channels_last)
+    CL2, copied = contiguous_copied(CL; format = :channels_last)
+    @test !copied && same_storage(CL2, CL)
+    S, copied = to_copied(A, cpu())
+    @test !copied && same_storage(S, A)
+    S, copied = to_copied(A, Float64)
+    @test !copied && same_storage(S, A)
+    F, copied = to_copied(A, Float32)
+    @test copied && !same_storage(F, A) && Array(F) == Float32.(M)
+    F, copied = to_copied(T, cpu(), Int32)
+    @test copied && Array(F) == Int32.(permutedims(M))
+    # the plain forms return just the tensor
+    @test contiguous(T) isa StridedTensor && to(A, Float32) isa StridedTensor
+end
+
 @testset "copy_into! and copyto!" begin
     D = StrideMem.zeros(Float64, 3, 4)
     v0 = version_counter(D)

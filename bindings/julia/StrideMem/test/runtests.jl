@@ -55,6 +55,9 @@ end
     @testset "stack of views" begin
         include("stack.jl")
     end
+    @testset "dlpack" begin
+        include("dlpack.jl")
+    end
     @testset "cuda" begin
         include("cuda.jl")
     end
