@@ -27,62 +27,23 @@
 
 namespace sm {
 
-SM_HOST_DEVICE SM_INLINE float add_rn(float a, float b) {
+// a OP b rounded to nearest, for float and double: the device's _rn
+// intrinsic, the host's operator.
 #if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
+#define SM_RN_OP(name, op, float_rn, double_rn)                                          \
+  SM_HOST_DEVICE SM_INLINE float name(float a, float b) { return float_rn(a, b); }      \
+  SM_HOST_DEVICE SM_INLINE double name(double a, double b) { return double_rn(a, b); }
 #else
-  return a + b;
+#define SM_RN_OP(name, op, float_rn, double_rn)                                  \
+  SM_HOST_DEVICE SM_INLINE float name(float a, float b) { return a op b; }      \
+  SM_HOST_DEVICE SM_INLINE double name(double a, double b) { return a op b; }
 #endif
-}
-SM_HOST_DEVICE SM_INLINE double add_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-SM_HOST_DEVICE SM_INLINE float sub_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-SM_HOST_DEVICE SM_INLINE double sub_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-SM_HOST_DEVICE SM_INLINE float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SM_HOST_DEVICE SM_INLINE double mul_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SM_HOST_DEVICE SM_INLINE float div_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-SM_HOST_DEVICE SM_INLINE double div_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __ddiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
+SM_RN_OP(add_rn, +, __fadd_rn, __dadd_rn)
+SM_RN_OP(sub_rn, -, __fsub_rn, __dsub_rn)
+SM_RN_OP(mul_rn, *, __fmul_rn, __dmul_rn)
+SM_RN_OP(div_rn, /, __fdiv_rn, __ddiv_rn)
+#undef SM_RN_OP
+
 SM_HOST_DEVICE SM_INLINE float sqrt_rn(float a) {
 #if defined(__CUDA_ARCH__)
   return __fsqrt_rn(a);

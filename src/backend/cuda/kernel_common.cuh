@@ -67,12 +67,12 @@ __device__ __forceinline__ C load_as_dyn(DType dt, const char* p) {
 
 // One unit per thread per step (the plan's items, 1 or 4, capped at MaxItems:
 // a block apart, all loaded before any is stored for memory-level
-// parallelism), grid-stride beyond. Functors with their types fixed at
+// parallelism), grid-stride beyond. Functors whose dtypes are fixed at
 // compile time (unit copies, fills, typed conversions, same-dtype tensor ops)
-// are built with MaxItems 4; those that switch on an op or a dtype at run
-// time (scalar ops, mixed-dtype conversions and tensor ops) with 1: their
-// bodies are large and they are not where the bandwidth is won, so one item
-// keeps the build small.
+// are built with MaxItems 4; the scalar ops (one kernel per dtype, the op
+// switched at run time) and the mixed-dtype conversions and tensor ops
+// (dtypes switched at run time) with 1: their bodies are large and they are
+// not where the bandwidth is won, so one item keeps the build small.
 // F: struct { using Value = ...; template <class Off> Value load(const Off* o) const;
 //             template <class Off> void store(const Off* o, Value v) const; }
 template <typename Index, int NOPS, int MaxItems, typename F>
