@@ -33,10 +33,7 @@ SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, const sm_device* d
     how.copy = (flags & SM_DLPACK_COPY)      ? DLPackExport::Copy::Always
                : (flags & SM_DLPACK_NO_COPY) ? DLPackExport::Copy::Never
                                              : DLPackExport::Copy::IfNeeded;
-    if (device) {
-      how.to_device = true;
-      how.device = device_arg(*device);
-    }
+    if (device) how.device = device_arg(*device);
     bool c = false;
     *managed = to_dlpack(x, how, &c);
     if (copied) *copied = c ? 1 : 0;

@@ -264,14 +264,11 @@ template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::BF1
 template <> struct DTypeOf<float> { static constexpr DType value = DType::F32; };
 template <> struct DTypeOf<double> { static constexpr DType value = DType::F64; };
 
+// A floating element type (Half, BFloat16, float, double).
 template <typename T>
 struct IsFloatLike {
-  static constexpr bool value = false;
+  static constexpr bool value = is_floating(DTypeOf<T>::value);
 };
-template <> struct IsFloatLike<Half> { static constexpr bool value = true; };
-template <> struct IsFloatLike<BFloat16> { static constexpr bool value = true; };
-template <> struct IsFloatLike<float> { static constexpr bool value = true; };
-template <> struct IsFloatLike<double> { static constexpr bool value = true; };
 
 // Element conversion S -> D: exact for every pair that the target can hold;
 // integer -> integer wraps (two's complement), float -> integer truncates

@@ -26,29 +26,6 @@ void check_writable(const TensorImpl& t, const char* what) {
          format_dims(t.layout().strides, t.layout().ndim).c_str());
 }
 
-ReadSource read_source(const TensorImpl& dst, const TensorPtr& src, const char* what) {
-  const Layout& dl = dst.layout();
-  const Layout sl = expand(src->layout(), dl.sizes, dl.ndim);
-  const OverlapStatus st = overlap_status(dl, dst.base_address(), dst.itemsize(), sl,
-                                          src->base_address(), src->itemsize());
-  if (st == OverlapStatus::Partial)
-    fail(SM_ERR_OVERLAP,
-         "%s partially overlaps the tensor written (some of its elements would be written before "
-         "they are read); clone it first (sm_clone)",
-         what);
-  ReadSource r;
-  if (st == OverlapStatus::TooHard) {
-    // Could not prove the two disjoint: read through a private copy.
-    r.keep = clone(src, SM_CONTIGUOUS);
-    r.desc = make_desc(*r.keep, expand(r.keep->layout(), dl.sizes, dl.ndim));
-    return r;
-  }
-  r.keep = src;
-  r.desc = make_desc(*src, sl);
-  r.identical = st == OverlapStatus::Full;
-  return r;
-}
-
 namespace {
 
 bool same_kernel_domain(Device a, Device b) {
@@ -74,17 +51,46 @@ TensorPtr stage_to(const TensorPtr& src, Device device) {
   return out;
 }
 
+}  // namespace
+
+ReadSource read_source(const TensorImpl& dst, const TensorPtr& src_in, const char* what) {
+  // On another kernel domain: move the (unexpanded) source over first, then
+  // broadcast and convert there.
+  const TensorPtr src = same_kernel_domain(dst.device(), src_in->device())
+                            ? src_in
+                            : stage_to(src_in, dst.device());
+  const Layout& dl = dst.layout();
+  const Layout sl = expand(src->layout(), dl.sizes, dl.ndim);
+  const OverlapStatus st = overlap_status(dl, dst.base_address(), dst.itemsize(), sl,
+                                          src->base_address(), src->itemsize());
+  if (st == OverlapStatus::Partial)
+    fail(SM_ERR_OVERLAP,
+         "%s partially overlaps the tensor written (some of its elements would be written before "
+         "they are read); clone it first (sm_clone)",
+         what);
+  ReadSource r;
+  if (st == OverlapStatus::TooHard) {
+    // Could not prove the two disjoint: read through a private copy.
+    r.keep = clone(src, SM_CONTIGUOUS);
+    r.desc = make_desc(*r.keep, expand(r.keep->layout(), dl.sizes, dl.ndim));
+    return r;
+  }
+  r.keep = src;
+  r.desc = make_desc(*src, sl);
+  r.identical = st == OverlapStatus::Full;
+  return r;
+}
+
+namespace {
+
 // The internal copy: no writability check, no version bump.
 void copy_raw(const TensorPtr& dst, const TensorPtr& src) {
-  // src must broadcast to dst (SM_ERR_SHAPE), even when dst is empty.
-  expand(src->layout(), dst->layout().sizes, dst->layout().ndim);
-  if (dst->numel() == 0) return;
-  // Across devices: move the (unexpanded) source first, then broadcast and
-  // convert there.
-  const TensorPtr from =
-      same_kernel_domain(dst->device(), src->device()) ? src : stage_to(src, dst->device());
-  const ReadSource s = read_source(*dst, from, "the source");
-  if (s.identical && dst->dtype() == from->dtype()) return;  // a copy onto itself
+  if (dst->numel() == 0) {
+    expand(src->layout(), dst->layout().sizes, dst->layout().ndim);  // still SM_ERR_SHAPE
+    return;
+  }
+  const ReadSource s = read_source(*dst, src, "the source");
+  if (s.identical && dst->dtype() == src->dtype()) return;  // a copy onto itself
   kernels_for(dst->device()).copy(dst->desc(), s.desc);
 }
 

@@ -24,12 +24,7 @@ TensorPtr empty(const int64_t* shape, int ndim, DType dtype, Device device) {
 TensorPtr empty_strided(const int64_t* shape, const int64_t* strides, int ndim, DType dtype,
                         Device device) {
   checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype)));
-  Layout l;
-  l.ndim = ndim;
-  for (int i = 0; i < ndim; ++i) {
-    l.sizes[i] = shape[i];
-    l.strides[i] = strides[i];
-  }
+  Layout l = strided_layout(shape, strides, ndim);
   // The storage holds exactly the elements the strides reach (checked for
   // overflow first); negative strides start the view where its lowest
   // element lands at 0.
@@ -84,16 +79,7 @@ TensorPtr wrap_foreign(void* data, const int64_t* shape, const int64_t* strides,
                        const char* what) {
   const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
   checked_numel(shape, ndim, itemsize);
-  Layout l;
-  if (strides) {
-    l.ndim = ndim;
-    for (int i = 0; i < ndim; ++i) {
-      l.sizes[i] = shape[i];
-      l.strides[i] = strides[i];
-    }
-  } else {
-    l = dense_layout(shape, ndim, SM_CONTIGUOUS);
-  }
+  Layout l = strided_layout(shape, strides, ndim);
   const Extent e = extent(l);
   if (!e.empty && !data)
     fail(SM_ERR_INVALID_ARGUMENT, "%s is NULL but shape %s holds elements", what,
@@ -126,14 +112,7 @@ TensorPtr from_blob(void* data, const int64_t* shape, const int64_t* strides, in
 TensorPtr tensor_from_storage(const StoragePtr& s, const int64_t* shape, const int64_t* strides,
                               int ndim, int64_t storage_offset, DType dtype) {
   checked_numel(shape, ndim, static_cast<int64_t>(dtype_size(dtype)));
-  Layout l = strides ? Layout{} : dense_layout(shape, ndim, SM_CONTIGUOUS);
-  if (strides) {
-    l.ndim = ndim;
-    for (int i = 0; i < ndim; ++i) {
-      l.sizes[i] = shape[i];
-      l.strides[i] = strides[i];
-    }
-  }
+  Layout l = strided_layout(shape, strides, ndim);
   if (storage_offset < 0)
     fail(SM_ERR_OUT_OF_BOUNDS, "storage_offset = %lld is negative", (long long)storage_offset);
   l.offset = storage_offset;

@@ -126,13 +126,13 @@ void* to_dlpack(const TensorPtr& t, const DLPackExport& how, bool* copied) {
   const bool never = how.copy == DLPackExport::Copy::Never;
   TensorPtr src = t;
   *copied = false;
-  if (how.to_device && how.device != t->device()) {
+  if (how.device && *how.device != t->device()) {
     if (never)
       fail(SM_ERR_UNSUPPORTED,
            "the consumer asked for another device than the tensor's and for no copy "
            "(SM_DLPACK_NO_COPY): drop one of the two");
     bool c = false;
-    src = to(t, how.device, t->dtype(), &c);
+    src = to(t, *how.device, t->dtype(), &c);
     *copied = true;
   } else if (how.copy == DLPackExport::Copy::Always) {
     src = clone(t, SM_CONTIGUOUS);

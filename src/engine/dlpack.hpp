@@ -1,6 +1,8 @@
 // DLPack export/import (zero copy). See include/stridemem_dlpack.h.
 #pragma once
 
+#include <optional>
+
 #include "engine/tensor.hpp"
 
 namespace sm {
@@ -10,8 +12,7 @@ struct DLPackExport {
   bool versioned = false;  // DLManagedTensorVersioned, else the legacy struct
   bool normalize = false;  // no negative strides: such tensors are exported as a dense copy
   enum class Copy { IfNeeded, Always, Never } copy = Copy::IfNeeded;
-  bool to_device = false;  // export on `device` (a copy when it is not t's)
-  Device device;
+  std::optional<Device> device;  // the consumer's (a copy there when it is not t's)
 };
 // Returns a DLManagedTensor* (legacy) or DLManagedTensorVersioned* that owns
 // a reference to the exported storage until the consumer calls its deleter;

@@ -78,14 +78,7 @@ void inplace_tensor(const TensorPtr& t, sm_op op, const TensorPtr& other_in, dou
     return;
   }
   if (t->numel() > 0) {
-    // Bring other to t's kernels (another device: a staged copy).
-    TensorPtr other = other_in;
-    if (!(other->device() == t->device() ||
-          (host_accessible(other->device()) && host_accessible(t->device())))) {
-      bool copied = false;
-      other = to(other_in, t->device(), other_in->dtype(), &copied);
-    }
-    const ReadSource s = read_source(*t, other, "other");
+    const ReadSource s = read_source(*t, other_in, "other");
     kernels_for(t->device()).tensor_op(t->desc(), op, s.desc, alpha);
   }
   t->storage()->bump_version();

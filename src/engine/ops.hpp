@@ -64,7 +64,8 @@ void check_writable(const TensorImpl& t, const char* what);
 // itself when the two are disjoint or the very same elements (identical), a
 // private copy when overlap cannot be ruled out cheaply; SM_ERR_OVERLAP
 // naming `what` when src partially overlaps dst (some of its elements would
-// be written before they are read). Both on one kernel domain.
+// be written before they are read). A source on another device is staged to
+// dst's first.
 struct ReadSource {
   TensorPtr keep;  // holds the memory desc points into
   TensorDesc desc;

@@ -231,6 +231,15 @@ Layout dense_layout(const int64_t* sizes, int ndim, sm_memory_format format) {
   return l;
 }
 
+Layout strided_layout(const int64_t* sizes, const int64_t* strides, int ndim) {
+  if (!strides) return dense_layout(sizes, ndim, SM_CONTIGUOUS);
+  Layout l;
+  l.ndim = ndim;
+  std::copy(sizes, sizes + ndim, l.sizes);
+  std::copy(strides, strides + ndim, l.strides);
+  return l;
+}
+
 Layout dense_like(const Layout& l) {
   // PyTorch's infer_dense_strides on |stride|: an insertion sort, innermost
   // first, where a stride-0 dim compares as "ambiguous" (never moves past
@@ -717,11 +726,8 @@ Layout as_strided(const Layout& l, const int64_t* shape, const int64_t* strides,
                   int64_t offset) {
   (void)l;
   checked_numel(shape, ndim);
-  Layout r;
-  r.ndim = ndim;
+  Layout r = strided_layout(shape, strides, ndim);
   r.offset = offset;
-  std::copy(shape, shape + ndim, r.sizes);
-  std::copy(strides, strides + ndim, r.strides);
   if (offset < 0)
     fail(SM_ERR_OUT_OF_BOUNDS, "as_strided: storage offset %" PRId64 " is negative", offset);
   extent(r);  // SM_ERR_OVERFLOW when (size-1)*stride sums overflow

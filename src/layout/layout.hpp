@@ -46,6 +46,10 @@ int wrap_dim(int64_t dim, int ndim, const char* what = "dim", bool allow_scalar 
 
 // ---- dense layouts -----------------------------------------------------------
 
+// The layout of sizes with the given strides (NULL: row-major, as
+// dense_layout), offset 0. Checks nothing of its own: callers validate.
+Layout strided_layout(const int64_t* sizes, const int64_t* strides, int ndim);
+
 // Dense strides of sizes in memory format (SM_CONTIGUOUS, SM_CHANNELS_LAST
 // needs ndim 4, SM_CHANNELS_LAST_3D needs ndim 5: else SM_ERR_SHAPE).
 // Size-0 and size-1 dims get the strides PyTorch gives them (max(size,1)

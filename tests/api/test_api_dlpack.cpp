@@ -215,9 +215,11 @@ TEST(DLPack, StackTensorsExportOnlyAsACopy) {
   SM_ASSERT_OK(sm_to_dlpack_ex(t, SM_DLPACK_VERSIONED | SM_DLPACK_COPY, nullptr, &raw, &copied));
   auto* m = static_cast<sm_DLManagedTensorVersioned*>(raw);
   EXPECT_EQ(copied, 1);
-  int64_t mark = -1;
-  SM_ASSERT_OK(sm_stack_mark(s, &mark));
+  // The region is popped and reused: the export must not see the new data.
   SM_ASSERT_OK(sm_stack_pop_to(s, 0));
+  Tensor reused;
+  SM_ASSERT_OK(sm_stack_push(s, std::vector<int64_t>{8}.data(), 1, SM_FLOAT32, reused.out()));
+  SM_ASSERT_OK(sm_inplace_scalar(reused, SM_OP_FILL, -1.0, 0));
   const float* d = static_cast<const float*>(m->dl_tensor.data);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(d[i], 2.5f);
   m->deleter(m);

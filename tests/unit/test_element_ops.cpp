@@ -111,6 +111,18 @@ TEST(ElementOps, NanRulesOfClampReluAndScalarOperands) {
   EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_ADD, 7, ki), 7);
 }
 
+TEST(ElementOps, FillAndZeroAreDefinedLikeEveryOtherOp) {
+  // The backends write FILL and ZERO as fills (scalar_bits), never through
+  // apply_scalar_op; its cases must still agree with them.
+  const auto k = sm::make_scalar_args<float>(2.5, 0.0);
+  EXPECT_EQ(sm::apply_scalar_op<float>(SM_OP_FILL, 7.0f, k), 2.5f);
+  EXPECT_EQ(sm::apply_scalar_op<float>(SM_OP_ZERO, 7.0f, k), 0.0f);
+  unsigned char b[8] = {};
+  sm::scalar_bits(DType::I16, 300.0, b);
+  const auto ki = sm::make_scalar_args<int64_t>(300.0, 0.0);
+  EXPECT_EQ(sm::scalar_op_element<int16_t>(SM_OP_FILL, int16_t{1}, ki), int16_t(b[0] | (b[1] << 8)));
+}
+
 TEST(ElementOps, IntegerArithmeticWrapsWithoutUndefinedBehaviour) {
   const auto k = sm::make_scalar_args<int64_t>(1.0, 0.0);
   EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_ADD, INT64_MAX, k), INT64_MIN);

@@ -201,6 +201,13 @@ TEST(LayoutDense, ChannelsLastStrides) {
   EXPECT_SM_ERROR(sm::dense_layout(huge.data(), 3, SM_CONTIGUOUS), SM_ERR_OVERFLOW);
 }
 
+TEST(LayoutDense, StridedLayoutTakesStridesOrIsRowMajor) {
+  const int64_t sizes[3] = {2, 3, 4}, strides[3] = {-1, 8, 2};
+  EXPECT_EQ(sm::strided_layout(sizes, strides, 3), L({2, 3, 4}, {-1, 8, 2}));
+  EXPECT_EQ(sm::strided_layout(sizes, nullptr, 3), L({2, 3, 4}, {12, 4, 1}));
+  EXPECT_EQ(sm::strided_layout(sizes, nullptr, 0), L({}, {}));
+}
+
 TEST(LayoutDense, DenseLike) {
   // Transposed [3, 2] of a contiguous [2, 3]: dense_like keeps the memory order.
   Layout t = sm::transpose(C({2, 3}), 0, 1);

@@ -41,6 +41,28 @@ DeviceGuard::~DeviceGuard() {
 }
 
 namespace {
+// DeviceGuard for the noexcept paths (frees, events): errors are ignored,
+// the work that follows reports its own.
+class QuietDeviceGuard {
+ public:
+  explicit QuietDeviceGuard(int device) {
+    cudaGetDevice(&prev_);
+    if (prev_ != device) cudaSetDevice(device);
+    switched_ = prev_ != device && prev_ >= 0;
+  }
+  ~QuietDeviceGuard() {
+    if (switched_) cudaSetDevice(prev_);
+  }
+  QuietDeviceGuard(const QuietDeviceGuard&) = delete;
+  QuietDeviceGuard& operator=(const QuietDeviceGuard&) = delete;
+
+ private:
+  int prev_ = -1;
+  bool switched_ = false;
+};
+}  // namespace
+
+namespace {
 thread_local cudaStream_t t_streams[kMaxDevices] = {};
 }  // namespace
 
@@ -139,11 +161,8 @@ class CudaMemoryOps final : public DeviceMemoryOps {
     return p;
   }
   void raw_free(void* ptr) noexcept override {
-    int prev = -1;
-    cudaGetDevice(&prev);
-    if (prev != device_) cudaSetDevice(device_);
+    QuietDeviceGuard g(device_);
     cudaFree(ptr);
-    if (prev != device_ && prev >= 0) cudaSetDevice(prev);
   }
   void* current_stream() override { return cuda::current_stream(device_); }
   void* event_create() override {
@@ -233,13 +252,13 @@ void pinned_raw_free(void* p) { cudaFreeHost(p); }
 class CudaStreamEvents final : public StreamEvents {
  public:
   void* record(int device, void* stream) noexcept override {
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device);
     cudaEvent_t e = nullptr;
-    const bool ok = cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess &&
-                    cudaEventRecord(e, static_cast<cudaStream_t>(stream)) == cudaSuccess;
-    if (prev >= 0) cudaSetDevice(prev);
+    bool ok;
+    {
+      QuietDeviceGuard g(device);
+      ok = cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess &&
+           cudaEventRecord(e, static_cast<cudaStream_t>(stream)) == cudaSuccess;
+    }
     if (ok) return e;
     cudaGetLastError();
     if (e) cudaEventDestroy(e);
@@ -254,11 +273,8 @@ class CudaStreamEvents final : public StreamEvents {
   }
   void destroy(void* event) noexcept override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
   void synchronize_device(int device) noexcept override {
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device);
+    QuietDeviceGuard g(device);
     if (cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
-    if (prev >= 0) cudaSetDevice(prev);
   }
   int stream_device(void* stream) override {
     int dev = 0;
