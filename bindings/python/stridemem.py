@@ -310,6 +310,7 @@ _SIGNATURES = {
     "sm_from_dlpack": (c_int32, [c_void_p, c_int, POINTER(_T)]),
     "sm_debug_fail_alloc": (c_int32, [c_int64]),
     "sm_debug_live_handles": (c_int32, [_P64, _P64, _P64]),
+    "sm_debug_age_handle_slot": (c_int32, [c_void_p, c_int64]),
 }
 
 MISSING_SYMBOLS = []

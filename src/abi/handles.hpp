@@ -2,9 +2,19 @@
 // kind tag, a slot index and the slot's generation, so a released, forged or
 // wrong-kind handle is detected by a table lookup (SM_ERR_INVALID_HANDLE)
 // instead of dereferencing garbage.
+//
+// The guarantee is absolute, not probabilistic: a slot never carries the same
+// generation twice. Each release moves the slot to its next generation; a
+// slot whose generation reaches the 28-bit limit is retired instead of
+// wrapping (never reused, its few bytes kept), so no stale handle can ever
+// equal a live one. Freed slots are reused oldest-first, which spreads the
+// generations over all free slots: one slot retires after 2^28 - 1 reuses,
+// and running out of the 2^32 slot indices would take about 2^60
+// create/release cycles.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -25,8 +35,8 @@ class HandleTable {
     std::lock_guard<std::mutex> lock(mu_);
     uint32_t index;
     if (!free_.empty()) {
-      index = free_.back();
-      free_.pop_back();
+      index = free_.front();
+      free_.pop_front();
     } else {
       if (slots_.size() >= kMaxSlots) fail(SM_ERR_OUT_OF_MEMORY, "too many live %s handles", noun_);
       slots_.emplace_back();
@@ -62,11 +72,51 @@ class HandleTable {
       if (--s.owners > 0) return;
       dying = std::move(s.obj);
       s.obj.reset();
-      s.generation = (s.generation + 1) & kGenMask;
-      if (s.generation == 0) s.generation = 1;  // 0 never names a live slot
-      free_.push_back(decode_index(h));
       --live_;
+      if (s.generation == kGenMask) {
+        ++retired_;  // its last generation: the slot is never handed out again
+      } else {
+        ++s.generation;
+        try {
+          free_.push_back(decode_index(h));
+        } catch (...) {
+          ++retired_;  // no memory to list it: the release still stands, the slot is dropped
+        }
+      }
     }
+  }
+
+  // Slots retired at their generation limit (tests and statistics).
+  int64_t retired() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return retired_;
+  }
+
+  // Test hook: the free slot a released handle names is given generation
+  // limit - generations_left and becomes the next slot reused, so a test can
+  // walk it to its limit in a few cycles. Refused (SM_ERR_INVALID_ARGUMENT)
+  // when the slot is live or retired: aging a live slot would make its live
+  // handle stale.
+  void age_free_slot(const void* h, int64_t generations_left, const char* arg) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+    const uint64_t low = v & 0xFFFFFFFFu;
+    if (v == 0 || (v >> 60) != static_cast<uint64_t>(kind_) || low == 0 || low > slots_.size())
+      fail(SM_ERR_INVALID_HANDLE, "%s (%p) is not a %s handle", arg, h, noun_);
+    if (generations_left < 0 || generations_left > static_cast<int64_t>(kGenMask) - 1)
+      fail(SM_ERR_INVALID_ARGUMENT, "generations_left = %lld is outside 0..%lld",
+           (long long)generations_left, (long long)kGenMask - 1);
+    const uint32_t index = static_cast<uint32_t>(low - 1);
+    Slot& s = slots_[index];
+    auto it = free_.end();
+    for (auto f = free_.begin(); f != free_.end(); ++f)
+      if (*f == index) it = f;
+    if (s.obj || it == free_.end())
+      fail(SM_ERR_INVALID_ARGUMENT, "%s (%p) names a %s slot that is %s, not free", arg, h, noun_,
+           s.obj ? "live" : "retired");
+    s.generation = kGenMask - static_cast<uint32_t>(generations_left);
+    free_.erase(it);
+    free_.push_front(index);
   }
 
   int64_t live() {
@@ -81,7 +131,9 @@ class HandleTable {
     uint32_t generation = 1;
   };
   // Layout of a handle value: [kind:4][generation:28][index+1:32].
-  static constexpr uint64_t kGenMask = (1u << 28) - 1;
+  // Generations run 1..kGenMask (0 never names a live slot).
+  static_assert(sizeof(void*) == 8, "handles carry 64 bits");
+  static constexpr uint32_t kGenMask = (1u << 28) - 1;
   static constexpr size_t kMaxSlots = 0xFFFFFFF0u;
 
   void* encode(uint32_t index, uint32_t gen) const {
@@ -111,8 +163,9 @@ class HandleTable {
   const char* noun_;
   std::mutex mu_;
   std::vector<Slot> slots_;
-  std::vector<uint32_t> free_;
+  std::deque<uint32_t> free_;  // oldest-freed first
   int64_t live_ = 0;
+  int64_t retired_ = 0;
 };
 
 }  // namespace sm

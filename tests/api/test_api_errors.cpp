@@ -399,6 +399,11 @@ void register_null_pointer_cases() {
     ok = a == kSentinel64 && b == kSentinel64;
     return s;
   });
+  // Aging is for released slots only: a live handle must stay valid.
+  add("sm_debug_age_handle_slot_live", IA, {"sm_debug_age_handle_slot", "live"},
+      [](C& c, bool& ok) { NO_OUT(sm_debug_age_handle_slot(c.t, 1)); });
+  add("sm_debug_age_handle_slot_forged", {SM_ERR_INVALID_HANDLE}, {"sm_debug_age_handle_slot"},
+      [](C&, bool& ok) { NO_OUT(sm_debug_age_handle_slot(reinterpret_cast<void*>(0xBAD), 1)); });
   // creation
   add("sm_empty_null_out", IA, {"sm_empty", "out"},
       [](C&, bool& ok) { NO_OUT(sm_empty(kS4, 1, SM_FLOAT32, cpu(), nullptr)); });
@@ -1061,7 +1066,7 @@ TEST(BadInputCoverage, EveryFallibleCallHasACase) {
       "sm_stack_pop_to", "sm_stack_used", "sm_stack_release", "sm_synchronize", "sm_set_stream",
       "sm_get_stream",
       "sm_record_stream", "sm_set_num_threads", "sm_get_num_threads", "sm_to_dlpack", "sm_to_dlpack_ex",
-      "sm_from_dlpack", "sm_debug_live_handles"};
+      "sm_from_dlpack", "sm_debug_live_handles", "sm_debug_age_handle_slot"};
   const std::vector<BadCase> cases = all_cases();
   for (const char* f : fns) {
     bool found = false;

@@ -45,6 +45,57 @@ TEST(Handles, ReusedSlotGetsANewGeneration) {
   t.release(b, "b");
 }
 
+// A slot walked to its generation limit retires: it never hands out a
+// generation it had before, so the very first handle of the table (the one
+// a wrapping counter would meet again) stays stale for ever.
+TEST(Handles, GenerationLimitRetiresTheSlotInsteadOfWrapping) {
+  HandleTable<int> t(HandleKind::Tensor, "tensor");
+  void* first = t.insert(std::make_shared<int>(0));
+  t.release(first, "first");
+  t.age_free_slot(first, 2, "first");  // 2 more reuses, then the limit
+  std::vector<void*> issued{first};
+  for (int cycle = 0; cycle < 8; ++cycle) {
+    void* h = t.insert(std::make_shared<int>(cycle));
+    for (void* old : issued) ASSERT_NE(h, old) << "cycle " << cycle << ": a handle value came back";
+    EXPECT_EQ(*t.get(h, "h"), cycle);
+    issued.push_back(h);
+    t.release(h, "h");
+    for (void* old : issued) EXPECT_EQ(expect_status([&] { t.get(old, "old"); }), SM_ERR_INVALID_HANDLE);
+  }
+  EXPECT_EQ(t.retired(), 1);  // the aged slot, after its last generation
+  EXPECT_EQ(t.live(), 0);
+  // Its stale handles cannot be aged again either: the slot is gone.
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(first, 0, "first"); }), SM_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Handles, AgingRefusesLiveSlotsAndForgedHandles) {
+  HandleTable<int> t(HandleKind::Tensor, "tensor");
+  void* live = t.insert(std::make_shared<int>(1));
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, 1, "live"); }), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(*t.get(live, "live"), 1);  // untouched
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(reinterpret_cast<void*>(0x1234), 1, "x"); }),
+            SM_ERR_INVALID_HANDLE);
+  t.release(live, "live");
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, -1, "live"); }), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, int64_t(1) << 28, "live"); }),
+            SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, (int64_t(1) << 28) - 2, "live"); }), SM_OK);
+}
+
+// Freed slots are reused oldest first, so a just-released handle's slot is
+// not the next one handed out while older free slots exist.
+TEST(Handles, FreedSlotsAreReusedOldestFirst) {
+  HandleTable<int> t(HandleKind::Tensor, "tensor");
+  void* a = t.insert(std::make_shared<int>(1));
+  void* b = t.insert(std::make_shared<int>(2));
+  t.release(a, "a");
+  t.release(b, "b");
+  void* c = t.insert(std::make_shared<int>(3));
+  const auto index = [](void* h) { return reinterpret_cast<uintptr_t>(h) & 0xFFFFFFFFu; };
+  EXPECT_EQ(index(c), index(a));
+  t.release(c, "c");
+}
+
 TEST(Handles, ForgedNullAndWrongKind) {
   HandleTable<int> tensors(HandleKind::Tensor, "tensor");
   HandleTable<int> stacks(HandleKind::Stack, "stack");

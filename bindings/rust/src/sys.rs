@@ -479,6 +479,7 @@ unsafe extern "C" {
     // Testing hooks
     pub fn sm_debug_fail_alloc(n: i64) -> sm_status;
     pub fn sm_debug_live_handles(tensors: *mut i64, storages: *mut i64, stacks: *mut i64) -> sm_status;
+    pub fn sm_debug_age_handle_slot(released: *const c_void, generations_left: i64) -> sm_status;
 }
 
 #[cfg(test)]

@@ -449,6 +449,9 @@ sm_debug_fail_alloc(n) =
 sm_debug_live_handles(tensors, storages, stacks) =
     @ccall libstridemem().sm_debug_live_handles(tensors::Ref{Int64}, storages::Ref{Int64},
                                                 stacks::Ref{Int64})::sm_status
+sm_debug_age_handle_slot(released, generations_left) =
+    @ccall libstridemem().sm_debug_age_handle_slot(released::Ptr{Cvoid},
+                                                   generations_left::Int64)::sm_status
 
 # Everything above is this module's API.
 for name in names(@__MODULE__; all = true)
