@@ -46,7 +46,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 /* Opaque, generation-checked handles. A released, never-issued or forged
- * handle passed to any call yields SM_ERR_INVALID_HANDLE, never a crash. */
+ * handle passed to any call yields SM_ERR_INVALID_HANDLE, never a crash.
+ * Always, not probably: a handle value is never issued twice in a process
+ * (a handle slot that has been reused 2^28 - 1 times is retired, not
+ * wrapped), so a stale handle can never name a live object. */
 typedef struct sm_tensor_* sm_tensor;
 typedef struct sm_storage_* sm_storage;
 typedef struct sm_stack_* sm_stack;
@@ -226,7 +229,11 @@ SM_API sm_status sm_storage_release(sm_storage s); /* NULL: no-op */
 SM_API sm_status sm_storage_size(sm_storage s, int64_t* nbytes);
 SM_API sm_status sm_storage_data_ptr(sm_storage s, void** out);
 SM_API sm_status sm_storage_device(sm_storage s, sm_device* out);
-/* A tensor over an existing storage (bounds-checked like sm_as_strided). */
+/* A tensor of any dtype over an existing storage (bounds-checked like
+ * sm_as_strided; storage_offset in elements of dtype). SM_ERR_INVALID_ARGUMENT
+ * when the storage's data address is not a multiple of the dtype's size
+ * (e.g. the bytes of a uint8 view imported at an odd address): such elements
+ * cannot be loaded; sm_clone the bytes first. */
 SM_API sm_status sm_tensor_from_storage(sm_storage s, const int64_t* shape,
                                         const int64_t* strides, int32_t ndim,
                                         int64_t storage_offset, sm_dtype dtype,
@@ -364,7 +371,8 @@ SM_API sm_status sm_inplace_tensor(sm_tensor t, sm_op op, sm_tensor other, doubl
 /* ------------------------------------------------------------------------ */
 
 /* A struct that will grow: set struct_size = sizeof(sm_memory_stats_t)
- * before the call; fields past struct_size are not written. The struct tag
+ * before the call; only whole fields within struct_size are written (one it
+ * cuts through is left as it was). The struct tag
  * and the function share the name sm_memory_stats, as POSIX's stat does; the
  * typedef is sm_memory_stats_t. */
 typedef struct sm_memory_stats {
@@ -388,7 +396,13 @@ typedef struct sm_memory_stats {
 SM_API sm_status sm_memory_stats(sm_device device, struct sm_memory_stats* out);
 /* Peaks restart from the current values. */
 SM_API sm_status sm_reset_peak_stats(sm_device device);
-/* Returns every unused cached block to the system; never a live one. */
+/* Returns every unused cached block to the system; never a live one.
+ * A failing allocation does the same before it gives up (as PyTorch's
+ * caching allocator does): when the system refuses a block, the cache is
+ * emptied and the request retried once. This is the one state change a call
+ * that fails with SM_ERR_OUT_OF_MEMORY may make: reserved_bytes falls and
+ * device_frees grows by the cached blocks returned; no tensor, storage or
+ * live block changes. */
 SM_API sm_status sm_empty_cache(sm_device device);
 /* A readable table of the statistics, NUL-terminated, truncated to len. */
 SM_API sm_status sm_memory_summary(sm_device device, char* buf, size_t len);
@@ -416,7 +430,15 @@ SM_API sm_status sm_stack_push(sm_stack s, const int64_t* shape, int32_t ndim, s
 SM_API sm_status sm_stack_mark(sm_stack s, int64_t* mark);
 /* Frees every push made after mark, O(1). Tensors (and their views) still
  * alive in the popped region become invalid: any call but release returns
- * SM_ERR_INVALID_HANDLE. */
+ * SM_ERR_INVALID_HANDLE.
+ * Threads: a pop does not wait for calls already running on the popped
+ * tensors. Popping while another thread is still inside a call on a popped
+ * tensor is a data race, like freeing memory another thread reads: that
+ * call's write may land in the bytes of the next push. Order every use of a
+ * region's tensors before the pop (join, mutex, barrier); every call that
+ * starts after sm_stack_pop_to has returned refuses them. On CUDA, kernels
+ * already queued on a stream run before work queued after them on the same
+ * stream; work on other streams must be synchronized first. */
 SM_API sm_status sm_stack_pop_to(sm_stack s, int64_t mark);
 SM_API sm_status sm_stack_used(sm_stack s, int64_t* used_bytes, int64_t* capacity_bytes);
 /* Destructor. Tensors still pushed stay valid and pin the buffer until they
@@ -473,7 +495,13 @@ SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, const sm_device* d
                                  void** managed, int* copied);
 /* Zero-copy import; takes ownership of managed on success (its deleter runs
  * exactly once, when the last view dies). On failure ownership stays with the
- * caller. */
+ * caller. data + byte_offset and the bytes the shape and strides reach are
+ * checked in unsigned arithmetic: a byte_offset above PTRDIFF_MAX, NULL data
+ * with a byte_offset, or a span that wraps below address 0 or past the top of
+ * the address space is refused (SM_ERR_INVALID_ARGUMENT / SM_ERR_OUT_OF_BOUNDS).
+ * One of this library's own exports coming back is a view of the exporting
+ * tensor's storage itself: same storage (sm_same_storage), same version
+ * counter, and its deleter runs during this call. */
 SM_API sm_status sm_from_dlpack(void* managed, int versioned, sm_tensor* out);
 
 /* ------------------------------------------------------------------------ */
@@ -486,6 +514,13 @@ SM_API sm_status sm_from_dlpack(void* managed, int versioned, sm_tensor* out);
 SM_API sm_status sm_debug_fail_alloc(int64_t n);
 /* Number of live tensor, storage and stack handles (leak checks). */
 SM_API sm_status sm_debug_live_handles(int64_t* tensors, int64_t* storages, int64_t* stacks);
+/* Walks a handle slot to its generation limit in a few calls: the free slot
+ * that the released tensor, storage or stack handle `released` names gets
+ * generations_left (0 .. 2^28 - 2) reuses before it retires, and is the next
+ * slot of its kind to be reused. SM_ERR_INVALID_ARGUMENT when that slot is
+ * live or already retired; SM_ERR_INVALID_HANDLE for a value that is no
+ * handle. Changes no live handle. */
+SM_API sm_status sm_debug_age_handle_slot(const void* released, int64_t generations_left);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,6 +1,7 @@
 // Tensor creation: fresh storages from the device's caching allocator, or
 // wrapped memory the library does not own (from_blob, DLPack import).
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -88,10 +89,26 @@ TensorPtr wrap_foreign(void* data, const int64_t* shape, const int64_t* strides,
     fail(SM_ERR_INVALID_ARGUMENT, "%s (%p) is not aligned to the %s element size (%lld bytes)",
          what, data, dtype_name(dtype), (long long)itemsize);
   // The storage starts at the lowest element reached and spans exactly the
-  // elements reached; element [0, ..., 0] sits at offset -lo.
+  // elements reached; element [0, ..., 0] sits at offset -lo. The span is
+  // checked in unsigned address arithmetic: memory that would begin below
+  // address 0 or end past the top of the address space is no buffer.
   const ByteSpan span = byte_span(l, itemsize);
   l.offset = e.empty ? 0 : -e.lo;
-  char* base = element_address(data, span.lo_bytes, 1);
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t below = static_cast<uintptr_t>(-static_cast<uint64_t>(span.lo_bytes));  // lo <= 0
+  if (below > addr)
+    fail(SM_ERR_OUT_OF_BOUNDS,
+         "%s (%p) with shape %s and strides %s reaches %llu bytes below it, below address 0",
+         what, data, format_dims(l.sizes, l.ndim).c_str(), format_dims(l.strides, l.ndim).c_str(),
+         (unsigned long long)below);
+  const uintptr_t start = addr - below;
+  if (static_cast<uint64_t>(span.nbytes) > UINTPTR_MAX - start)
+    fail(SM_ERR_OUT_OF_BOUNDS,
+         "%s (%p) with shape %s and strides %s ends %lld bytes later, past the top of the "
+         "address space",
+         what, data, format_dims(l.sizes, l.ndim).c_str(), format_dims(l.strides, l.ndim).c_str(),
+         (long long)span.nbytes);
+  char* base = reinterpret_cast<char*>(start);
   auto storage = std::make_shared<Storage>(device, base, span.nbytes, std::move(on_free), read_only);
   try {
     return std::make_shared<const TensorImpl>(storage, l, dtype);

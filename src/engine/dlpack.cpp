@@ -2,6 +2,8 @@
 // (checked against Debian's dlpack.h in tests/unit/test_dlpack_layout.cpp).
 #include "engine/dlpack.hpp"
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -179,10 +181,35 @@ void* to_dlpack(const TensorPtr& t, const DLPackExport& how, bool* copied) {
   return result;
 }
 
+namespace {
+
+// One of this library's own exports coming back: a view of the exporting
+// storage itself, so writes through it bump the same version counter and
+// sm_same_storage sees one storage, as for any other view. The export is
+// consumed (its deleter runs now: the view holds the storage). Null when the
+// DLPack metadata does not describe whole elements of that storage; the
+// bounds are checked by make_tensor.
+TensorPtr view_of_own_export(const ExportContext& ctx, const void* first, const int64_t* shape,
+                             const int64_t* strides, int ndim, DType dtype, Device dev) {
+  const StoragePtr& s = ctx.keep->storage();
+  if (dev != s->device()) return nullptr;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(s->data());
+  const uintptr_t at = reinterpret_cast<uintptr_t>(first);
+  const uintptr_t itemsize = dtype_size(dtype);
+  if (at < base || (at - base) % itemsize != 0) return nullptr;
+  checked_numel(shape, ndim, static_cast<int64_t>(itemsize));
+  Layout l = strided_layout(shape, strides, ndim);
+  l.offset = static_cast<int64_t>((at - base) / itemsize);
+  return make_tensor(s, l, dtype);
+}
+
+}  // namespace
+
 TensorPtr from_dlpack(void* managed, bool versioned) {
   sm_DLTensor* dl;
   bool read_only = false;
   std::function<void()> on_free;
+  const ExportContext* own = nullptr;
   if (versioned) {
     auto* m = static_cast<sm_DLManagedTensorVersioned*>(managed);
     if (m->version.major != SM_DLPACK_MAJOR_VERSION)
@@ -191,20 +218,46 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
     dl = &m->dl_tensor;
     read_only = (m->flags & SM_DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
     if (m->deleter) on_free = [m] { m->deleter(m); };
+    if (m->deleter == delete_versioned) own = static_cast<const ExportContext*>(m->manager_ctx);
   } else {
     auto* m = static_cast<sm_DLManagedTensor*>(managed);
     dl = &m->dl_tensor;
     if (m->deleter) on_free = [m] { m->deleter(m); };
+    if (m->deleter == delete_legacy) own = static_cast<const ExportContext*>(m->manager_ctx);
   }
   if (dl->ndim < 0 || dl->ndim > kMaxDims)
     fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has ndim %d (supported: 0..%d)", dl->ndim, kMaxDims);
   if (dl->ndim > 0 && !dl->shape) fail(SM_ERR_INVALID_ARGUMENT, "DLPack tensor has a NULL shape");
   const DType dtype = from_dl_dtype(dl->dtype);
   const Device dev = from_dl_device(dl->device);
-  // Unsigned arithmetic: a hostile byte_offset must not be undefined behaviour.
-  void* first = element_address(dl->data, dl->byte_offset, 1);
-  return wrap_foreign(dl->data ? first : nullptr, dl->shape, dl->strides, dl->ndim, dtype, dev,
-                      std::move(on_free), read_only, "DLPack tensor's data + byte_offset");
+  // data + byte_offset in unsigned arithmetic with explicit checks: no C
+  // object is larger than PTRDIFF_MAX bytes, so a larger offset is no offset
+  // into the producer's buffer (2^64 - 4 would put element 0 before it), and
+  // the sum must not wrap past the top of the address space. NULL data has
+  // no offset to add.
+  const uintptr_t data = reinterpret_cast<uintptr_t>(dl->data);
+  const uint64_t byte_offset = dl->byte_offset;
+  if (!dl->data && byte_offset != 0)
+    fail(SM_ERR_INVALID_ARGUMENT,
+         "DLPack tensor has NULL data with byte_offset %llu: NULL data takes byte_offset 0",
+         (unsigned long long)byte_offset);
+  if (byte_offset > static_cast<uint64_t>(PTRDIFF_MAX))
+    fail(SM_ERR_OUT_OF_BOUNDS,
+         "DLPack tensor's byte_offset %llu is larger than any buffer can be (PTRDIFF_MAX)",
+         (unsigned long long)byte_offset);
+  if (byte_offset > UINTPTR_MAX - data)
+    fail(SM_ERR_OUT_OF_BOUNDS,
+         "DLPack tensor's data (%p) + byte_offset %llu wraps past the top of the address space",
+         dl->data, (unsigned long long)byte_offset);
+  void* first = reinterpret_cast<void*>(data + byte_offset);
+  if (own) {
+    if (TensorPtr v = view_of_own_export(*own, first, dl->shape, dl->strides, dl->ndim, dtype, dev)) {
+      on_free();  // the export is consumed; v holds the storage
+      return v;
+    }
+  }
+  return wrap_foreign(first, dl->shape, dl->strides, dl->ndim, dtype, dev, std::move(on_free),
+                      read_only, "DLPack tensor's data + byte_offset");
 }
 
 }  // namespace sm

@@ -330,3 +330,158 @@ TEST(DLPack, FailedImportLeavesOwnershipWithTheCaller) {
   EXPECT_EQ(g_versioned_deleted.load(), 0);
   v->deleter(v);
 }
+
+// ---- issue 12: address arithmetic, alignment, own exports coming back ----
+
+namespace {
+
+int g_hostile_deleted = 0;
+void hostile_deleter(sm_DLManagedTensor* self) {
+  ++g_hostile_deleted;
+  delete self;
+}
+
+// A legacy managed tensor over `data` with any byte_offset; shape and
+// strides live in the test's arrays.
+sm_DLManagedTensor* make_raw(void* data, uint64_t byte_offset, int32_t ndim, int64_t* shape,
+                             int64_t* strides, sm_DLDataType dtype) {
+  auto* m = new sm_DLManagedTensor{};
+  m->dl_tensor.data = data;
+  m->dl_tensor.device = sm_DLDevice{sm_kDLCPU, 0};
+  m->dl_tensor.ndim = ndim;
+  m->dl_tensor.dtype = dtype;
+  m->dl_tensor.shape = shape;
+  m->dl_tensor.strides = strides;
+  m->dl_tensor.byte_offset = byte_offset;
+  m->manager_ctx = nullptr;
+  m->deleter = hostile_deleter;
+  return m;
+}
+
+// Refused, nothing written, nothing changed, the producer still owns it.
+void expect_refused(sm_DLManagedTensor* m, sm_status want, const char* what) {
+  g_hostile_deleted = 0;
+  const GlobalSnap g0 = global_snap();
+  sm_tensor out = sentinel_tensor();
+  SM_EXPECT_STATUS(sm_from_dlpack(m, 0, &out), want);
+  EXPECT_EQ(out, sentinel_tensor()) << what;
+  EXPECT_EQ(global_snap(), g0) << what;
+  EXPECT_EQ(g_hostile_deleted, 0) << what;
+  EXPECT_FALSE(std::string(sm_last_error()).empty()) << what;
+  m->deleter(m);
+}
+
+}  // namespace
+
+// data + byte_offset is computed without wrapping: an offset no buffer can
+// have, a sum past the top of the address space, NULL with an offset, and a
+// span that reaches below address 0 or past the top are refused.
+TEST(DLPack, ImportRefusesAddressArithmeticThatWraps) {
+  alignas(8) static float buf[16];
+  int64_t shape1[1] = {4}, shape0[1] = {0}, neg[1] = {-8};
+  const sm_DLDataType f32{sm_kDLFloat, 32, 1}, f64{sm_kDLFloat, 64, 1}, u8{sm_kDLUInt, 8, 1};
+  // 2^64 - 4 would put element 0 four bytes before the producer's buffer.
+  expect_refused(make_raw(buf + 4, ~uint64_t(0) - 3, 1, shape1, nullptr, f32), SM_ERR_OUT_OF_BOUNDS,
+                 "byte_offset 2^64-4");
+  EXPECT_NE(std::string(sm_last_error()).find("byte_offset"), std::string::npos) << sm_last_error();
+  // 2^63: a non-canonical address on every 64-bit CPU.
+  expect_refused(make_raw(buf, uint64_t(1) << 63, 1, shape1, nullptr, f32), SM_ERR_OUT_OF_BOUNDS,
+                 "byte_offset 2^63");
+  // The sum wraps even with an offset below PTRDIFF_MAX.
+  expect_refused(make_raw(reinterpret_cast<void*>(~uintptr_t(0) - 63), 128, 1, shape1, nullptr, u8),
+                 SM_ERR_OUT_OF_BOUNDS, "data + byte_offset wraps");
+  // NULL + 64 with zero elements: NULL has no offset to add.
+  expect_refused(make_raw(nullptr, 64, 1, shape0, nullptr, f32), SM_ERR_INVALID_ARGUMENT,
+                 "NULL + 64");
+  // A range past the top of the address space (16 bytes before the top, 64 bytes long).
+  int64_t shape64[1] = {64};
+  expect_refused(make_raw(reinterpret_cast<void*>(~uintptr_t(0) - 15), 0, 1, shape64, nullptr, u8),
+                 SM_ERR_OUT_OF_BOUNDS, "span past the top");
+  // Negative strides reaching below address 0.
+  expect_refused(make_raw(reinterpret_cast<void*>(uintptr_t(64)), 0, 1, shape1, neg, f64),
+                 SM_ERR_OUT_OF_BOUNDS, "span below 0");
+  // Still accepted: NULL data with no elements and no offset, and an honest offset.
+  g_hostile_deleted = 0;
+  Tensor empty, honest;
+  SM_ASSERT_OK(sm_from_dlpack(make_raw(nullptr, 0, 1, shape0, nullptr, f32), 0, empty.out()));
+  for (int i = 0; i < 16; ++i) buf[i] = static_cast<float>(i);
+  SM_ASSERT_OK(sm_from_dlpack(make_raw(buf, 8 * sizeof(float), 1, shape1, nullptr, f32), 0, honest.out()));
+  EXPECT_EQ(read<float>(honest), (std::vector<float>{8, 9, 10, 11}));
+  empty.reset();
+  honest.reset();
+  EXPECT_EQ(g_hostile_deleted, 2);
+}
+
+// A storage whose bytes start at an odd address (uint8 memory wrapped there)
+// cannot be re-viewed with a wider dtype: its elements could not be loaded.
+TEST(DLPack, MisalignedStorageRefusesWiderTypedViews) {
+  alignas(16) static uint8_t bytes[64];
+  for (int i = 0; i < 64; ++i) bytes[i] = static_cast<uint8_t>(i);
+  int64_t shape[1] = {32};
+  Tensor odd;  // uint8 at an odd address: fine for 1-byte elements
+  SM_ASSERT_OK(sm_from_dlpack(make_raw(bytes, 1, 1, shape, nullptr, sm_DLDataType{sm_kDLUInt, 8, 1}), 0,
+                              odd.out()));
+  Storage s;
+  SM_ASSERT_OK(sm_tensor_storage(odd, s.out()));
+  const int64_t n4[1] = {4}, n0[1] = {0};
+  for (sm_dtype dt : {SM_INT16, SM_FLOAT32, SM_INT64, SM_FLOAT16}) {
+    for (int64_t off : {0, 1, 2}) {
+      const GlobalSnap g0 = global_snap();
+      sm_tensor out = sentinel_tensor();
+      SM_EXPECT_STATUS(sm_tensor_from_storage(s, n4, nullptr, 1, off, dt, &out), SM_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(out, sentinel_tensor());
+      EXPECT_EQ(global_snap(), g0);
+      expect_error_mentions({"sm_tensor_from_storage", "aligned", sm_dtype_name(dt)});
+      // Empty views too: the rule is about the address, as for sm_from_blob.
+      SM_EXPECT_STATUS(sm_tensor_from_storage(s, n0, nullptr, 1, off, dt, &out), SM_ERR_INVALID_ARGUMENT);
+    }
+  }
+  // 1-byte dtypes still view it, and read the right bytes.
+  Tensor again;
+  SM_ASSERT_OK(sm_tensor_from_storage(s, n4, nullptr, 1, 2, SM_INT8, again.out()));
+  EXPECT_EQ(read<int8_t>(again), (std::vector<int8_t>{3, 4, 5, 6}));
+  // The report's path: a uint8 slice at 1, exported and re-imported, its
+  // storage re-viewed as float32. The import is a view of the library's own
+  // storage (aligned), so the float32 view is valid and reads those bytes.
+  Tensor base = iota<uint8_t>({32});
+  Tensor sl;
+  SM_ASSERT_OK(sm_slice(base, 0, 1, 32, 1, sl.out()));
+  void* m = nullptr;
+  SM_ASSERT_OK(sm_to_dlpack(sl, 0, &m));
+  Tensor back;
+  SM_ASSERT_OK(sm_from_dlpack(m, 0, back.out()));
+  Storage bs;
+  SM_ASSERT_OK(sm_tensor_storage(back, bs.out()));
+  Tensor f;
+  SM_ASSERT_OK(sm_tensor_from_storage(bs, n4, nullptr, 1, 0, SM_FLOAT32, f.out()));
+  EXPECT_EQ(data_ptr_of(f), data_ptr_of(base));
+}
+
+// One of our own exports coming back is a view of the same storage: one
+// version counter, sm_same_storage, and the export's context freed at once.
+TEST(DLPack, ReimportedOwnExportSharesStorageAndVersion) {
+  for (int versioned = 0; versioned < 2; ++versioned) {
+    const Live l0 = live();
+    const GlobalSnap g0 = global_snap();
+    Tensor base = iota<float>({3, 4});
+    Tensor col;
+    SM_ASSERT_OK(sm_select(base, 1, 2, col.out()));  // strided, offset 2
+    void* m = nullptr;
+    SM_ASSERT_OK(sm_to_dlpack(col, versioned, &m));
+    Tensor back;
+    SM_ASSERT_OK(sm_from_dlpack(m, versioned, back.out()));
+    EXPECT_EQ(same_storage(back, base), 1);
+    expect_layout(back, {3}, {4}, 2);
+    const int64_t v0 = version_of(base);
+    SM_ASSERT_OK(sm_inplace_scalar(back, SM_OP_ADD, 100, 0));
+    EXPECT_EQ(version_of(base), v0 + 1) << "a write through the import bumps the shared counter";
+    EXPECT_EQ(version_of(col), v0 + 1);
+    EXPECT_EQ(read<float>(base), (std::vector<float>{0, 1, 102, 3, 4, 5, 106, 7, 8, 9, 110, 11}));
+    base.reset();
+    col.reset();
+    EXPECT_EQ(read<float>(back), (std::vector<float>{102, 106, 110}));
+    back.reset();
+    EXPECT_EQ(live(), l0);
+    EXPECT_EQ(global_snap().active_storages, g0.active_storages);
+  }
+}
