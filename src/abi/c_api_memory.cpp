@@ -19,7 +19,14 @@ SM_API sm_status sm_memory_stats(sm_device device, struct sm_memory_stats* out) 
            "out->struct_size = %u is too small: set it to sizeof(sm_memory_stats_t) (%zu)", size,
            sizeof(sm_memory_stats_t));
     const sm_memory_stats_t s = memory_stats(dev);
-    const size_t n = size < sizeof s ? size : sizeof s;
+    // Only whole fields: past the 8-byte header every field is an int64, so a
+    // struct_size ending inside one stops before it (a caller's older struct
+    // must not get half a value).
+    constexpr size_t kHeader = offsetof(sm_memory_stats_t, allocated_bytes);
+    static_assert(kHeader == 8 && (sizeof s - kHeader) % sizeof(int64_t) == 0,
+                  "int64 fields after the header");
+    const size_t fit = size < sizeof s ? size : sizeof s;
+    const size_t n = kHeader + (fit - kHeader) / sizeof(int64_t) * sizeof(int64_t);
     std::memcpy(reinterpret_cast<char*>(out) + sizeof(uint32_t),
                 reinterpret_cast<const char*>(&s) + sizeof(uint32_t), n - sizeof(uint32_t));
   });

@@ -174,15 +174,24 @@ int wrap_dim(int64_t dim, int ndim, const char* what, bool allow_scalar) {
 
 namespace {
 
-// Fills strides innermost-first along `order` (order[0] outermost).
+// Fills strides innermost-first along `order` (order[0] outermost), each the
+// product of max(size, 1) of the dims inside it (PyTorch's rule). A product
+// can pass int64 only when the tensor is empty (it is at most numel, which
+// checked_numel bounds otherwise): an empty tensor addresses no element, so
+// its strides are free and the product saturates at INT64_MAX rather than
+// making an empty tensor impossible to create or copy.
 void strides_in_order(const int64_t* sizes, int ndim, const int* order, int64_t* strides) {
+  const bool empty = std::any_of(sizes, sizes + ndim, [](int64_t n) { return n == 0; });
   int64_t s = 1;
   for (int k = ndim - 1; k >= 0; --k) {
     int d = order[k];
     strides[d] = s;
-    if (k > 0 && mul_overflows(s, std::max<int64_t>(sizes[d], 1), &s))
-      fail(SM_ERR_OVERFLOW, "dense strides of shape %s overflow int64",
-           dims_str(sizes, ndim).c_str());
+    if (k > 0 && mul_overflows(s, std::max<int64_t>(sizes[d], 1), &s)) {
+      if (!empty)
+        fail(SM_ERR_OVERFLOW, "dense strides of shape %s overflow int64",
+             dims_str(sizes, ndim).c_str());
+      s = INT64_MAX;
+    }
   }
 }
 

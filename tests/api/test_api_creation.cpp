@@ -437,3 +437,36 @@ TEST(Creation, CopyToHostOfStridedViewsIsRowMajor) {
   SM_ASSERT_OK(sm_flip(base, dims, 1, fl.out()));
   EXPECT_EQ(read<int32_t>(fl), (std::vector<int32_t>{3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8}));
 }
+
+// Empty tensors are always creatable and copyable, whatever their other
+// sizes: dense strides that would pass int64 saturate (no element is ever
+// addressed through them), in either dim order.
+TEST(Creation, EmptyTensorsWithHugeOtherSizesAreCreatableAndCopyable) {
+  const int64_t big = int64_t(1) << 62;
+  const std::vector<Shape> shapes = {{0, big, 6}, {big, 6, 0}, {6, 0, big}, {big, 0, big, 3}};
+  for (const Shape& sh : shapes) {
+    SCOPED_TRACE(::testing::PrintToString(sh));
+    Tensor t;
+    SM_ASSERT_OK(sm_empty(sh.data(), static_cast<int32_t>(sh.size()), SM_FLOAT32, cpu(), t.out()));
+    EXPECT_EQ(numel_of(t), 0);
+    EXPECT_EQ(is_contig(t, SM_CONTIGUOUS), 1);
+    for (int64_t st : strides_of(t)) EXPECT_GE(st, 1);
+    Tensor c, cv, z;
+    SM_ASSERT_OK(sm_clone(t, SM_PRESERVE, c.out()));
+    EXPECT_EQ(shape_of(c), sh);
+    SM_ASSERT_OK(sm_to(t, cpu(), SM_INT8, cv.out(), nullptr));
+    EXPECT_EQ(shape_of(cv), sh);
+    SM_ASSERT_OK(sm_zeros(sh.data(), static_cast<int32_t>(sh.size()), SM_INT64, cpu(), z.out()));
+    SM_ASSERT_OK(sm_copy_into(z, t));
+    // sm_empty_strided with any strides: clone and conversion work too.
+    const Shape strides(sh.size(), 1);
+    Tensor es, esc, est;
+    SM_ASSERT_OK(sm_empty_strided(sh.data(), strides.data(), static_cast<int32_t>(sh.size()),
+                                  SM_FLOAT64, cpu(), es.out()));
+    SM_ASSERT_OK(sm_clone(es, SM_CONTIGUOUS, esc.out()));
+    SM_ASSERT_OK(sm_clone(es, SM_PRESERVE, est.out()));
+    Tensor conv;
+    SM_ASSERT_OK(sm_to(es, cpu(), SM_FLOAT16, conv.out(), nullptr));
+    EXPECT_EQ(shape_of(conv), sh);
+  }
+}

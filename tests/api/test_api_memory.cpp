@@ -1,5 +1,7 @@
 // Memory statistics of the CPU caching allocator, empty_cache, peaks,
 // the summary table, fault injection, live-handle counts.
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "api_test_util.hpp"
@@ -195,6 +197,50 @@ TEST(Memory, HugeAllocationFailsCleanly) {
   // And everything still works afterwards.
   Tensor t = iota({3});
   EXPECT_EQ(read<float>(t), (std::vector<float>{0, 1, 2}));
+}
+
+// A struct_size that ends inside a field writes only the whole fields before
+// it: never half a value.
+TEST(Memory, StatsStructSizeCuttingAFieldWritesOnlyWholeFields) {
+  Tensor keep = floats(100);  // allocated_bytes > 0, with bytes in both halves of the field
+  for (uint32_t cut = 1; cut < 8; ++cut) {
+    sm_memory_stats_t s;
+    std::memset(&s, 0x77, sizeof s);
+    s.struct_size = static_cast<uint32_t>(offsetof(sm_memory_stats_t, reserved_bytes)) + cut;
+    SM_ASSERT_OK(sm_memory_stats(cpu(), &s));
+    int64_t untouched;
+    std::memset(&untouched, 0x77, sizeof untouched);
+    EXPECT_GT(s.allocated_bytes, 0) << "cut " << cut;
+    EXPECT_NE(s.allocated_bytes, untouched);
+    EXPECT_EQ(s.reserved_bytes, untouched) << "cut " << cut << ": half a field was written";
+    EXPECT_EQ(s.peak_allocated_bytes, untouched);
+  }
+  // The last field cut the same way.
+  sm_memory_stats_t s;
+  std::memset(&s, 0x77, sizeof s);
+  s.struct_size = sizeof s - 3;
+  SM_ASSERT_OK(sm_memory_stats(cpu(), &s));
+  int64_t untouched;
+  std::memset(&untouched, 0x77, sizeof untouched);
+  EXPECT_EQ(s.reserved[7], untouched);
+  EXPECT_EQ(s.requested_bytes, stats().requested_bytes);
+}
+
+// The one state change an out-of-memory failure makes (documented at
+// sm_empty_cache): the cache is given back to the system before giving up.
+TEST(Memory, OutOfMemoryFirstEmptiesTheCache) {
+  { Tensor cached = floats(1 << 16); }  // 256 KiB now cached, not live
+  const sm_memory_stats_t before = stats();
+  ASSERT_GT(before.reserved_bytes, before.allocated_bytes) << "the test needs a cached block";
+  const int64_t shape[1] = {int64_t(1) << 43};  // 2^45 bytes: the system refuses
+  sm_tensor out = sentinel_tensor();
+  SM_EXPECT_STATUS(sm_empty(shape, 1, SM_FLOAT32, cpu(), &out), SM_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(out, sentinel_tensor());
+  const sm_memory_stats_t after = stats();
+  EXPECT_EQ(after.reserved_bytes, after.allocated_bytes) << "nothing cached any more";
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "no live block changed";
+  EXPECT_GT(after.device_frees, before.device_frees);
+  EXPECT_EQ(after.active_storages, before.active_storages);
 }
 
 TEST(Memory, FaultInjectionFailsTheNthAllocation) {

@@ -264,3 +264,51 @@ TEST(Threads, ConcurrentStacksAreIndependent) {
   for (auto& th : ths) th.join();
   EXPECT_EQ(failures.load(), 0);
 }
+
+// The documented pop rule across threads (stridemem.h, sm_stack_pop_to):
+// uses ordered before the pop land in the popped tensor; every call that
+// starts after the pop has returned is refused and never reaches the bytes
+// the next push reuses. Rounds are ordered by a barrier, as the header asks.
+TEST(Threads, StackPopOrdersUsesByTheCallersSynchronization) {
+  sm_stack s = nullptr;
+  SM_ASSERT_OK(sm_stack_create(cpu(), 4096, &s));
+  const int64_t n = 64;
+  Barrier round(2);
+  std::atomic<int> failures{0};
+  sm_tensor shared = nullptr;  // handed from the main thread to the worker each round
+  std::thread worker([&] {
+    for (int it = 0; it < 200; ++it) {
+      round.wait();  // pushed
+      if (sm_inplace_scalar(shared, SM_OP_FILL, 1000 + it, 0) != SM_OK) ++failures;
+      round.wait();  // the main thread pops after this
+      round.wait();  // popped, next push made and filled
+      // After the pop: refused, and the next push's bytes are untouched.
+      if (sm_inplace_scalar(shared, SM_OP_FILL, -1, 0) != SM_ERR_INVALID_HANDLE) ++failures;
+      if (sm_tensor_release(shared) != SM_OK) ++failures;
+      round.wait();  // the main thread checks the next push
+    }
+  });
+  for (int it = 0; it < 200; ++it) {
+    int64_t mark = -1;
+    SM_EXPECT_OK(sm_stack_mark(s, &mark));
+    SM_EXPECT_OK(sm_stack_push(s, &n, 1, SM_INT32, &shared));
+    round.wait();
+    round.wait();  // the worker's write is done
+    std::vector<int32_t> v(n, 0);
+    SM_EXPECT_OK(sm_copy_to_host(shared, v.data(), v.size() * 4));
+    for (int32_t x : v) EXPECT_EQ(x, 1000 + it);
+    SM_EXPECT_OK(sm_stack_pop_to(s, mark));
+    Tensor next;  // reuses the popped bytes
+    SM_EXPECT_OK(sm_stack_push(s, &n, 1, SM_INT32, next.out()));
+    SM_EXPECT_OK(sm_inplace_scalar(next, SM_OP_FILL, 7, 0));
+    round.wait();
+    round.wait();  // the worker tried to write through the popped handle
+    SM_EXPECT_OK(sm_copy_to_host(next, v.data(), v.size() * 4));
+    for (int32_t x : v) EXPECT_EQ(x, 7) << "round " << it << ": a refused write reached the next push";
+    next.reset();
+    SM_EXPECT_OK(sm_stack_pop_to(s, mark));
+  }
+  worker.join();
+  EXPECT_EQ(failures.load(), 0);
+  SM_EXPECT_OK(sm_stack_release(s));
+}

@@ -196,9 +196,17 @@ TEST(LayoutDense, ChannelsLastStrides) {
   EXPECT_SM_ERROR(sm::dense_layout(s4.data(), 4, 42), SM_ERR_INVALID_ARGUMENT);
   V neg = {2, -1};
   EXPECT_SM_ERROR(sm::dense_layout(neg.data(), 2, SM_CONTIGUOUS), SM_ERR_SHAPE);
-  // Strides overflow although numel is 0.
+  // An empty tensor's strides never address anything: past int64 they
+  // saturate, so every empty shape has a dense layout.
   V huge = {0, int64_t(1) << 40, int64_t(1) << 40};
-  EXPECT_SM_ERROR(sm::dense_layout(huge.data(), 3, SM_CONTIGUOUS), SM_ERR_OVERFLOW);
+  EXPECT_EQ(strides_of(sm::dense_layout(huge.data(), 3, SM_CONTIGUOUS)),
+            (V{INT64_MAX, int64_t(1) << 40, 1}));
+  V huge_cl = {int64_t(1) << 40, int64_t(1) << 40, 0, int64_t(1) << 40};
+  EXPECT_EQ(strides_of(sm::dense_layout(huge_cl.data(), 4, SM_CHANNELS_LAST)),
+            (V{INT64_MAX, 1, INT64_MAX, int64_t(1) << 40}));
+  // Without a zero size the same strides are a real overflow.
+  V full = {2, int64_t(1) << 40, int64_t(1) << 40};
+  EXPECT_SM_ERROR(sm::dense_layout(full.data(), 3, SM_CONTIGUOUS), SM_ERR_OVERFLOW);
 }
 
 TEST(LayoutDense, StridedLayoutTakesStridesOrIsRowMajor) {
