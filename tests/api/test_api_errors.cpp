@@ -592,6 +592,26 @@ void register_null_pointer_cases() {
 //    memory.
 // ---------------------------------------------------------------------------
 
+// A legacy float32 import of n elements at data + byte_offset whose deleter
+// must not run (the call fails and ownership stays here).
+int g_hostile_deleter_calls = 0;
+sm_status import_hostile(void* data, uint64_t byte_offset, int64_t n, bool& ok) {
+  int64_t shape[1] = {n};
+  sm_DLManagedTensor m{};
+  m.dl_tensor.data = data;
+  m.dl_tensor.device = sm_DLDevice{sm_kDLCPU, 0};
+  m.dl_tensor.ndim = 1;
+  m.dl_tensor.dtype = sm_DLDataType{sm_kDLFloat, 32, 1};
+  m.dl_tensor.shape = shape;
+  m.dl_tensor.byte_offset = byte_offset;
+  m.deleter = [](sm_DLManagedTensor*) { ++g_hostile_deleter_calls; };
+  const int before = g_hostile_deleter_calls;
+  sm_tensor o = sentinel_tensor();
+  const sm_status st = sm_from_dlpack(&m, 0, &o);
+  ok = o == sentinel_tensor() && g_hostile_deleter_calls == before;
+  return st;
+}
+
 void register_value_cases() {
   using C = Ctx;
   const std::vector<sm_status> IA = {SM_ERR_INVALID_ARGUMENT}, SH = {SM_ERR_SHAPE},
@@ -749,6 +769,32 @@ void register_value_cases() {
   });
   add("sm_tensor_from_storage_offset", OOB, {"sm_tensor_from_storage"},
       [](C& c, bool& ok) { T_OUT(sm_tensor_from_storage(c.st, kS1, nullptr, 1, 24, SM_FLOAT32, &o)); });
+  // A storage over bytes at an odd address: no wider typed view of it.
+  add("sm_tensor_from_storage_misaligned", IA, {"sm_tensor_from_storage", "aligned"}, [](C& c, bool& ok) {
+    const int64_t n[1] = {16};
+    sm_tensor bytes = nullptr;
+    sm_storage s = nullptr;
+    if (sm_from_blob(c.buf.data() + 1, n, nullptr, 1, SM_UINT8, cpu(), nullptr, nullptr, &bytes) != SM_OK ||
+        sm_tensor_storage(bytes, &s) != SM_OK)
+      return sm_status{SM_ERR_INTERNAL};
+    sm_tensor o = sentinel_tensor();
+    const sm_status st = sm_tensor_from_storage(s, kS1, nullptr, 1, 0, SM_FLOAT32, &o);
+    ok = o == sentinel_tensor();
+    const std::string msg = sm_last_error();
+    sm_storage_release(s);
+    sm_tensor_release(bytes);
+    if (st != SM_OK && msg.find("sm_tensor_from_storage") == std::string::npos) return sm_status{SM_ERR_INTERNAL};
+    return st;
+  });
+  // DLPack address arithmetic that would wrap (checked unsigned).
+  add("sm_from_dlpack_byte_offset_wraps", OOB, {"sm_from_dlpack", "byte_offset"}, [](C& c, bool& ok) {
+    return import_hostile(c.buf.data() + 16, ~uint64_t(0) - 3, 4, ok);
+  });
+  add("sm_from_dlpack_byte_offset_2_63", OOB, {"sm_from_dlpack", "byte_offset"}, [](C& c, bool& ok) {
+    return import_hostile(c.buf.data(), uint64_t(1) << 63, 4, ok);
+  });
+  add("sm_from_dlpack_span_past_the_top", OOB, {"sm_from_dlpack", "top of the address space"},
+      [](C&, bool& ok) { return import_hostile(reinterpret_cast<void*>(~uintptr_t(0) - 7), 0, 4, ok); });
 
   // --- int64 overflow -> SM_ERR_OVERFLOW
   add("sm_empty_numel_overflow", OVF, {"sm_empty"}, [](C&, bool& ok) {
