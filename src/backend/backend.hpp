@@ -9,6 +9,7 @@
 
 #include "core/device.hpp"
 #include "core/dtype.hpp"
+#include "core/host_device.hpp"
 #include "core/limits.hpp"
 #include "memory/allocator.hpp"
 #include "stridemem.h"
@@ -58,6 +59,19 @@ class Kernels {
   virtual void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other,
                          double alpha) = 0;
 };
+
+// The index rules every backend applies, one definition for host and device
+// (PyTorch's: -size <= v < size, negative values count from the end).
+SM_HOST_DEVICE inline bool index_in_range(int64_t v, int64_t size) { return v >= -size && v < size; }
+SM_HOST_DEVICE inline int64_t wrap_index(int64_t v, int64_t size) { return v < 0 ? v + size : v; }
+
+// How many leading elements of a 1-d index hold all of its distinct
+// positions: an expanded (stride-0) index repeats element 0, so its length
+// never decides what validation costs.
+inline int64_t index_scan_length(const TensorDesc& index) {
+  const int64_t n = index.sizes[0];
+  return index.strides[0] == 0 && n > 1 ? 1 : n;
+}
 
 // Everything the engine needs from one device.
 class Backend {
