@@ -9,6 +9,7 @@
 
 #include "core/device.hpp"
 #include "core/dtype.hpp"
+#include "core/host_device.hpp"
 #include "core/limits.hpp"
 #include "memory/allocator.hpp"
 #include "stridemem.h"
@@ -32,10 +33,11 @@ struct TensorDesc {
   }
 };
 
-// Data-moving kernels. Preconditions the engine guarantees before calling:
-// operands have identical sizes (sources already expanded with stride 0);
-// dst has no internal overlap; a source either does not overlap dst or is
-// identical to it (same data, strides, dtype); numel may be 0; ndim may be 0.
+// Data-moving kernels. Preconditions the engine guarantees before calling
+// (index_select states its own, below): operands have identical sizes
+// (sources already expanded with stride 0); dst has no internal overlap; a
+// source either does not overlap dst or is identical to it (same data,
+// strides, dtype); numel may be 0; ndim may be 0.
 // Calls may be asynchronous on the device's current stream (CUDA); the CPU
 // backend returns when done.
 class Kernels {
@@ -57,7 +59,40 @@ class Kernels {
   // DIV, each element as binary_op_element defines it.
   virtual void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other,
                          double alpha) = 0;
+
+  // ---- index_select (the index is read where it lives, through its stride) ----
+  // `index`: a 1-d int32 or int64 operand of this device, any stride (0 and
+  // negative included), any length (0 included). Returns the position of the
+  // first element outside [-size, size), or -1 when every one is inside. Only
+  // the distinct elements are read (index_scan_length): an expanded index of
+  // any length costs one element. Synchronous (CUDA: waits for the current
+  // stream); allocates nothing index-sized (CUDA: at most one small scratch
+  // block, through the device's allocator).
+  virtual int64_t first_out_of_range(const TensorDesc& index, int64_t size) = 0;
+
+  // dst[..., i, ...] = src[..., wrap_index(index[i], src.sizes[dim]), ...]
+  // along dim. Preconditions: dst and src have the same dtype and ndim >= 1
+  // (the engine presents 0-d operands as one-element vectors), the same sizes
+  // except along dim, where dst.sizes[dim] == index.sizes[0]; 0 <= dim < ndim;
+  // index is 1-d int32/int64 on this device and every element already passed
+  // first_out_of_range; dst has no internal overlap and overlaps neither src
+  // nor index (it is a fresh tensor). numel may be 0.
+  virtual void index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
+                            const TensorDesc& index) = 0;
 };
+
+// The index rules every backend applies, one definition for host and device
+// (PyTorch's: -size <= v < size, negative values count from the end).
+SM_HOST_DEVICE inline bool index_in_range(int64_t v, int64_t size) { return v >= -size && v < size; }
+SM_HOST_DEVICE inline int64_t wrap_index(int64_t v, int64_t size) { return v < 0 ? v + size : v; }
+
+// How many leading elements of a 1-d index hold all of its distinct
+// positions: an expanded (stride-0) index repeats element 0, so its length
+// never decides what validation costs.
+inline int64_t index_scan_length(const TensorDesc& index) {
+  const int64_t n = index.sizes[0];
+  return index.strides[0] == 0 && n > 1 ? 1 : n;
+}
 
 // Everything the engine needs from one device.
 class Backend {

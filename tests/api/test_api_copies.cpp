@@ -1,6 +1,9 @@
 // Copies: reshape (view or copy, and says which), contiguous, clone and its
 // memory formats, sm_to dtype conversions (exact f16/bf16 rounding),
 // copy_into (broadcast, conversion, overlap), index_select.
+#include <sys/resource.h>
+
+#include <chrono>
 #include <limits>
 
 #include "api_test_util.hpp"
@@ -615,4 +618,234 @@ TEST(IndexSelect, RefusesOutOfRangeAndBadIndexDtype) {
   EXPECT_EQ(out, sentinel_tensor());
   EXPECT_EQ(global_snap(), g0);
   EXPECT_EQ(snap(m), before);
+}
+
+// ---- index_select reads its index in place (issue 12, item 4) ----------------------
+
+namespace {
+
+// The expanded (stride-0) view of a one-element index holding v, n entries long.
+template <class I>
+Tensor expanded_index(I v, int64_t n) {
+  Tensor one = make<I>({v}, {1}), big;
+  const int64_t shape[1] = {n};
+  EXPECT_EQ(sm_expand(one, shape, 1, big.out()), SM_OK) << sm_last_error();
+  return big;
+}
+
+int64_t peak_rss_kib() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;  // KiB on Linux
+}
+
+// The reference: out[..., i, ...] = src[..., wrap(idx[i]), ...] of a row-major
+// src of `shape`, computed here without the library.
+std::vector<float> index_select_ref(const std::vector<float>& src, const Shape& shape, int dim,
+                                    const std::vector<int64_t>& idx) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(dim) + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t size = shape[static_cast<size_t>(dim)];
+  std::vector<float> out;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t v : idx) {
+      const int64_t w = v < 0 ? v + size : v;
+      for (int64_t i = 0; i < inner; ++i)
+        out.push_back(src[static_cast<size_t>((o * size + w) * inner + i)]);
+    }
+  return out;
+}
+
+}  // namespace
+
+// An index expanded to 2^27 and 2^40 entries over a source whose other dim is
+// 0: the result is empty, and the index has one distinct element, so the call
+// checks that one, allocates nothing index-sized and answers at once. (Before:
+// the index was copied into a host vector, 1 GiB at 2^27, an abort at 2^40.)
+TEST(IndexSelect, ExpandedIndexIsCheckedThroughItsOneElement) {
+  const int64_t shape[2] = {0, 5};
+  Tensor src;
+  SM_ASSERT_OK(sm_empty(shape, 2, SM_FLOAT32, cpu(), src.out()));
+  for (int64_t n : {int64_t(1) << 27, int64_t(1) << 40}) {
+    for (sm_dtype dt : {SM_INT64, SM_INT32}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", " + sm_dtype_name(dt));
+      Tensor idx = dt == SM_INT64 ? expanded_index<int64_t>(-2, n) : expanded_index<int32_t>(4, n);
+      SM_ASSERT_OK(sm_reset_peak_stats(cpu()));
+      const sm_memory_stats_t s0 = stats();
+      const int64_t rss0 = peak_rss_kib();
+      const auto t0 = std::chrono::steady_clock::now();
+      Tensor r;
+      SM_ASSERT_OK(sm_index_select(src, 1, idx, r.out()));
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_EQ(shape_of(r), (Shape{0, n}));
+      // Generous bounds (sanitizer and valgrind runs): the old copy took seconds.
+      EXPECT_LT(secs, 2.0) << "validating a stride-0 index must not walk its length";
+      const sm_memory_stats_t s1 = stats();
+      EXPECT_LT(s1.peak_allocated_bytes - s0.allocated_bytes, 4096) << "an index-sized allocation";
+      EXPECT_EQ(s1.num_allocs, s0.num_allocs) << "an empty result needs no memory";
+      EXPECT_LT(peak_rss_kib() - rss0, 256 * 1024) << "RSS grew by about the index's size";
+    }
+  }
+}
+
+TEST(IndexSelect, ExpandedOutOfRangeIndexIsRefusedAtOnce) {
+  const int64_t shape[2] = {0, 5};
+  Tensor src;
+  SM_ASSERT_OK(sm_empty(shape, 2, SM_FLOAT32, cpu(), src.out()));
+  const int64_t n = int64_t(1) << 40;
+  Tensor hi = expanded_index<int64_t>(5, n), lo = expanded_index<int32_t>(-6, n);
+  sm_tensor out = sentinel_tensor();
+  const GlobalSnap g0 = global_snap();
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(sm_index_select(src, 1, hi, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"sm_index_select", "index[0] = 5", "size 5"});
+  EXPECT_EQ(sm_index_select(src, -1, lo, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"sm_index_select", "index[0] = -6"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  EXPECT_EQ(out, sentinel_tensor());
+  EXPECT_EQ(global_snap(), g0);
+  // Over a non-empty source too (validation comes before the result exists).
+  Tensor m = iota({3, 4});
+  EXPECT_EQ(sm_index_select(m, 0, expanded_index<int64_t>(3, n), &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"index[0] = 3", "size 3"});
+  EXPECT_EQ(out, sentinel_tensor());
+}
+
+// The first bad position is named, with its value, wherever it sits.
+TEST(IndexSelect, NamesTheFirstBadPositionOfAStridedIndex) {
+  Tensor m = iota({3, 4});
+  Tensor base = make<int64_t>({0, 7, 1, 9, 2, -5, -1, 3}, {8}), odd, rev;
+  SM_ASSERT_OK(sm_slice(base, 0, 1, 8, 2, odd.out()));  // {7, 9, -5, 3}
+  sm_tensor out = sentinel_tensor();
+  EXPECT_EQ(sm_index_select(m, 1, odd, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"index[0] = 7", "size 4"});
+  const int32_t d0[1] = {0};
+  SM_ASSERT_OK(sm_flip(base, d0, 1, rev.out()));  // {3, -1, -5, 2, 9, 1, 7, 0}
+  EXPECT_EQ(sm_index_select(m, 1, rev, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"index[2] = -5", "size 4"});
+  EXPECT_EQ(out, sentinel_tensor());
+}
+
+// Strided views of an index (every other element, flipped, a negative step)
+// select exactly what their contiguous copies select, for int32 and int64,
+// negative entries included, along every dim of a plain and a transposed
+// source; both checked against a reference computed here.
+TEST(IndexSelect, StridedIndexMatchesItsContiguousCopy) {
+  const Shape shape = {4, 5, 6};
+  std::vector<float> vals(static_cast<size_t>(numel_of_shape(shape)));
+  for (size_t i = 0; i < vals.size(); ++i) vals[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  Tensor src = make<float>(vals, shape);
+  const std::vector<int64_t> raw = {3, -1, 0, 2, -4, 1, 1, -2, 3, 0};
+  for (sm_dtype dt : {SM_INT64, SM_INT32}) {
+    Tensor base;
+    if (dt == SM_INT64) {
+      base = make<int64_t>(raw, {10});
+    } else {
+      base = make<int32_t>(std::vector<int32_t>(raw.begin(), raw.end()), {10});
+    }
+    Tensor even, flipped, back3;
+    SM_ASSERT_OK(sm_slice(base, 0, 0, 10, 2, even.out()));    // 3, 0, -4, 1, 3
+    const int32_t d0[1] = {0};
+    SM_ASSERT_OK(sm_flip(base, d0, 1, flipped.out()));         // 0, 3, -2, 1, ...
+    SM_ASSERT_OK(sm_slice(base, 0, 9, SM_SLICE_NONE, -3, back3.out()));  // 0, 1, 2, 3
+    const std::vector<std::pair<const char*, sm_tensor>> views = {
+        {"step 2", even}, {"flipped", flipped}, {"step -3", back3}};
+    for (const auto& [name, view] : views) {
+      ASSERT_EQ(is_contig(view, SM_CONTIGUOUS), 0) << name;
+      std::vector<int64_t> idx;
+      if (dt == SM_INT64) {
+        idx = read<int64_t>(view);
+      } else {
+        for (int32_t v : read<int32_t>(view)) idx.push_back(v);
+      }
+      Tensor dense;
+      SM_ASSERT_OK(sm_contiguous(view, SM_CONTIGUOUS, dense.out(), nullptr));
+      for (int dim = 0; dim < 3; ++dim) {
+        const int64_t size = shape[static_cast<size_t>(dim)];
+        bool in_range = true;
+        for (int64_t v : idx) in_range = in_range && v >= -size && v < size;
+        if (!in_range) continue;  // (the refusals are tested above)
+        SCOPED_TRACE(std::string(name) + " " + sm_dtype_name(dt) + " dim " + std::to_string(dim));
+        Tensor a, b;
+        SM_ASSERT_OK(sm_index_select(src, dim, view, a.out()));
+        SM_ASSERT_OK(sm_index_select(src, dim, dense, b.out()));
+        Shape want_shape = shape;
+        want_shape[static_cast<size_t>(dim)] = static_cast<int64_t>(idx.size());
+        EXPECT_EQ(shape_of(a), want_shape);
+        EXPECT_EQ(read<float>(a), index_select_ref(vals, shape, dim, idx));
+        EXPECT_EQ(read<float>(b), read<float>(a));
+      }
+      // A transposed source: select along its dim 0 (the original dim 2).
+      Tensor t, a;
+      SM_ASSERT_OK(sm_transpose(src, 0, 2, t.out()));
+      SM_ASSERT_OK(sm_index_select(t, 0, view, a.out()));
+      Tensor tc;
+      SM_ASSERT_OK(sm_contiguous(t, SM_CONTIGUOUS, tc.out(), nullptr));
+      EXPECT_EQ(read<float>(a), index_select_ref(read<float>(tc), {6, 5, 4}, 0, idx)) << name;
+    }
+  }
+}
+
+// An expanded index over a non-empty source: every selected slice is the
+// same one.
+TEST(IndexSelect, ExpandedIndexOverANonEmptySource) {
+  Tensor m = iota({3, 4});
+  Tensor idx = expanded_index<int32_t>(-3, 1000);
+  Tensor r;
+  SM_ASSERT_OK(sm_index_select(m, 1, idx, r.out()));
+  EXPECT_EQ(shape_of(r), (Shape{3, 1000}));
+  std::vector<float> want;
+  for (int row = 0; row < 3; ++row)
+    for (int k = 0; k < 1000; ++k) want.push_back(static_cast<float>(row * 4 + 1));
+  EXPECT_EQ(read<float>(r), want);
+}
+
+// 0-d operands follow PyTorch: a 0-d source indexes like a one-element
+// vector; a 0-d index like a one-element index; both 0-d give a 0-d result.
+TEST(IndexSelect, ZeroDimOperands) {
+  Tensor s = make<double>({2.5}, {});
+  Tensor i0 = make<int64_t>({-1}, {});
+  Tensor r;
+  SM_ASSERT_OK(sm_index_select(s, 0, i0, r.out()));
+  EXPECT_EQ(shape_of(r), Shape{});
+  EXPECT_EQ(read<double>(r), std::vector<double>{2.5});
+  Tensor i1 = make<int32_t>({0, -1, 0}, {3}), r1;
+  SM_ASSERT_OK(sm_index_select(s, 0, i1, r1.out()));
+  EXPECT_EQ(shape_of(r1), Shape{3});
+  EXPECT_EQ(read<double>(r1), (std::vector<double>{2.5, 2.5, 2.5}));
+  Tensor v = make<double>({1, 2, 3}, {3}), r2;
+  SM_ASSERT_OK(sm_index_select(v, 0, i0, r2.out()));
+  EXPECT_EQ(shape_of(r2), Shape{1});
+  EXPECT_EQ(read<double>(r2), std::vector<double>{3});
+  sm_tensor out = sentinel_tensor();
+  Tensor bad = make<int64_t>({1}, {});
+  EXPECT_EQ(sm_index_select(s, 0, bad, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"index[0] = 1", "size 1"});
+}
+
+// index_select allocates the result and nothing else: the first allocation
+// failing fails the call with nothing changed, and a successful call makes
+// exactly one allocation.
+TEST(IndexSelect, AllocatesOnlyTheResult) {
+  Tensor m = iota({3, 4});
+  Tensor base = make<int64_t>({2, 9, 0, 9, -1}, {5}), idx;
+  SM_ASSERT_OK(sm_slice(base, 0, 0, 5, 2, idx.out()));  // {2, 0, -1}
+  const TensorSnap before = snap(m), ibefore = snap(idx);
+  const GlobalSnap g0 = global_snap();
+  sm_tensor out = sentinel_tensor();
+  SM_ASSERT_OK(sm_debug_fail_alloc(1));
+  EXPECT_EQ(sm_index_select(m, 1, idx, &out), SM_ERR_OUT_OF_MEMORY);
+  expect_error_mentions({"sm_index_select", "injected"});
+  SM_ASSERT_OK(sm_debug_fail_alloc(0));
+  EXPECT_EQ(out, sentinel_tensor());
+  EXPECT_EQ(global_snap(), g0);
+  EXPECT_EQ(snap(m), before);
+  EXPECT_EQ(snap(idx), ibefore);
+  const sm_memory_stats_t s0 = stats();
+  Tensor r;
+  SM_ASSERT_OK(sm_index_select(m, 1, idx, r.out()));
+  EXPECT_EQ(stats().num_allocs - s0.num_allocs, 1);
+  EXPECT_EQ(read<float>(r), (std::vector<float>{2, 0, 3, 6, 4, 7, 10, 8, 11}));
 }

@@ -231,6 +231,117 @@ TEST(CudaOps, IndexSelectAndReshape) {
   expect_same(rc, rg, "reshape that copies");
 }
 
+// index_select with the index on the GPU: checked there, never copied to
+// the host. An index expanded to 2^40 entries is one element to read back
+// (accepted or refused at once, nothing index-sized allocated); a longer one
+// goes through the check kernel, which names the first bad position. Strided
+// and expanded indices of both dtypes, negative entries included, give the
+// CPU's bytes; a CPU index for a GPU source is moved over (only its distinct
+// elements).
+TEST(CudaOps, IndexSelectChecksTheIndexOnTheDevice) {
+  SMT_REQUIRE_CUDA();
+  const int64_t n40 = int64_t(1) << 40;
+  const int64_t shape0[2] = {0, 5};
+  Tensor empty_g;
+  SM_ASSERT_OK(sm_empty(shape0, 2, SM_FLOAT32, cuda(0), empty_g.out()));
+  auto expanded = [&](int64_t v, sm_dtype dt, sm_device dev) {
+    Tensor one = dt == SM_INT64 ? make<int64_t>({v}, {1}, SM_INT64, dev)
+                                : make<int32_t>({static_cast<int32_t>(v)}, {1}, SM_INT32, dev);
+    Tensor big;
+    const int64_t shape[1] = {n40};
+    EXPECT_EQ(sm_expand(one, shape, 1, big.out()), SM_OK) << sm_last_error();
+    return big;
+  };
+  for (sm_dtype dt : {SM_INT64, SM_INT32}) {
+    Tensor ok = expanded(-5, dt, cuda(0)), bad = expanded(5, dt, cuda(0)), r;
+    SM_ASSERT_OK(sm_reset_peak_stats(cuda(0)));
+    const sm_memory_stats_t s0 = stats(cuda(0));
+    SM_ASSERT_OK(sm_index_select(empty_g, 1, ok, r.out()));
+    EXPECT_EQ(shape_of(r), (Shape{0, n40}));
+    sm_tensor out = sentinel_tensor();
+    EXPECT_EQ(sm_index_select(empty_g, 1, bad, &out), SM_ERR_OUT_OF_BOUNDS);
+    expect_error_mentions({"index[0] = 5", "size 5"});
+    EXPECT_EQ(out, sentinel_tensor());
+    const sm_memory_stats_t s1 = stats(cuda(0));
+    EXPECT_LT(s1.peak_allocated_bytes - s0.allocated_bytes, 4096) << "an index-sized allocation";
+  }
+  // The check kernel: the first of several bad positions, with its value.
+  Pair p = random_pair({6, 7, 5}, SM_FLOAT32, 92);
+  Tensor many = make<int64_t>({0, 1, 7, 2, -9, 4, 6}, {7}, SM_INT64, cuda(0));
+  sm_tensor out = sentinel_tensor();
+  EXPECT_EQ(sm_index_select(p.g, 2, many, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"index[2] = 7", "size 5"});
+  Tensor flipped_many;
+  const int32_t d0[1] = {0};
+  SM_ASSERT_OK(sm_flip(many, d0, 1, flipped_many.out()));  // 6, 4, -9, 2, 7, 1, 0
+  EXPECT_EQ(sm_index_select(p.g, 2, flipped_many, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"index[0] = 6", "size 5"});
+  EXPECT_EQ(sm_index_select(p.g, 1, flipped_many, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"index[2] = -9", "size 7"});
+  EXPECT_EQ(out, sentinel_tensor());
+  // Its scratch word comes from the device's allocator: an injected fault
+  // there fails the call and changes nothing.
+  const sm_memory_stats_t f0 = stats(cuda(0));
+  SM_ASSERT_OK(sm_debug_fail_alloc(1));
+  EXPECT_EQ(sm_index_select(p.g, 2, many, &out), SM_ERR_OUT_OF_MEMORY);
+  SM_ASSERT_OK(sm_debug_fail_alloc(0));
+  EXPECT_EQ(out, sentinel_tensor());
+  EXPECT_EQ(stats(cuda(0)).allocated_bytes, f0.allocated_bytes);
+  // Valid indices, strided and expanded, both dtypes: the CPU's bytes.
+  const std::vector<int64_t> raw = {3, -1, 0, 2, -4, 1, 4, -2, 3, 0};
+  for (sm_dtype dt : {SM_INT64, SM_INT32}) {
+    Pair base;
+    base.c = dt == SM_INT64 ? make<int64_t>(raw, {10})
+                            : make<int32_t>(std::vector<int32_t>(raw.begin(), raw.end()), {10});
+    base.g = to_device(base.c, cuda(0));
+    const Pair step2 = both(base, [](sm_tensor t, sm_tensor* o) { return sm_slice(t, 0, 1, 10, 2, o); });
+    const Pair flip = both(base, [&](sm_tensor t, sm_tensor* o) { return sm_flip(t, d0, 1, o); });
+    const Pair exp{expanded(-3, dt, cpu()), expanded(-3, dt, cuda(0))};
+    const std::pair<const char*, const Pair*> idxs[] = {{"step 2", &step2}, {"flipped", &flip}};
+    for (int dim = 0; dim < 3; ++dim) {
+      for (const auto& [name, ix] : idxs) {
+        Tensor c, g;
+        const std::string what = std::string("index_select ") + name + " " + sm_dtype_name(dt) +
+                                 " dim " + std::to_string(dim);
+        const sm_status sc = sm_index_select(p.c, dim, ix->c, c.out());
+        const sm_status sg = sm_index_select(p.g, dim, ix->g, g.out());
+        ASSERT_EQ(sc, sg) << what << ": " << sm_last_error();
+        if (sc == SM_OK) expect_same(c, g, what);
+        // A CPU index for the GPU source: the same result.
+        Tensor x;
+        ASSERT_EQ(sm_index_select(p.g, dim, ix->c, x.out()), sc) << what << " (cpu index)";
+        if (sc == SM_OK) expect_same(c, x, what + " (cpu index)");
+      }
+      // Expanded (1000 of them, not 2^40: the result is real here).
+      Tensor ec, eg, ecg, short_c, short_g;
+      SM_ASSERT_OK(sm_slice(exp.c, 0, 0, 1000, 1, short_c.out()));
+      SM_ASSERT_OK(sm_slice(exp.g, 0, 0, 1000, 1, short_g.out()));
+      SM_ASSERT_OK(sm_index_select(p.c, dim, short_c, ec.out()));
+      SM_ASSERT_OK(sm_index_select(p.g, dim, short_g, eg.out()));
+      SM_ASSERT_OK(sm_index_select(p.g, dim, short_c, ecg.out()));
+      expect_same(ec, eg, "index_select expanded, dim " + std::to_string(dim));
+      expect_same(ec, ecg, "index_select expanded cpu index, dim " + std::to_string(dim));
+    }
+  }
+  // Every element size, a transposed source, a 0-d source and index.
+  for (sm_dtype dt : {SM_BOOL, SM_FLOAT16, SM_INT64}) {
+    Pair q = random_pair({40, 33}, dt, 93);
+    Pair t = both(q, [](sm_tensor x, sm_tensor* o) { return sm_transpose(x, 0, 1, o); });
+    Tensor ic = make<int32_t>({39, -40, 0, 17, 17}, {5}), ig = to_device(ic, cuda(0));
+    Tensor c, g;
+    SM_ASSERT_OK(sm_index_select(t.c, 1, ic, c.out()));
+    SM_ASSERT_OK(sm_index_select(t.g, 1, ig, g.out()));
+    expect_same(c, g, std::string("index_select of a transposed ") + sm_dtype_name(dt));
+  }
+  Pair s = random_pair({}, SM_FLOAT64, 94);
+  Tensor i0c = make<int64_t>({-1}, {}), i0g = to_device(i0c, cuda(0));
+  Tensor c0, g0;
+  SM_ASSERT_OK(sm_index_select(s.c, 0, i0c, c0.out()));
+  SM_ASSERT_OK(sm_index_select(s.g, 0, i0g, g0.out()));
+  EXPECT_EQ(shape_of(g0), Shape{});
+  expect_same(c0, g0, "index_select of a 0-d tensor");
+}
+
 // Over 2^31 elements: the planner switches to 64-bit index math. x[r, c] =
 // (r + c) mod 256 built on the GPU, transposed, and rows of the result
 // checked on the host. Needs ~4.3 GB of GPU memory.

@@ -780,3 +780,96 @@ TEST(CpuKernels, ConcurrentCallersFromManyThreads) {
 }
 
 }  // namespace
+
+// index_select's kernels read the index in place, through its stride: an
+// index that claims 2^62 entries with stride 0 is one element to check (this
+// would take ages, or crash, if the length were walked or copied), and the
+// first bad position of a reversed, stepped index is named in its own order.
+TEST(CpuKernels, IndexCheckReadsThroughTheStride) {
+  sm::Kernels& k = sm::cpu_kernels();
+  int64_t one = -7;
+  TensorDesc e;
+  e.data = &one;
+  e.dtype = DType::I64;
+  e.ndim = 1;
+  e.sizes[0] = int64_t(1) << 62;
+  e.strides[0] = 0;
+  EXPECT_EQ(k.first_out_of_range(e, 7), -1);
+  EXPECT_EQ(k.first_out_of_range(e, 6), 0);
+  int32_t v[9] = {0, 9, 1, -9, 2, 8, 3, -3, 4};
+  TensorDesc r;  // v[8], v[6], v[4], v[2], v[0] = 4, 3, 2, 1, 0, then -3 is never read
+  r.data = &v[8];
+  r.dtype = DType::I32;
+  r.ndim = 1;
+  r.sizes[0] = 5;
+  r.strides[0] = -2;
+  EXPECT_EQ(k.first_out_of_range(r, 5), -1);
+  EXPECT_EQ(k.first_out_of_range(r, 4), 0);
+  EXPECT_EQ(k.first_out_of_range(r, 3), 0);
+  v[8] = -1;
+  EXPECT_EQ(k.first_out_of_range(r, 3), 1);  // -1 wraps; v[6] = 3 does not fit size 3
+  r.sizes[0] = 0;
+  EXPECT_EQ(k.first_out_of_range(r, 0), -1);
+}
+
+// The CPU gather against a reference: slices of a [4, 3, 5] source (a
+// transposed, partly reversed view) chosen along each dim by a stepped int64
+// and an expanded int32 index, negative entries included.
+TEST(CpuKernels, IndexSelectGathersSlices) {
+  sm::Kernels& k = sm::cpu_kernels();
+  // Source: src[a][b][c] = 100a + 10b + c, viewed with a reversed middle dim.
+  std::vector<double> base(4 * 3 * 5);
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 5; ++c) base[static_cast<size_t>((a * 3 + b) * 5 + c)] = 100 * a + 10 * b + c;
+  TensorDesc src;
+  src.dtype = DType::F64;
+  src.ndim = 3;
+  const int64_t sizes[3] = {4, 3, 5}, strides[3] = {15, -5, 1};
+  for (int d = 0; d < 3; ++d) src.sizes[d] = sizes[d], src.strides[d] = strides[d];
+  src.data = &base[10];  // [a][b] is base row a*3 + (2 - b)
+  auto value = [](int64_t a, int64_t b, int64_t c) { return double(100 * a + 10 * (2 - b) + c); };
+  int64_t i64[6] = {-1, 99, 0, 99, 2, 99};  // stepped by 2: -1, 0, 2
+  int32_t i32 = -2;                          // expanded to 4 entries
+  for (int dim = 0; dim < 3; ++dim) {
+    for (int which = 0; which < 2; ++which) {
+      TensorDesc ix;
+      ix.ndim = 1;
+      if (which == 0) {
+        ix.data = i64;
+        ix.dtype = DType::I64;
+        ix.sizes[0] = 3;
+        ix.strides[0] = 2;
+      } else {
+        ix.data = &i32;
+        ix.dtype = DType::I32;
+        ix.sizes[0] = 4;
+        ix.strides[0] = 0;
+      }
+      ASSERT_EQ(k.first_out_of_range(ix, sizes[dim]), -1);
+      const int64_t n = ix.sizes[0];
+      TensorDesc dst = src;
+      dst.sizes[dim] = n;
+      int64_t acc = 1;
+      for (int d = 2; d >= 0; --d) {
+        dst.strides[d] = acc;
+        acc *= dst.sizes[d];
+      }
+      std::vector<double> out(static_cast<size_t>(acc) + 1, -1.0);  // one guard element
+      dst.data = out.data();
+      k.index_select(dst, src, dim, ix);
+      std::vector<double> want;
+      for (int64_t a = 0; a < dst.sizes[0]; ++a)
+        for (int64_t b = 0; b < dst.sizes[1]; ++b)
+          for (int64_t c = 0; c < dst.sizes[2]; ++c) {
+            int64_t co[3] = {a, b, c};
+            const int64_t pos = co[dim];
+            const int64_t raw = which == 0 ? i64[2 * pos] : i32;
+            co[dim] = sm::wrap_index(raw, sizes[dim]);
+            want.push_back(value(co[0], co[1], co[2]));
+          }
+      want.push_back(-1.0);
+      EXPECT_EQ(out, want) << "dim " << dim << (which == 0 ? " stepped int64" : " expanded int32");
+    }
+  }
+}

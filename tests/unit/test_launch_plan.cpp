@@ -314,6 +314,93 @@ TEST(PlanBinary, TransposedInPlaceAdd) {
   EXPECT_EQ(p.kind, KernelKind::Elementwise);
 }
 
+// ---- index_select: the gather and the index check --------------------------------------
+
+TEST(PlanGather, ThreeOperandsOverTheDestination) {
+  DeviceProps props;
+  void* const kIdx = reinterpret_cast<void*>(uintptr_t(0x7f2000000000));
+  // Rows 0..3 of a [5, 6] f32 source chosen by a contiguous int64 index.
+  KernelPlan p = plan_gather(desc(kDst, DType::F32, {4, 6}, {6, 1}),
+                             desc(kSrc, DType::F32, {5, 6}, {6, 1}), 0,
+                             desc(kIdx, DType::I64, {4}, {1}), props);
+  ASSERT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_EQ(p.numel, 24);
+  ASSERT_EQ(p.it.ndim, 2);
+  EXPECT_EQ(p.it.strides[0][0], 6);
+  EXPECT_EQ(p.it.strides[0][1], 1);
+  EXPECT_EQ(p.it.strides[1][0], 0);  // the source's dim is the index's business
+  EXPECT_EQ(p.it.strides[1][1], 1);
+  EXPECT_EQ(p.it.strides[2][0], 1);
+  EXPECT_EQ(p.it.strides[2][1], 0);
+  EXPECT_EQ(p.gather_size, 5);
+  EXPECT_EQ(p.gather_stride, 6);
+  EXPECT_FALSE(p.contiguous);
+  EXPECT_TRUE(p.index32);
+  // Columns of a [3, 10] f16 source by a flipped int32 index: the index's
+  // negative stride is kept (the destination's order decides the walk).
+  p = plan_gather(desc(kDst, DType::F16, {3, 4}, {4, 1}), desc(kSrc, DType::F16, {3, 10}, {10, 1}),
+                  1, desc(at(kIdx, 12), DType::I32, {4}, {-1}), props);
+  ASSERT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 2);
+  EXPECT_EQ(p.it.strides[1][0], 10);
+  EXPECT_EQ(p.it.strides[1][1], 0);
+  EXPECT_EQ(p.it.strides[2][0], 0);
+  EXPECT_EQ(p.it.strides[2][1], -1);
+  EXPECT_EQ(p.gather_stride, 1);
+  // An empty result plans nothing; a one-element one still has one dim.
+  EXPECT_EQ(plan_gather(desc(kDst, DType::F32, {0, 4}, {4, 1}), desc(kSrc, DType::F32, {0, 9}, {9, 1}),
+                        1, desc(kIdx, DType::I64, {4}, {0}), props)
+                .kind,
+            KernelKind::Empty);
+  p = plan_gather(desc(kDst, DType::F64, {1}, {1}), desc(kSrc, DType::F64, {7}, {1}), 0,
+                  desc(kIdx, DType::I64, {1}, {1}), props);
+  ASSERT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.numel, 1);
+  EXPECT_EQ(p.it.ndim, 1);
+}
+
+TEST(PlanGather, IndexWidthCountsTheSourceAlongDim) {
+  DeviceProps props;
+  void* const kIdx = reinterpret_cast<void*>(uintptr_t(0x7f2000000000));
+  // A small result from rows far apart: the index may name any row, so the
+  // source's whole reach along dim decides (2^20 rows of 2^12 elements).
+  KernelPlan p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
+                             desc(kSrc, DType::F32, {1 << 20, 8}, {1 << 12, 1}), 0,
+                             desc(kIdx, DType::I64, {4}, {1}), props);
+  EXPECT_FALSE(p.index32);
+  p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
+                  desc(kSrc, DType::F32, {1 << 10, 8}, {1 << 12, 1}), 0,
+                  desc(kIdx, DType::I64, {4}, {1}), props);
+  EXPECT_TRUE(p.index32);
+  // A source expanded along dim (stride 0) reaches nothing there, however long.
+  p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
+                  desc(kSrc, DType::F32, {int64_t(1) << 40, 8}, {0, 1}), 0,
+                  desc(kIdx, DType::I64, {4}, {1}), props);
+  EXPECT_TRUE(p.index32);
+  // The index's own reach counts too: 4 entries 2^30 apart.
+  p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}), desc(kSrc, DType::F32, {9, 8}, {8, 1}), 0,
+                  desc(kIdx, DType::I32, {4}, {int64_t(1) << 30}), props);
+  EXPECT_FALSE(p.index32);
+}
+
+TEST(PlanIndexCheck, ScansOnlyTheDistinctElements) {
+  DeviceProps props;
+  void* const kIdx = reinterpret_cast<void*>(uintptr_t(0x7f2000000000));
+  // Expanded to 2^40 (or any length): one element, read back, no kernel.
+  IndexCheckPlan c = plan_index_check(desc(kIdx, DType::I64, {int64_t(1) << 40}, {0}), props);
+  EXPECT_EQ(c.count, 1);
+  EXPECT_EQ(c.launch.grid, 0);
+  EXPECT_EQ(plan_index_check(desc(kIdx, DType::I32, {0}, {1}), props).count, 0);
+  EXPECT_EQ(plan_index_check(desc(kIdx, DType::I32, {0}, {0}), props).count, 0);
+  EXPECT_EQ(plan_index_check(desc(kIdx, DType::I32, {1}, {7}), props).count, 1);
+  c = plan_index_check(desc(kIdx, DType::I32, {1000}, {-3}), props);
+  EXPECT_EQ(c.count, 1000);
+  EXPECT_EQ(c.stride, -3);
+  EXPECT_EQ(c.launch.block, 256);
+  EXPECT_EQ(c.launch.grid, 4);
+}
+
 // ---- executing plans on the host ---------------------------------------------------------
 
 // One element operation: copy (with conversion) or an in-place f32 add.
@@ -748,6 +835,205 @@ TEST(PlanExecution, RandomInPlaceAdds) {
     ASSERT_TRUE(dst.buf == expect.buf) << "kind " << int(p.kind);
   }
   EXPECT_GT(kinds[int(KernelKind::Transpose)], 10);
+}
+
+
+// ---- index_select executed on the host ------------------------------------------------
+
+// The index check kernel's loop: a grid of launch.grid x launch.block threads
+// striding over [0, count), each bad position lowering the word (atomicMin).
+int64_t run_index_check(const IndexCheckPlan& c, const TensorDesc& index, int64_t size) {
+  if (c.count == 0) return -1;
+  auto value = [&](int64_t i) -> int64_t {
+    const char* p = static_cast<const char*>(index.data) +
+                    i * c.stride * static_cast<int64_t>(dtype_size(index.dtype));
+    if (!in_bounds(p, dtype_size(index.dtype))) return 0;
+    if (index.dtype == DType::I64) {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  };
+  if (c.count == 1) return index_in_range(value(0), size) ? -1 : 0;
+  uint64_t word = ~uint64_t(0);
+  const int64_t threads = c.launch.grid * c.launch.block;
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t i = t; i < c.count; i += threads)
+      if (!index_in_range(value(i), size)) word = std::min<uint64_t>(word, uint64_t(i));
+  return word == ~uint64_t(0) ? -1 : static_cast<int64_t>(word);
+}
+
+// The gather kernel: the element-wise loop over three operands with the
+// CUDA functor's body (GatherUnits in cuda_index.cu).
+template <typename Index>
+void run_gather(const KernelPlan& p, const TensorDesc& dst, const TensorDesc& src,
+                const TensorDesc& index) {
+  if (p.kind == KernelKind::Empty) return;
+  ASSERT_EQ(p.kind, KernelKind::Elementwise);
+  ASSERT_EQ(p.unit_bytes, int(dtype_size(dst.dtype)));
+  const auto calc = make_offset_calc<Index, 3>(p);
+  using Offset = typename std::make_signed<Index>::type;
+  char* d = static_cast<char*>(dst.data) + p.byte_offset[0];
+  const char* s = static_cast<const char*>(src.data) + p.byte_offset[1];
+  const char* ix = static_cast<const char*>(index.data) + p.byte_offset[2];
+  const int64_t ie = int64_t(dtype_size(index.dtype));
+  for (int64_t lin = 0; lin < p.numel; ++lin) {
+    Offset o[3];
+    if (p.contiguous) {
+      o[0] = o[1] = o[2] = static_cast<Offset>(lin);
+    } else {
+      calc.get(static_cast<Index>(lin), o);
+    }
+    const char* ip = ix + o[2] * ie;
+    if (!in_bounds(ip, static_cast<size_t>(ie))) return;
+    int64_t v;
+    if (index.dtype == DType::I64) {
+      std::memcpy(&v, ip, 8);
+    } else {
+      int32_t v32;
+      std::memcpy(&v32, ip, 4);
+      v = v32;
+    }
+    const Offset so = gather_source_offset(o[1], v, p.gather_size, p.gather_stride);
+    char* dp = d + o[0] * p.unit_bytes;
+    const char* sp = s + so * p.unit_bytes;
+    if (!in_bounds(dp, p.unit_bytes) || !in_bounds(sp, p.unit_bytes)) return;
+    std::memcpy(dp, sp, static_cast<size_t>(p.unit_bytes));
+  }
+}
+
+// The naive reference: every multi-index of dst, row-major.
+void reference_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
+                      const std::vector<int64_t>& idx) {
+  const int64_t es = int64_t(dtype_size(dst.dtype));
+  int64_t c[kMaxDims] = {};
+  for (int64_t lin = 0; lin < dst.numel(); ++lin) {
+    int64_t od = 0, os = 0;
+    for (int d = 0; d < dst.ndim; ++d) {
+      od += c[d] * dst.strides[d];
+      const int64_t sc = d == dim ? wrap_index(idx[static_cast<size_t>(c[d])], src.sizes[d]) : c[d];
+      os += sc * src.strides[d];
+    }
+    std::memcpy(static_cast<char*>(dst.data) + od * es,
+                static_cast<const char*>(src.data) + os * es, static_cast<size_t>(es));
+    for (int d = dst.ndim - 1; d >= 0; --d) {
+      if (++c[d] < dst.sizes[d]) break;
+      c[d] = 0;
+    }
+  }
+}
+
+// Random sources (strided, reversed, broadcast), random result layouts, random
+// 1-d indices (stepped, reversed, expanded) of either dtype with negative
+// entries: executing the plan, with 64- and 32-bit math, writes exactly the
+// reference's bytes, and the check finds exactly the first bad position.
+TEST(PlanExecution, RandomGathers) {
+  std::mt19937 rng(13);
+  const DType dts[] = {DType::Bool, DType::I8, DType::F16, DType::F32, DType::F64, DType::I64};
+  int expanded = 0, index32 = 0;
+  for (int iter = 0; iter < 600; ++iter) {
+    std::vector<int64_t> sizes = random_sizes(rng);
+    if (sizes.empty()) sizes.push_back(1 + rng() % 5);
+    const int nd = static_cast<int>(sizes.size());
+    const int dim = static_cast<int>(rng() % nd);
+    const int64_t n = rng() % 7 == 0 ? 0 : 1 + rng() % 12;  // the index's length
+    const int64_t src_size = 1 + rng() % 9;
+    std::vector<int64_t> ssizes = sizes, dsizes = sizes;
+    ssizes[dim] = src_size;
+    dsizes[dim] = n;
+    const DType dt = dts[rng() % 6];
+    const DType it = rng() % 2 ? DType::I64 : DType::I32;
+    View src = random_view(rng, ssizes, dt, true);
+    View dst = random_view(rng, dsizes, dt, false);
+    View ind = random_view(rng, {n}, it, true);
+    if (ind.d.strides[0] == 0 && n > 1) ++expanded;
+    std::vector<int64_t> idx(static_cast<size_t>(n));
+    const int64_t ie = int64_t(dtype_size(it));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t v = static_cast<int64_t>(rng() % (2 * src_size)) - src_size;  // [-size, size)
+      char* p = static_cast<char*>(ind.d.data) + i * ind.d.strides[0] * ie;
+      if (it == DType::I64) {
+        std::memcpy(p, &v, 8);
+      } else {
+        const int32_t v32 = static_cast<int32_t>(v);
+        std::memcpy(p, &v32, 4);
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {  // what the index holds (an expanded one: its last write)
+      const char* p = static_cast<const char*>(ind.d.data) + i * ind.d.strides[0] * ie;
+      if (it == DType::I64) {
+        std::memcpy(&idx[static_cast<size_t>(i)], p, 8);
+      } else {
+        int32_t v32;
+        std::memcpy(&v32, p, 4);
+        idx[static_cast<size_t>(i)] = v32;
+      }
+    }
+    View expect = dst, got32 = dst;
+    expect.d.data = expect.buf.data() + (static_cast<unsigned char*>(dst.d.data) - dst.buf.data());
+    got32.d.data = got32.buf.data() + (static_cast<unsigned char*>(dst.d.data) - dst.buf.data());
+    buffers() = {{dst.buf.data(), dst.buf.size()},       {src.buf.data(), src.buf.size()},
+                 {ind.buf.data(), ind.buf.size()},       {expect.buf.data(), expect.buf.size()},
+                 {got32.buf.data(), got32.buf.size()}};
+    const IndexCheckPlan c = plan_index_check(ind.d, DeviceProps{});
+    ASSERT_EQ(run_index_check(c, ind.d, src_size), -1);
+    reference_gather(expect.d, src.d, dim, idx);
+    const KernelPlan p = plan_gather(dst.d, src.d, dim, ind.d, DeviceProps{});
+    SCOPED_TRACE("dim " + std::to_string(dim) + " dst " + describe(dst.d) + " src " +
+                 describe(src.d) + " index " + describe(ind.d) + " plan " + describe(p));
+    run_gather<uint64_t>(p, dst.d, src.d, ind.d);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(dst.buf == expect.buf) << "64-bit plan";
+    if (p.index32) {
+      ++index32;
+      run_gather<uint32_t>(p, got32.d, src.d, ind.d);
+      if (HasFatalFailure()) return;
+      ASSERT_TRUE(got32.buf == expect.buf) << "32-bit plan";
+    }
+    // One bad value at a random position: the check names the first one.
+    if (n > 0) {
+      const int64_t pos = static_cast<int64_t>(rng() % n);
+      const int64_t bad = rng() % 2 ? src_size + static_cast<int64_t>(rng() % 3)
+                                    : -src_size - 1 - static_cast<int64_t>(rng() % 3);
+      char* bp = static_cast<char*>(ind.d.data) + pos * ind.d.strides[0] * ie;
+      if (it == DType::I64) {
+        std::memcpy(bp, &bad, 8);
+      } else {
+        const int32_t b32 = static_cast<int32_t>(bad);
+        std::memcpy(bp, &b32, 4);
+      }
+      // An expanded index has one element: every position holds the bad value.
+      const int64_t want = ind.d.strides[0] == 0 ? 0 : pos;
+      EXPECT_EQ(run_index_check(c, ind.d, src_size), want);
+    }
+  }
+  EXPECT_GT(expanded, 20);
+  EXPECT_GT(index32, 300);
+}
+
+// A long index with bad entries near the end, checked by the emulated grid:
+// the lowest bad position wins, whichever thread finds it first.
+TEST(PlanExecution, IndexCheckFindsTheFirstBadPosition) {
+  std::vector<int32_t> v(100000, 3);
+  v[99999] = 50;
+  v[77777] = -9;
+  v[88888] = 8;
+  buffers() = {{reinterpret_cast<const unsigned char*>(v.data()), v.size() * 4}};
+  TensorDesc d = desc(v.data(), DType::I32, {100000}, {1});
+  const IndexCheckPlan c = plan_index_check(d, DeviceProps{});
+  EXPECT_EQ(run_index_check(c, d, 8), 77777);
+  EXPECT_EQ(run_index_check(c, d, 51), -1);
+  // Every other element, backwards from the end: 99999, 99997, ... (the odd
+  // ones: 88888 is never read).
+  d = desc(v.data() + 99999, DType::I32, {50000}, {-2});
+  EXPECT_EQ(run_index_check(plan_index_check(d, DeviceProps{}), d, 8), 0);
+  v[99999] = 3;
+  EXPECT_EQ(run_index_check(plan_index_check(d, DeviceProps{}), d, 8), (99999 - 77777) / 2);
+  v[77777] = 3;
+  EXPECT_EQ(run_index_check(plan_index_check(d, DeviceProps{}), d, 8), -1);
 }
 
 }  // namespace

@@ -15,6 +15,13 @@ class CpuKernels final : public Kernels {
                  double alpha) override {
     cpu::tensor_op(dst, op, other, alpha);
   }
+  int64_t first_out_of_range(const TensorDesc& index, int64_t size) override {
+    return cpu::first_out_of_range(index, size);
+  }
+  void index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
+                    const TensorDesc& index) override {
+    cpu::index_select(dst, src, dim, index);
+  }
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // sm::Kernels for one GPU: makes the device current and hands each call to
-// its kernel family (cuda_copy.cu, cuda_scalar_ops.cu, cuda_tensor_ops.cu).
+// its kernel family (cuda_copy.cu, cuda_scalar_ops.cu, cuda_tensor_ops.cu,
+// cuda_index.cu).
 // Launches are asynchronous on the calling thread's current stream.
 #include <array>
 
@@ -28,6 +29,17 @@ class CudaKernels final : public Kernels {
     if (dst.numel() == 0) return;
     DeviceGuard g(device_);
     launch_tensor_op(dst, op, other, alpha, device_);
+  }
+  int64_t first_out_of_range(const TensorDesc& index, int64_t size) override {
+    if (index.sizes[0] == 0) return -1;
+    DeviceGuard g(device_);
+    return index_first_out_of_range(index, size, device_);
+  }
+  void index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
+                    const TensorDesc& index) override {
+    if (dst.numel() == 0) return;
+    DeviceGuard g(device_);
+    launch_index_select(dst, src, dim, index, device_);
   }
 
  private:

@@ -16,6 +16,11 @@ void launch_scalar_op(const TensorDesc& dst, sm_op op, double a, double b, int d
 // ADD, SUB, MUL, DIV with a tensor operand (cuda_tensor_ops.cu); FILL is a copy.
 void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha,
                       int device);
+// index_select (cuda_index.cu): the position of the first index outside
+// [-size, size) or -1, waiting for the current stream; the gather.
+int64_t index_first_out_of_range(const TensorDesc& index, int64_t size, int device);
+void launch_index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
+                         const TensorDesc& index, int device);
 
 }  // namespace cuda
 }  // namespace sm

@@ -225,4 +225,47 @@ KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allo
   return p;
 }
 
+KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
+                       const TensorDesc& index, const DeviceProps& props) {
+  // The source without dim and the index along dim only, both over dst's
+  // sizes: every operand's offset is then linear in dst's coordinates, so
+  // coalescing and reordering apply unchanged.
+  TensorDesc s = dst, ix = dst;
+  s.data = src.data;
+  s.dtype = src.dtype;
+  ix.data = index.data;
+  ix.dtype = index.dtype;
+  for (int d = 0; d < dst.ndim; ++d) {
+    s.strides[d] = d == dim ? 0 : src.strides[d];
+    ix.strides[d] = d == dim ? index.strides[0] : 0;
+  }
+  const TensorDesc* ops[3] = {&dst, &s, &ix};
+  KernelPlan p = start_plan(3, ops);
+  if (p.it.empty) return p;
+  p.gather_size = src.sizes[dim];
+  p.gather_stride = src.strides[dim];
+  p.unit_bytes = static_cast<int>(dtype_size(dst.dtype));
+  finish_elementwise(p, props);
+  if (p.index32) {
+    // The source's offsets reach sum (size - 1) * |stride| over the plan's
+    // dims (operand 1, dim excluded) plus (size - 1) * |stride| along dim.
+    constexpr int64_t kLimit = INT32_MAX - 1024;
+    int64_t reach = 0, term;
+    bool ok = !__builtin_mul_overflow(src.sizes[dim] - 1, abs64(src.strides[dim]), &reach);
+    for (int d = 0; ok && d < p.it.ndim; ++d)
+      ok = !__builtin_mul_overflow(p.it.sizes[d] - 1, abs64(p.it.strides[1][d]), &term) &&
+           !__builtin_add_overflow(reach, term, &reach);
+    p.index32 = ok && reach <= kLimit;
+  }
+  return p;
+}
+
+IndexCheckPlan plan_index_check(const TensorDesc& index, const DeviceProps& props) {
+  IndexCheckPlan p;
+  p.count = index_scan_length(index);
+  p.stride = index.strides[0];
+  if (p.count > 1) p.launch = plan_elementwise_launch(p.count, props);
+  return p;
+}
+
 }  // namespace sm

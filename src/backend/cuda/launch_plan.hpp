@@ -13,6 +13,11 @@
 //    the unit is a vector of up to 16 bytes when the operands share their
 //    stride-1 dim and the alignment allows (a 128-bit copy); otherwise an
 //    element.
+//  - Elementwise over three operands for index_select (a gather): the
+//    destination, the source with its stride along the selected dim set to 0,
+//    and the index (stride 0 everywhere but along that dim); the functor adds
+//    wrap_index(index value) * the source's stride along the dim to the
+//    source offset (gather_source_offset).
 //  - Transpose: the destination's stride-1 dim (j) is not the source's (i):
 //    square tiles through shared memory (padded by one element, so both the
 //    row writes and the column reads are free of bank conflicts), loads
@@ -151,6 +156,9 @@ struct KernelPlan {
   int pack = 1;               // elements per 4-byte packed access (1: none)
   bool pack_src = false, pack_dst = false;
   int64_t tiles_i = 0, tiles_j = 0, total_tiles = 0;
+  // Gather (plan_gather): the source's size and stride (elements) along the
+  // selected dim, applied by gather_source_offset.
+  int64_t gather_size = 0, gather_stride = 0;
   Launch launch;
 };
 
@@ -166,6 +174,37 @@ KernelPlan plan_unary(const TensorDesc& dst, const DeviceProps& props);
 // match and the access patterns cross; else Elementwise in element units.
 KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allow_transpose,
                        const DeviceProps& props);
+
+// index_select: dst[..., i, ...] = src[..., wrap_index(index[i]), ...] along
+// dim, under Kernels::index_select's preconditions (same dtype, sizes equal
+// but along dim, index 1-d and validated). Elementwise in element units over
+// the three operands (0 = dst, 1 = src without dim, 2 = index), coalesced
+// like any other; 32-bit math only when the source's whole reach along dim
+// fits too, since the index's values may name any of its elements there.
+KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
+                       const TensorDesc& index, const DeviceProps& props);
+
+// The source offset (elements) of a gathered element: o, the source offset
+// without the selected dim, plus the selected position times the stride.
+// The product is formed in 64 bits: it is within the reach plan_gather
+// checked, and a stride-0 (expanded) source dim may be larger than any
+// 32-bit position.
+template <typename Offset>
+SM_HOST_DEVICE Offset gather_source_offset(Offset o, int64_t value, int64_t size, int64_t stride) {
+  return o + static_cast<Offset>(wrap_index(value, size) * stride);
+}
+
+// Kernels::first_out_of_range on the GPU: elements [0, count) of the index
+// (its distinct ones: index_scan_length), `stride` apart. count 0: nothing
+// to check; count 1: the one element is read back and checked on the host
+// (no kernel, no scratch); otherwise one thread per element, grid-stride,
+// each bad position lowering a device word with atomicMin.
+struct IndexCheckPlan {
+  int64_t count = 0;
+  int64_t stride = 0;
+  Launch launch;
+};
+IndexCheckPlan plan_index_check(const TensorDesc& index, const DeviceProps& props);
 
 // Tile side for an element size: 32 elements of 4 or 8 bytes, 64 of 2, 128 of 1
 // (a warp always moves one 128-byte row, or 256 bytes for 8-byte elements).
