@@ -30,6 +30,8 @@
 // reliability_fuzz_replay (SM_FUZZ_STANDALONE) that runs corpus files, so the
 // seed corpus is a regression test in every build (ASan, valgrind, plain).
 #include <algorithm>
+#include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -317,7 +319,55 @@ struct Fuzz {
   }
   void add_tensor(sm_tensor h, int storage, int lease) {
     REL_CHECK(find_tensor(h) < 0, "a new tensor handle %p equals a live one", (void*)h);
+    check_new_handle(h, rel::kTagTensor, "a new tensor");
     tensors.push_back(TensorM{h, 1, storage, lease});
+  }
+
+  // ---- handle freshness ----
+  // A handle value is never issued twice (include/stridemem.h): every new
+  // handle differs from every live one and from every released one the
+  // harness keeps (the graveyards). White-box (rel::handle_bits): a slot's
+  // generations only grow within an input, so a generation that wrapped, or
+  // a retired slot handed out again, is caught even when the value it repeats
+  // was issued before this input began.
+  std::map<uint64_t, uint32_t> max_gen;  // (kind, slot) -> highest generation issued
+  template <class H>
+  static void bury(std::vector<H>& grave, H h) {
+    grave.push_back(h);
+    if (grave.size() > 64) grave.erase(grave.begin());
+  }
+  bool handle_is_live(const void* h, uint32_t kind) const {
+    if (kind == rel::kTagTensor) return find_tensor(static_cast<sm_tensor>(const_cast<void*>(h))) >= 0;
+    if (kind == rel::kTagStorage) {
+      for (const StorageHM& s : shandles)
+        if (s.h == h) return true;
+      return false;
+    }
+    for (const StackM& k : stacks)
+      if (!k.released && k.h == h) return true;
+    return false;
+  }
+  bool handle_in_grave(const void* h, uint32_t kind) const {
+    if (kind == rel::kTagTensor) return std::find(tgrave.begin(), tgrave.end(), h) != tgrave.end();
+    if (kind == rel::kTagStorage) return std::find(sgrave.begin(), sgrave.end(), h) != sgrave.end();
+    return std::find(kgrave.begin(), kgrave.end(), h) != kgrave.end();
+  }
+  // `live_too`: also check it against the live handles (false when the
+  // caller has already put it among them).
+  void check_new_handle(const void* h, uint32_t kind, const char* what, bool live_too = false) {
+    const rel::HandleBits b = rel::handle_bits(h);
+    REL_CHECK(b.kind == kind && b.slot != 0 && b.generation != 0,
+              "%s handle %p is no handle of kind %u", what, h, kind);
+    if (live_too) REL_CHECK(!handle_is_live(h, kind), "%s handle %p equals a live one", what, h);
+    REL_CHECK(!handle_in_grave(h, kind), "%s handle %p equals a released one (issued twice)", what, h);
+    const uint64_t key = (static_cast<uint64_t>(kind) << 32) | b.slot;
+    const auto it = max_gen.find(key);
+    if (it != max_gen.end())
+      REL_CHECK(b.generation > it->second,
+                "%s handle %p: slot %u issued generation %u after generation %u (wrapped, or "
+                "handed out again after retiring)",
+                what, h, b.slot, b.generation, it->second);
+    if (it == max_gen.end() || b.generation > it->second) max_gen[key] = b.generation;
   }
 
   // Storage liveness from the roots; checks external deleters ran exactly
@@ -666,7 +716,9 @@ struct Fuzz {
       REL_CHECK(m.storage_nbytes == expect_nbytes, "creation kind %d: storage of %lld bytes, expected %lld",
                 kind, (long long)m.storage_nbytes, (long long)expect_nbytes);
     if (tensors.size() >= kMaxTensors) {  // keep the pool small: drop it again
+      check_new_handle(out, rel::kTagTensor, "a new tensor", true);
       REL_OK(sm_tensor_release(out));
+      bury(tgrave, out);
       return;
     }
     add_tensor(out, new_storage(m.storage_nbytes, true), -1);
@@ -880,7 +932,9 @@ struct Fuzz {
         const TensorM& t = tensors[static_cast<size_t>(p.slot)];
         add_tensor(outs[i], t.storage, t.lease);
       } else {
+        check_new_handle(outs[i], rel::kTagTensor, what, true);
         REL_OK(sm_tensor_release(outs[i]));
+        bury(tgrave, outs[i]);
       }
     }
   }
@@ -1142,7 +1196,7 @@ struct Fuzz {
       }
       REL_CHECK(st == SM_OK, "sm_storage_release of a live handle -> %d", st);
       if (--shandles[static_cast<size_t>(i)].owners == 0) {
-        sgrave.push_back(h);
+        bury(sgrave, h);
         shandles.erase(shandles.begin() + i);
       }
       return;
@@ -1160,8 +1214,7 @@ struct Fuzz {
     // A popped tensor is released like any other.
     REL_CHECK(st == SM_OK, "sm_tensor_release of a live handle -> %d", st);
     if (--tensors[static_cast<size_t>(p.slot)].owners == 0) {
-      tgrave.push_back(p.h);
-      if (tgrave.size() > 64) tgrave.erase(tgrave.begin());
+      bury(tgrave, p.h);
       tensors.erase(tensors.begin() + p.slot);
     }
   }
@@ -1217,6 +1270,7 @@ struct Fuzz {
       REL_CHECK(nb == storages[static_cast<size_t>(s)].nbytes, "sm_storage_size %lld, model %lld",
                 (long long)nb, (long long)storages[static_cast<size_t>(s)].nbytes);
       for (const StorageHM& h : shandles) REL_CHECK(h.h != out, "a new storage handle equals a live one");
+      check_new_handle(out, rel::kTagStorage, "a new storage");
       shandles.push_back(StorageHM{out, 1, s});
       return;
     }
@@ -1229,21 +1283,7 @@ struct Fuzz {
       const Dims strides = dims(nd, true);
       const int64_t off = in.index();
       const sm_dtype dt = in.dtype();
-      sm_tensor out = kSentT;
-      const rel::State before = rel::state();
-      const sm_status st = sm_tensor_from_storage(h, shape.ptr(true), with_strides ? strides.ptr(true) : nullptr,
-                                                  nd, off, dt, &out);
-      check_status(st, "sm_tensor_from_storage");
-      if (st != SM_OK) {
-        REL_CHECK(out == kSentT, "failing sm_tensor_from_storage wrote its output");
-        check_unchanged(before, "sm_tensor_from_storage");
-        return;
-      }
-      REL_CHECK(i >= 0, "sm_tensor_from_storage accepted a dead storage handle");
-      if (i < 0) return;
-      rel::Meta m;
-      check_view(out, nullptr, "sm_tensor_from_storage", &m);
-      add_tensor(out, shandles[static_cast<size_t>(i)].storage, -1);
+      from_storage(h, i, nd, shape, with_strides ? &strides : nullptr, off, dt);
       return;
     }
     // getters
@@ -1262,6 +1302,111 @@ struct Fuzz {
     }
   }
 
+  // The status sm_tensor_from_storage must return, its checks in the
+  // library's order (include/stridemem.h): the handle; ndim; dtype; sizes
+  // (negative: SHAPE, numel or bytes past int64: OVERFLOW); a negative
+  // offset (OUT_OF_BOUNDS); the storage's data address not a multiple of the
+  // dtype's size (INVALID_ARGUMENT, empty views too); the element range
+  // (past int64: OVERFLOW; outside the storage: OUT_OF_BOUNDS).
+  static sm_status predict_from_storage(bool live, uintptr_t base, int64_t nbytes, int32_t nd,
+                                        const Dims& shape, const Dims* strides, int64_t off, sm_dtype dt) {
+    if (!live) return SM_ERR_INVALID_HANDLE;
+    if (nd < 0 || nd > SM_MAX_DIMS) return SM_ERR_INVALID_ARGUMENT;
+    if (dt < 0 || dt >= SM_NUM_DTYPES) return SM_ERR_INVALID_ARGUMENT;
+    const int64_t item = static_cast<int64_t>(sm_dtype_size(dt));
+    bool empty = false;
+    for (int64_t x : shape.v) {
+      if (x < 0) return SM_ERR_SHAPE;
+      empty |= x == 0;
+    }
+    if (!empty) {
+      i128 n = 1;
+      for (int64_t x : shape.v) n = sat_mul(n, x);
+      if (n > INT64_MAX || sat_mul(n, item) > INT64_MAX) return SM_ERR_OVERFLOW;
+    }
+    if (off < 0) return SM_ERR_OUT_OF_BOUNDS;
+    if (base % static_cast<uintptr_t>(item) != 0) return SM_ERR_INVALID_ARGUMENT;
+    if (empty) return SM_OK;
+    std::vector<int64_t> st(shape.v.size());
+    int64_t rm = 1;  // row-major strides: they fit, numel does
+    for (size_t k = st.size(); k-- > 0;) {
+      st[k] = strides && !strides->v.empty() ? strides->v[k] : rm;
+      rm *= shape.v[k];
+    }
+    i128 lo = off, hi = off;  // accumulated as the library does, overflow at any step
+    for (size_t k = 0; k < st.size(); ++k) {
+      const i128 span = i128(shape.v[k] - 1) * st[k];
+      if (span > INT64_MAX || span < INT64_MIN) return SM_ERR_OVERFLOW;
+      i128& end = span < 0 ? lo : hi;
+      end += span;
+      if (end > INT64_MAX || end < INT64_MIN) return SM_ERR_OVERFLOW;
+    }
+    if (lo < 0 || hi >= nbytes / item) return SM_ERR_OUT_OF_BOUNDS;
+    return SM_OK;
+  }
+
+  // sm_tensor_from_storage over storage handle h (model index i, -1: not a
+  // live handle): exactly the predicted status; on success a view of that
+  // storage with exactly the requested layout and every element aligned.
+  // Returns whether it succeeded.
+  bool from_storage(sm_storage h, int i, int32_t nd, const Dims& shape, const Dims* strides,
+                    int64_t off, sm_dtype dt) {
+    uintptr_t base = 0;
+    int64_t nbytes = 0;
+    if (i >= 0) {
+      void* p = nullptr;
+      REL_OK(sm_storage_data_ptr(h, &p));
+      base = reinterpret_cast<uintptr_t>(p);
+      nbytes = storages[static_cast<size_t>(shandles[static_cast<size_t>(i)].storage)].nbytes;
+    }
+    const sm_status want = predict_from_storage(i >= 0, base, nbytes, nd, shape, strides, off, dt);
+    sm_tensor out = kSentT;
+    const rel::State before = rel::state();
+    const sm_status st = sm_tensor_from_storage(h, shape.ptr(true), strides ? strides->ptr(true) : nullptr,
+                                                nd, off, dt, &out);
+    check_status(st, "sm_tensor_from_storage");
+    REL_CHECK(st == want,
+              "sm_tensor_from_storage(storage at %p of %lld bytes, ndim %d, offset %lld, dtype %d) -> %d, "
+              "expected %d",
+              (void*)base, (long long)nbytes, nd, (long long)off, dt, st, want);
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing sm_tensor_from_storage wrote its output");
+      check_unchanged(before, "sm_tensor_from_storage");
+      return false;
+    }
+    REL_CHECK(i >= 0, "sm_tensor_from_storage accepted a dead storage handle");
+    if (i < 0 || want != SM_OK) {  // (reported) not a view to keep: its elements may be misaligned
+      REL_OK(sm_tensor_release(out));
+      return false;
+    }
+    rel::Meta m;
+    if (check_view(out, nullptr, "sm_tensor_from_storage", &m)) {
+      REL_CHECK(m.dtype == dt && m.ndim == nd && m.offset == off && m.storage_nbytes == nbytes,
+                "sm_tensor_from_storage: dtype %d ndim %d offset %lld storage %lld, asked for %d %d %lld %lld",
+                m.dtype, m.ndim, (long long)m.offset, (long long)m.storage_nbytes, dt, nd, (long long)off,
+                (long long)nbytes);
+      for (int k = 0; k < m.ndim && k < nd; ++k) REL_CHECK(m.shape[k] == shape.v[static_cast<size_t>(k)], "sm_tensor_from_storage: shape differs");
+      const uintptr_t item = m.itemsize ? m.itemsize : 1;
+      if (m.numel > 0) {
+        REL_CHECK(reinterpret_cast<uintptr_t>(m.data) % item == 0, "sm_tensor_from_storage: data %p is not aligned to %zu bytes", m.data, m.itemsize);
+        REL_CHECK(reinterpret_cast<uintptr_t>(rel::storage_base(m)) == base, "sm_tensor_from_storage: the view's storage base moved");
+      }
+      const uintptr_t got_base = reinterpret_cast<uintptr_t>(rel::storage_base(m));
+      if (m.numel > 0 && m.numel <= kMaxTouch)
+        for (int64_t o : offsets(m))
+          REL_CHECK((got_base + static_cast<uintptr_t>(o) * item) % item == 0,
+                    "sm_tensor_from_storage: element at storage offset %lld is not aligned to %zu bytes", (long long)o, m.itemsize);
+    }
+    if (tensors.size() >= kMaxTensors) {
+      check_new_handle(out, rel::kTagTensor, "sm_tensor_from_storage", true);
+      REL_OK(sm_tensor_release(out));
+      bury(tgrave, out);
+      return true;
+    }
+    add_tensor(out, shandles[static_cast<size_t>(i)].storage, -1);
+    return true;
+  }
+
   void op_stack() {
     const int kind = in.u8() % 6;
     if (kind == 0) {  // create
@@ -1278,6 +1423,7 @@ struct Fuzz {
         return;
       }
       REL_CHECK(cap >= 0 && cap < kHuge, "sm_stack_create accepted capacity %lld", (long long)cap);
+      check_new_handle(out, rel::kTagStack, "a new stack", true);
       StackM k;
       k.h = out;
       k.storage = new_storage(cap, true);
@@ -1377,7 +1523,7 @@ struct Fuzz {
       }
       REL_CHECK(st == SM_OK, "sm_stack_release -> %d", st);
       k->released = true;
-      kgrave.push_back(h);
+      bury(kgrave, h);
     }
   }
 
@@ -1621,6 +1767,36 @@ struct Fuzz {
     add_tensor(out, new_storage(m.storage_nbytes, false, -1, e), -1);
   }
 
+  // ---- sm_memory_stats and struct_size ----
+  // Into a buffer filled with `pattern` (struct_size = size): below the end
+  // of the first field refused, nothing written; else exactly the whole
+  // fields within min(size, sizeof) are written (equal to a full call's),
+  // struct_size and every byte after them untouched.
+  void check_stats(uint32_t size, uint8_t pattern, bool null_out) {
+    constexpr size_t kFull = sizeof(sm_memory_stats_t);
+    constexpr size_t kHeader = offsetof(sm_memory_stats_t, allocated_bytes);
+    std::vector<uint8_t> buf(kFull + 64, pattern);
+    std::memcpy(buf.data(), &size, sizeof size);
+    const sm_status st =
+        sm_memory_stats(rel::cpu(), null_out ? nullptr : reinterpret_cast<sm_memory_stats_t*>(buf.data()));
+    check_status(st, "sm_memory_stats");
+    const bool ok = !null_out && size >= kHeader + sizeof(int64_t);
+    REL_CHECK(st == (ok ? SM_OK : SM_ERR_INVALID_ARGUMENT), "sm_memory_stats(struct_size %u%s) -> %d", size,
+              null_out ? ", NULL" : "", st);
+    const size_t fit = std::min<size_t>(size, kFull);
+    const size_t n = st == SM_OK && fit >= kHeader ? kHeader + (fit - kHeader) / 8 * 8 : sizeof(uint32_t);
+    const sm_memory_stats_t full = rel::stats();
+    uint32_t size_after;
+    std::memcpy(&size_after, buf.data(), sizeof size_after);
+    REL_CHECK(size_after == size, "sm_memory_stats changed struct_size from %u to %u", size, size_after);
+    if (n > sizeof(uint32_t))
+      REL_CHECK(std::memcmp(buf.data() + 4, reinterpret_cast<const char*>(&full) + 4, n - 4) == 0,
+                "sm_memory_stats(struct_size %u): fields differ from a full call's", size);
+    size_t past = 0;
+    for (size_t k = n; k < buf.size(); ++k) past += buf[k] != pattern;
+    REL_CHECK(past == 0, "sm_memory_stats(struct_size %u) changed %zu bytes past the %zu bytes of whole fields", size,
+              past, n);
+  }
   void op_misc() {
     const int kind = in.u8() % 6;
     if (kind == 0) {
@@ -1633,10 +1809,7 @@ struct Fuzz {
       if (st == SM_OK && len) REL_CHECK(std::memchr(buf.data(), 0, len) != nullptr, "summary not NUL-terminated");
     } else if (kind == 2) {  // stats with an old (small) or bad struct_size
       const uint32_t size = static_cast<uint32_t>(in.u8() % (sizeof(sm_memory_stats_t) + 8));
-      std::vector<char> buf(std::max<size_t>(size, sizeof(uint32_t)), 'y');
-      std::memcpy(buf.data(), &size, sizeof size);
-      const sm_status st = sm_memory_stats(rel::cpu(), reinterpret_cast<sm_memory_stats_t*>(buf.data()));
-      check_status(st, "sm_memory_stats");
+      check_stats(size, 'y', false);
     } else if (kind == 3) {  // devices that do not exist here
       sm_device d{static_cast<int32_t>(in.u8() % 5), static_cast<int32_t>(in.u8() % 3) - 1};
       sm_tensor out = kSentT;
