@@ -650,7 +650,7 @@ def seeds():
     p.create(3, [], F64, n=5)                                 # 4: arange (after 4 results)
     p.expidx(2, 1, vb=3, slot=4, dim=0)
     p.expidx(2, 2, slot=4, dim=0)
-    p.expidx(4, 0, vb=2, slot=4, dim=-1)
+    p.expidx(4, 3, vb=2, slot=4, dim=-1)                     # before the start; 2^40 when enabled
     out['seed-expanded-index'] = p
     return out
 
