@@ -24,12 +24,36 @@
 //    exact; external deleters run exactly once, exactly when the model says
 //    the last reference died;
 //  - at the end, after releasing everything, the state is back to its start.
+// Op bytes 238..255 select ops written for bug classes found after the
+// first fuzzing round (each call's status is predicted exactly):
+//  - GEN: a handle's slot aged with sm_debug_age_handle_slot and walked to
+//    its generation limit; every new tensor/storage/stack handle (here and
+//    in every other op) differs from every live and every released one, a
+//    slot's generations only grow (white-box, rel::handle_bits), a retired
+//    slot is never handed out or aged again, released handles stay refused;
+//    bad hook arguments have their documented statuses and change nothing;
+//  - REVIEW: bytes at an odd / 2-mod-4 address (sm_from_blob, DLPack with an
+//    odd byte_offset) re-viewed with every dtype (sm_tensor_from_storage,
+//    also over the pool's storages): refused exactly when the storage's
+//    address is not a multiple of the dtype's size, else the bounds rules;
+//  - DLADDR: DLPack data/byte_offset no buffer can have (offsets past
+//    PTRDIFF_MAX, sums past 2^64, NULL with an offset, spans past the top of
+//    the address space or below 0): the exact refusal, nothing changed, the
+//    producer's deleter not called;
+//  - EMPTYHUGE: empty shapes whose dense strides pass int64: creation,
+//    clone, to, contiguous, copy_into and reshape all succeed;
+//  - STATS: sm_memory_stats with any struct_size writes exactly the whole
+//    fields within it (op 16 kind 2 checks the same);
+//  - EXPIDX: sm_index_select through a 1-element index expanded to a long
+//    length (see SM_FUZZ_HUGE_EXPANDED_INDEX).
 // Any failed check aborts, so libFuzzer keeps the input.
 //
 // Built two ways: with clang -fsanitize=fuzzer (STRIDEMEM_FUZZ=ON), and as
 // reliability_fuzz_replay (SM_FUZZ_STANDALONE) that runs corpus files, so the
 // seed corpus is a regression test in every build (ASan, valgrind, plain).
 #include <algorithm>
+#include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -61,6 +85,28 @@ constexpr int64_t kMaxBytes = 1 << 20;                // largest storage the har
 constexpr int64_t kHuge = int64_t(1) << 40;           // from here on, sizes must be refused
 constexpr int64_t kMaxTouch = int64_t(1) << 16;       // element-wise checks up to this numel
 constexpr size_t kMaxTensors = 24;
+// Op bytes from here on select the ops added for the bug classes of 75f5c06,
+// 86a34a6 and f17a581 (generation walks, misaligned re-views, DLPack address
+// arithmetic, empty tensors with huge sizes, memory-stats struct sizes,
+// expanded indices); bytes below it decode as they always did.
+constexpr uint8_t kFirstNewOp = 238;
+
+// Lengths an expanded (stride-0) index of sm_index_select is given (op
+// EXPIDX). Until the library checks and gathers an index through its stride
+// (the index_select rewrite), it copies the whole index to the host first:
+// 2^27 entries cost 1 GiB, 2^40 abort under ASan. So the huge lengths are
+// off by default; build with -DSM_FUZZ_HUGE_EXPANDED_INDEX=1 (e.g.
+// FUZZ_EXTRA_CXXFLAGS, or CMAKE_CXX_FLAGS for the replay) once that rewrite
+// is merged, or flip the default below. The same input bytes then select
+// 2^27 and 2^40 where they select 2^12 now.
+#ifndef SM_FUZZ_HUGE_EXPANDED_INDEX
+#define SM_FUZZ_HUGE_EXPANDED_INDEX 0
+#endif
+#if SM_FUZZ_HUGE_EXPANDED_INDEX
+constexpr int64_t kExpandedIndexLengths[] = {1, 7, int64_t(1) << 12, int64_t(1) << 27, int64_t(1) << 40};
+#else
+constexpr int64_t kExpandedIndexLengths[] = {1, 7, int64_t(1) << 12, int64_t(1) << 12, int64_t(1) << 12};
+#endif
 
 sm_tensor const kSentT = reinterpret_cast<sm_tensor>(static_cast<uintptr_t>(0x5E7100000001ull));
 sm_storage const kSentS = reinterpret_cast<sm_storage>(static_cast<uintptr_t>(0x5E7100000002ull));
@@ -317,7 +363,55 @@ struct Fuzz {
   }
   void add_tensor(sm_tensor h, int storage, int lease) {
     REL_CHECK(find_tensor(h) < 0, "a new tensor handle %p equals a live one", (void*)h);
+    check_new_handle(h, rel::kTagTensor, "a new tensor");
     tensors.push_back(TensorM{h, 1, storage, lease});
+  }
+
+  // ---- handle freshness ----
+  // A handle value is never issued twice (include/stridemem.h): every new
+  // handle differs from every live one and from every released one the
+  // harness keeps (the graveyards). White-box (rel::handle_bits): a slot's
+  // generations only grow within an input, so a generation that wrapped, or
+  // a retired slot handed out again, is caught even when the value it repeats
+  // was issued before this input began.
+  std::map<uint64_t, uint32_t> max_gen;  // (kind, slot) -> highest generation issued
+  template <class H>
+  static void bury(std::vector<H>& grave, H h) {
+    grave.push_back(h);
+    if (grave.size() > 64) grave.erase(grave.begin());
+  }
+  bool handle_is_live(const void* h, uint32_t kind) const {
+    if (kind == rel::kTagTensor) return find_tensor(static_cast<sm_tensor>(const_cast<void*>(h))) >= 0;
+    if (kind == rel::kTagStorage) {
+      for (const StorageHM& s : shandles)
+        if (s.h == h) return true;
+      return false;
+    }
+    for (const StackM& k : stacks)
+      if (!k.released && k.h == h) return true;
+    return false;
+  }
+  bool handle_in_grave(const void* h, uint32_t kind) const {
+    if (kind == rel::kTagTensor) return std::find(tgrave.begin(), tgrave.end(), h) != tgrave.end();
+    if (kind == rel::kTagStorage) return std::find(sgrave.begin(), sgrave.end(), h) != sgrave.end();
+    return std::find(kgrave.begin(), kgrave.end(), h) != kgrave.end();
+  }
+  // `live_too`: also check it against the live handles (false when the
+  // caller has already put it among them).
+  void check_new_handle(const void* h, uint32_t kind, const char* what, bool live_too = false) {
+    const rel::HandleBits b = rel::handle_bits(h);
+    REL_CHECK(b.kind == kind && b.slot != 0 && b.generation != 0,
+              "%s handle %p is no handle of kind %u", what, h, kind);
+    if (live_too) REL_CHECK(!handle_is_live(h, kind), "%s handle %p equals a live one", what, h);
+    REL_CHECK(!handle_in_grave(h, kind), "%s handle %p equals a released one (issued twice)", what, h);
+    const uint64_t key = (static_cast<uint64_t>(kind) << 32) | b.slot;
+    const auto it = max_gen.find(key);
+    if (it != max_gen.end())
+      REL_CHECK(b.generation > it->second,
+                "%s handle %p: slot %u issued generation %u after generation %u (wrapped, or "
+                "handed out again after retiring)",
+                what, h, b.slot, b.generation, it->second);
+    if (it == max_gen.end() || b.generation > it->second) max_gen[key] = b.generation;
   }
 
   // Storage liveness from the roots; checks external deleters ran exactly
@@ -550,6 +644,18 @@ struct Fuzz {
     base = rel::state();
     for (int steps = 0; !in.empty() && steps < 200; ++steps) {
       const uint8_t op = in.u8();
+      if (op >= kFirstNewOp) {  // (op bytes 0..237 decode as before)
+        switch ((op - kFirstNewOp) % 6) {
+          case 0: op_generations(); break;
+          case 1: op_review(); break;
+          case 2: op_dlpack_address(); break;
+          case 3: op_empty_huge(); break;
+          case 4: op_stats(); break;
+          default: op_expanded_index(); break;
+        }
+        check_accounting();
+        continue;
+      }
       switch (op % 17) {
         case 0: op_create(); break;
         case 1: op_from_blob(); break;
@@ -666,7 +772,9 @@ struct Fuzz {
       REL_CHECK(m.storage_nbytes == expect_nbytes, "creation kind %d: storage of %lld bytes, expected %lld",
                 kind, (long long)m.storage_nbytes, (long long)expect_nbytes);
     if (tensors.size() >= kMaxTensors) {  // keep the pool small: drop it again
+      check_new_handle(out, rel::kTagTensor, "a new tensor", true);
       REL_OK(sm_tensor_release(out));
+      bury(tgrave, out);
       return;
     }
     add_tensor(out, new_storage(m.storage_nbytes, true), -1);
@@ -880,7 +988,9 @@ struct Fuzz {
         const TensorM& t = tensors[static_cast<size_t>(p.slot)];
         add_tensor(outs[i], t.storage, t.lease);
       } else {
+        check_new_handle(outs[i], rel::kTagTensor, what, true);
         REL_OK(sm_tensor_release(outs[i]));
+        bury(tgrave, outs[i]);
       }
     }
   }
@@ -1142,7 +1252,7 @@ struct Fuzz {
       }
       REL_CHECK(st == SM_OK, "sm_storage_release of a live handle -> %d", st);
       if (--shandles[static_cast<size_t>(i)].owners == 0) {
-        sgrave.push_back(h);
+        bury(sgrave, h);
         shandles.erase(shandles.begin() + i);
       }
       return;
@@ -1160,8 +1270,7 @@ struct Fuzz {
     // A popped tensor is released like any other.
     REL_CHECK(st == SM_OK, "sm_tensor_release of a live handle -> %d", st);
     if (--tensors[static_cast<size_t>(p.slot)].owners == 0) {
-      tgrave.push_back(p.h);
-      if (tgrave.size() > 64) tgrave.erase(tgrave.begin());
+      bury(tgrave, p.h);
       tensors.erase(tensors.begin() + p.slot);
     }
   }
@@ -1217,6 +1326,7 @@ struct Fuzz {
       REL_CHECK(nb == storages[static_cast<size_t>(s)].nbytes, "sm_storage_size %lld, model %lld",
                 (long long)nb, (long long)storages[static_cast<size_t>(s)].nbytes);
       for (const StorageHM& h : shandles) REL_CHECK(h.h != out, "a new storage handle equals a live one");
+      check_new_handle(out, rel::kTagStorage, "a new storage");
       shandles.push_back(StorageHM{out, 1, s});
       return;
     }
@@ -1229,21 +1339,7 @@ struct Fuzz {
       const Dims strides = dims(nd, true);
       const int64_t off = in.index();
       const sm_dtype dt = in.dtype();
-      sm_tensor out = kSentT;
-      const rel::State before = rel::state();
-      const sm_status st = sm_tensor_from_storage(h, shape.ptr(true), with_strides ? strides.ptr(true) : nullptr,
-                                                  nd, off, dt, &out);
-      check_status(st, "sm_tensor_from_storage");
-      if (st != SM_OK) {
-        REL_CHECK(out == kSentT, "failing sm_tensor_from_storage wrote its output");
-        check_unchanged(before, "sm_tensor_from_storage");
-        return;
-      }
-      REL_CHECK(i >= 0, "sm_tensor_from_storage accepted a dead storage handle");
-      if (i < 0) return;
-      rel::Meta m;
-      check_view(out, nullptr, "sm_tensor_from_storage", &m);
-      add_tensor(out, shandles[static_cast<size_t>(i)].storage, -1);
+      from_storage(h, i, nd, shape, with_strides ? &strides : nullptr, off, dt);
       return;
     }
     // getters
@@ -1262,6 +1358,111 @@ struct Fuzz {
     }
   }
 
+  // The status sm_tensor_from_storage must return, its checks in the
+  // library's order (include/stridemem.h): the handle; ndim; dtype; sizes
+  // (negative: SHAPE, numel or bytes past int64: OVERFLOW); a negative
+  // offset (OUT_OF_BOUNDS); the storage's data address not a multiple of the
+  // dtype's size (INVALID_ARGUMENT, empty views too); the element range
+  // (past int64: OVERFLOW; outside the storage: OUT_OF_BOUNDS).
+  static sm_status predict_from_storage(bool live, uintptr_t base, int64_t nbytes, int32_t nd,
+                                        const Dims& shape, const Dims* strides, int64_t off, sm_dtype dt) {
+    if (!live) return SM_ERR_INVALID_HANDLE;
+    if (nd < 0 || nd > SM_MAX_DIMS) return SM_ERR_INVALID_ARGUMENT;
+    if (dt < 0 || dt >= SM_NUM_DTYPES) return SM_ERR_INVALID_ARGUMENT;
+    const int64_t item = static_cast<int64_t>(sm_dtype_size(dt));
+    bool empty = false;
+    for (int64_t x : shape.v) {
+      if (x < 0) return SM_ERR_SHAPE;
+      empty |= x == 0;
+    }
+    if (!empty) {
+      i128 n = 1;
+      for (int64_t x : shape.v) n = sat_mul(n, x);
+      if (n > INT64_MAX || sat_mul(n, item) > INT64_MAX) return SM_ERR_OVERFLOW;
+    }
+    if (off < 0) return SM_ERR_OUT_OF_BOUNDS;
+    if (base % static_cast<uintptr_t>(item) != 0) return SM_ERR_INVALID_ARGUMENT;
+    if (empty) return SM_OK;
+    std::vector<int64_t> st(shape.v.size());
+    int64_t rm = 1;  // row-major strides: they fit, numel does
+    for (size_t k = st.size(); k-- > 0;) {
+      st[k] = strides && !strides->v.empty() ? strides->v[k] : rm;
+      rm *= shape.v[k];
+    }
+    i128 lo = off, hi = off;  // accumulated as the library does, overflow at any step
+    for (size_t k = 0; k < st.size(); ++k) {
+      const i128 span = i128(shape.v[k] - 1) * st[k];
+      if (span > INT64_MAX || span < INT64_MIN) return SM_ERR_OVERFLOW;
+      i128& end = span < 0 ? lo : hi;
+      end += span;
+      if (end > INT64_MAX || end < INT64_MIN) return SM_ERR_OVERFLOW;
+    }
+    if (lo < 0 || hi >= nbytes / item) return SM_ERR_OUT_OF_BOUNDS;
+    return SM_OK;
+  }
+
+  // sm_tensor_from_storage over storage handle h (model index i, -1: not a
+  // live handle): exactly the predicted status; on success a view of that
+  // storage with exactly the requested layout and every element aligned.
+  // Returns whether it succeeded.
+  bool from_storage(sm_storage h, int i, int32_t nd, const Dims& shape, const Dims* strides,
+                    int64_t off, sm_dtype dt) {
+    uintptr_t base = 0;
+    int64_t nbytes = 0;
+    if (i >= 0) {
+      void* p = nullptr;
+      REL_OK(sm_storage_data_ptr(h, &p));
+      base = reinterpret_cast<uintptr_t>(p);
+      nbytes = storages[static_cast<size_t>(shandles[static_cast<size_t>(i)].storage)].nbytes;
+    }
+    const sm_status want = predict_from_storage(i >= 0, base, nbytes, nd, shape, strides, off, dt);
+    sm_tensor out = kSentT;
+    const rel::State before = rel::state();
+    const sm_status st = sm_tensor_from_storage(h, shape.ptr(true), strides ? strides->ptr(true) : nullptr,
+                                                nd, off, dt, &out);
+    check_status(st, "sm_tensor_from_storage");
+    REL_CHECK(st == want,
+              "sm_tensor_from_storage(storage at %p of %lld bytes, ndim %d, offset %lld, dtype %d) -> %d, "
+              "expected %d",
+              (void*)base, (long long)nbytes, nd, (long long)off, dt, st, want);
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing sm_tensor_from_storage wrote its output");
+      check_unchanged(before, "sm_tensor_from_storage");
+      return false;
+    }
+    REL_CHECK(i >= 0, "sm_tensor_from_storage accepted a dead storage handle");
+    if (i < 0 || want != SM_OK) {  // (reported) not a view to keep: its elements may be misaligned
+      REL_OK(sm_tensor_release(out));
+      return false;
+    }
+    rel::Meta m;
+    if (check_view(out, nullptr, "sm_tensor_from_storage", &m)) {
+      REL_CHECK(m.dtype == dt && m.ndim == nd && m.offset == off && m.storage_nbytes == nbytes,
+                "sm_tensor_from_storage: dtype %d ndim %d offset %lld storage %lld, asked for %d %d %lld %lld",
+                m.dtype, m.ndim, (long long)m.offset, (long long)m.storage_nbytes, dt, nd, (long long)off,
+                (long long)nbytes);
+      for (int k = 0; k < m.ndim && k < nd; ++k) REL_CHECK(m.shape[k] == shape.v[static_cast<size_t>(k)], "sm_tensor_from_storage: shape differs");
+      const uintptr_t item = m.itemsize ? m.itemsize : 1;
+      if (m.numel > 0) {
+        REL_CHECK(reinterpret_cast<uintptr_t>(m.data) % item == 0, "sm_tensor_from_storage: data %p is not aligned to %zu bytes", m.data, m.itemsize);
+        REL_CHECK(reinterpret_cast<uintptr_t>(rel::storage_base(m)) == base, "sm_tensor_from_storage: the view's storage base moved");
+      }
+      const uintptr_t got_base = reinterpret_cast<uintptr_t>(rel::storage_base(m));
+      if (m.numel > 0 && m.numel <= kMaxTouch)
+        for (int64_t o : offsets(m))
+          REL_CHECK((got_base + static_cast<uintptr_t>(o) * item) % item == 0,
+                    "sm_tensor_from_storage: element at storage offset %lld is not aligned to %zu bytes", (long long)o, m.itemsize);
+    }
+    if (tensors.size() >= kMaxTensors) {
+      check_new_handle(out, rel::kTagTensor, "sm_tensor_from_storage", true);
+      REL_OK(sm_tensor_release(out));
+      bury(tgrave, out);
+      return true;
+    }
+    add_tensor(out, shandles[static_cast<size_t>(i)].storage, -1);
+    return true;
+  }
+
   void op_stack() {
     const int kind = in.u8() % 6;
     if (kind == 0) {  // create
@@ -1278,6 +1479,7 @@ struct Fuzz {
         return;
       }
       REL_CHECK(cap >= 0 && cap < kHuge, "sm_stack_create accepted capacity %lld", (long long)cap);
+      check_new_handle(out, rel::kTagStack, "a new stack", true);
       StackM k;
       k.h = out;
       k.storage = new_storage(cap, true);
@@ -1377,7 +1579,7 @@ struct Fuzz {
       }
       REL_CHECK(st == SM_OK, "sm_stack_release -> %d", st);
       k->released = true;
-      kgrave.push_back(h);
+      bury(kgrave, h);
     }
   }
 
@@ -1621,6 +1823,833 @@ struct Fuzz {
     add_tensor(out, new_storage(m.storage_nbytes, false, -1, e), -1);
   }
 
+  // ===== Ops 238..255: the bug classes of 75f5c06, 86a34a6, f17a581 and the
+  // index_select rewrite, each as an op whose every call has an exact verdict.
+
+  // ---- handle generations (op GEN) ----
+  // One new handle of `kind` (a tensor: sm_empty({0}); a storage: of `t`; a
+  // stack of capacity 0): no data allocation, so it cannot fail. Checked fresh.
+  void* gen_issue(uint32_t kind, sm_tensor t) {
+    void* h = nullptr;
+    sm_status st;
+    const int64_t zero[1] = {0};
+    if (kind == rel::kTagTensor) {
+      sm_tensor o = nullptr;
+      st = sm_empty(zero, 1, SM_UINT8, rel::cpu(), &o);
+      h = o;
+    } else if (kind == rel::kTagStorage) {
+      sm_storage o = nullptr;
+      st = sm_tensor_storage(t, &o);
+      h = o;
+    } else {
+      sm_stack o = nullptr;
+      st = sm_stack_create(rel::cpu(), 0, &o);
+      h = o;
+    }
+    check_status(st, "a handle for the generation walk");
+    REL_CHECK(st == SM_OK, "creating a handle of kind %u (no data to allocate) -> %d", kind, st);
+    if (st != SM_OK) return nullptr;
+    check_new_handle(h, kind, "a new", true);
+    return h;
+  }
+  // Any call on a released handle: SM_ERR_INVALID_HANDLE, no output written.
+  void gen_check_refused(uint32_t kind, const void* h) {
+    sm_status st;
+    bool untouched;
+    if (kind == rel::kTagTensor) {
+      int32_t nd = -9;
+      st = sm_ndim(static_cast<sm_tensor>(const_cast<void*>(h)), &nd);
+      untouched = nd == -9;
+    } else if (kind == rel::kTagStorage) {
+      int64_t n = -9;
+      st = sm_storage_size(static_cast<sm_storage>(const_cast<void*>(h)), &n);
+      untouched = n == -9;
+    } else {
+      int64_t u = -9, c = -9;
+      st = sm_stack_used(static_cast<sm_stack>(const_cast<void*>(h)), &u, &c);
+      untouched = u == -9 && c == -9;
+    }
+    check_status(st, "a getter on a released handle");
+    REL_CHECK(st == SM_ERR_INVALID_HANDLE && untouched, "released handle %p (kind %u) -> %d, not refused", h,
+              kind, st);
+  }
+  void gen_release(uint32_t kind, void* h) {
+    if (kind == rel::kTagTensor) {
+      REL_OK(sm_tensor_release(static_cast<sm_tensor>(h)));
+      bury(tgrave, static_cast<sm_tensor>(h));
+    } else if (kind == rel::kTagStorage) {
+      REL_OK(sm_storage_release(static_cast<sm_storage>(h)));
+      bury(sgrave, static_cast<sm_storage>(h));
+    } else {
+      REL_OK(sm_stack_release(static_cast<sm_stack>(h)));
+      bury(kgrave, static_cast<sm_stack>(h));
+    }
+    gen_check_refused(kind, h);
+  }
+  // sm_debug_age_handle_slot: `want` exactly, or (want < 0) OK or
+  // INVALID_ARGUMENT; it never changes any live state.
+  sm_status gen_hook(const void* h, int64_t k, int want) {
+    const rel::State before = rel::state();
+    const sm_status st = sm_debug_age_handle_slot(h, k);
+    check_status(st, "sm_debug_age_handle_slot");
+    if (want >= 0)
+      REL_CHECK(st == want, "sm_debug_age_handle_slot(%p, %lld) -> %d, expected %d", h, (long long)k, st, want);
+    else
+      REL_CHECK(st == SM_OK || st == SM_ERR_INVALID_ARGUMENT, "sm_debug_age_handle_slot(%p, %lld) -> %d", h,
+                (long long)k, st);
+    check_unchanged(before, "sm_debug_age_handle_slot");
+    return st;
+  }
+
+  // A handle released, its slot aged to a few generations before its limit
+  // (sm_debug_age_handle_slot), then walked there: each aging makes it the
+  // next slot reused, so the walk issues exactly generations limit-k ..
+  // limit on that slot; after that the slot is retired: further
+  // create/release cycles never hand it out again (every new handle differs
+  // from every live and every released one), aging it is refused, and every
+  // released handle stays refused. Bad uses of the hook (negative or too
+  // many generations, a live handle, values that are no handle) have exact
+  // statuses and change nothing.
+  void op_generations() {
+    const uint32_t kind = 1 + in.u8() % 3;  // rel::kTagTensor, kTagStorage, kTagStack
+    const int mode = in.u8() % 10;
+    const uint8_t arg = in.u8();
+    const int extra = in.u8() % 4;
+    sm_tensor t = nullptr;  // a live tensor: storage handles are made from it
+    if (kind == rel::kTagStorage) {
+      const int64_t zero[1] = {0};
+      REL_OK(sm_empty(zero, 1, SM_UINT8, rel::cpu(), &t));
+      if (!t) return;
+      check_new_handle(t, rel::kTagTensor, "a helper tensor", true);
+    }
+    // A live handle of this kind for mode 7, made before any aging (a
+    // creation after it would take the aged slot).
+    void* live = nullptr;
+    bool live_temp = false;
+    if (mode == 7) {
+      std::vector<void*> open;
+      if (kind == rel::kTagTensor)
+        for (const TensorM& x : tensors) open.push_back(x.h);
+      else if (kind == rel::kTagStorage)
+        for (const StorageHM& x : shandles) open.push_back(x.h);
+      else
+        for (const StackM& x : stacks)
+          if (!x.released) open.push_back(x.h);
+      if (!open.empty() && arg % 2) {
+        live = open[arg % open.size()];
+      } else {
+        live = gen_issue(kind, t);
+        live_temp = live != nullptr;
+      }
+    }
+    void* h0 = gen_issue(kind, t);
+    if (h0) gen_release(kind, h0);
+    const rel::HandleBits b0 = rel::handle_bits(h0);
+    int64_t walk = -1;       // generations left after a successful aging: walked below
+    uint32_t aged_slot = 0;  // the slot aged
+    if (h0) switch (mode) {
+        case 0: case 1: case 2: case 3: case 4: {  // h0's slot is free (retired if h0 had the last generation)
+          if (b0.generation >= rel::kHandleGenLimit) {
+            gen_hook(h0, mode, SM_ERR_INVALID_ARGUMENT);
+            break;
+          }
+          // Never below the slot's next generation: aging can set a slot back
+          // (a test-hook artefact), which would hand out generations again.
+          const int64_t k = std::min<int64_t>(mode, rel::kHandleGenLimit - 1 - b0.generation);
+          if (gen_hook(h0, k, SM_OK) == SM_OK) {
+            walk = k;
+            aged_slot = b0.slot;
+          }
+          break;
+        }
+        case 5: {  // negative generations_left
+          static const int64_t neg[] = {-1, INT64_MIN, -(int64_t(1) << 28)};
+          gen_hook(h0, neg[arg % 3], SM_ERR_INVALID_ARGUMENT);
+          break;
+        }
+        case 6: {  // more than the 2^28 - 2 a slot can have left
+          static const int64_t big[] = {int64_t(rel::kHandleGenLimit), int64_t(1) << 28, INT64_MAX};
+          gen_hook(h0, big[arg % 3], SM_ERR_INVALID_ARGUMENT);
+          break;
+        }
+        case 7:  // a live slot: aging it would make its live handle stale
+          if (live) gen_hook(live, arg % 5, SM_ERR_INVALID_ARGUMENT);
+          break;
+        case 8: {  // values that are no handle
+          void* forged[] = {nullptr, rel::make_handle(0, 1, 1), rel::make_handle(5 + arg % 11, 1, 1),
+                            rel::make_handle(kind, 1, 0), rel::make_handle(kind, 1, 0xFFFFFFFFu)};
+          gen_hook(forged[(arg / 8) % 5], arg % 5, SM_ERR_INVALID_HANDLE);
+          break;
+        }
+        default: {  // an older released handle: its slot may be live (reused), free or retired
+          std::vector<const void*> grave;
+          if (kind == rel::kTagTensor) grave.assign(tgrave.begin(), tgrave.end());
+          else if (kind == rel::kTagStorage) grave.assign(sgrave.begin(), sgrave.end());
+          else grave.assign(kgrave.begin(), kgrave.end());
+          const void* g = grave[grave.size() - 1 - arg % grave.size()];  // newest first; h0 at least
+          const uint32_t slot = rel::handle_bits(g).slot;
+          bool slot_live = false;
+          std::vector<const void*> lives;
+          if (kind == rel::kTagTensor)
+            for (const TensorM& x : tensors) lives.push_back(x.h);
+          else if (kind == rel::kTagStorage)
+            for (const StorageHM& x : shandles) lives.push_back(x.h);
+          else
+            for (const StackM& x : stacks)
+              if (!x.released) lives.push_back(x.h);
+          for (const void* x : lives) slot_live |= rel::handle_bits(x).slot == slot;
+          // 0 left: the limit itself, never below any slot's generation.
+          if (gen_hook(g, 0, slot_live ? SM_ERR_INVALID_ARGUMENT : -1) == SM_OK) {
+            walk = 0;
+            aged_slot = slot;
+          }
+          break;
+        }
+      }
+    // The walk: k + 1 handles on the aged slot, re-aged after each release
+    // (freed slots are reused oldest-first, so without it the next cycle
+    // would take another slot).
+    void* last = nullptr;
+    for (int64_t c = 0; walk >= 0 && c <= walk; ++c) {
+      void* h = gen_issue(kind, t);
+      if (!h) break;
+      const rel::HandleBits b = rel::handle_bits(h);
+      const uint32_t want_gen = rel::kHandleGenLimit - static_cast<uint32_t>(walk - c);
+      REL_CHECK(b.slot == aged_slot && b.generation == want_gen,
+                "aged slot %u: handle %d of the walk is %p (slot %u, generation %u), expected generation %u there",
+                aged_slot, (int)c, h, b.slot, b.generation, want_gen);
+      gen_release(kind, h);
+      last = h;
+      if (c < walk && gen_hook(h, walk - c - 1, SM_OK) != SM_OK) break;
+    }
+    // Plain cycles (k + 2 and more in all): the retired slot is never handed out again.
+    for (int c = 0; c < 1 + extra + (walk < 0); ++c) {
+      void* h = gen_issue(kind, t);
+      if (!h) break;
+      if (last)
+        REL_CHECK(rel::handle_bits(h).slot != aged_slot,
+                  "slot %u reached its last generation and was released, yet %p names it again", aged_slot, h);
+      gen_release(kind, h);
+    }
+    // The retired slot cannot be aged again.
+    if (last) gen_hook(last, arg % 3, SM_ERR_INVALID_ARGUMENT);
+    // Every released handle of this kind stays refused.
+    std::vector<const void*> grave;
+    if (kind == rel::kTagTensor) grave.assign(tgrave.begin(), tgrave.end());
+    else if (kind == rel::kTagStorage) grave.assign(sgrave.begin(), sgrave.end());
+    else grave.assign(kgrave.begin(), kgrave.end());
+    for (const void* g : grave)
+      if (!handle_is_live(g, kind)) gen_check_refused(kind, g);
+    if (live_temp) gen_release(kind, live);
+    if (t) {
+      REL_OK(sm_tensor_release(t));
+      bury(tgrave, t);
+    }
+  }
+
+  // ---- typed re-views of reinterpreted bytes (op REVIEW) ----
+  // A 1-byte tensor of n bytes at an address `mis` bytes past a 16-aligned
+  // one: sm_from_blob, or a DLPack import whose byte_offset is `mis`. Kept in
+  // the model; returns its model index or -1.
+  int misaligned_bytes(bool dlpack, size_t mis, sm_dtype dt1, int64_t n, bool versioned) {
+    char* mem = static_cast<char*>(std::malloc(static_cast<size_t>(n) + 16));
+    for (int64_t k = 0; k < n + 16; ++k) mem[k] = static_cast<char>(dt1 == SM_BOOL ? k & 1 : k * 37 + 11);
+    const int e = new_ext(mem, true);
+    ExtM* ext = exts[static_cast<size_t>(e)].get();
+    const int64_t shape[1] = {n};
+    sm_tensor t = kSentT;
+    sm_status st;
+    if (!dlpack) {
+      ext->data = mem + mis;
+      st = sm_from_blob(mem + mis, shape, nullptr, 1, dt1, rel::cpu(), blob_deleter, ext, &t);
+      check_status(st, "sm_from_blob (bytes at a misaligned address)");
+      REL_CHECK(st == SM_OK, "sm_from_blob of %lld %s bytes at %p -> %d", (long long)n,
+                dt1 == SM_BOOL ? "bool" : "1-byte", (void*)(mem + mis), st);
+      if (st != SM_OK) {
+        std::free(mem);
+        ext->mem = nullptr;
+        ext->has_deleter = false;
+        return -1;
+      }
+    } else {
+      auto* p = new Producer;
+      p->ext = ext;
+      p->shape.assign(1, n);
+      sm_DLTensor dl;
+      std::memset(&dl, 0, sizeof dl);
+      dl.data = mem;
+      dl.device.device_type = static_cast<decltype(dl.device.device_type)>(SM_DEVICE_CPU);
+      dl.ndim = 1;
+      dl.dtype.code = dt1 == SM_BOOL ? sm_kDLBool : (dt1 == SM_INT8 ? sm_kDLInt : sm_kDLUInt);
+      dl.dtype.bits = 8;
+      dl.dtype.lanes = 1;
+      dl.shape = p->shape.data();
+      dl.strides = nullptr;
+      dl.byte_offset = mis;
+      void* managed;
+      if (versioned) {
+        p->u.versioned.version = {1, 0};
+        p->u.versioned.manager_ctx = p;
+        p->u.versioned.deleter = producer_deleter_versioned;
+        p->u.versioned.flags = 0;
+        p->u.versioned.dl_tensor = dl;
+        managed = &p->u.versioned;
+      } else {
+        p->u.legacy.dl_tensor = dl;
+        p->u.legacy.manager_ctx = p;
+        p->u.legacy.deleter = producer_deleter_legacy;
+        managed = &p->u.legacy;
+      }
+      st = sm_from_dlpack(managed, versioned, &t);
+      check_status(st, "sm_from_dlpack (bytes at an odd byte_offset)");
+      REL_CHECK(st == SM_OK, "sm_from_dlpack of %lld 1-byte elements at byte_offset %zu -> %d", (long long)n, mis,
+                st);
+      if (st != SM_OK) {
+        REL_CHECK(ext->calls == 0, "failing sm_from_dlpack called the producer's deleter");
+        producer_free(p);
+        return -1;
+      }
+    }
+    rel::Meta m;
+    check_view(t, nullptr, "misaligned bytes", &m);
+    if (n > 0) REL_CHECK(m.data == mem + mis, "bytes imported at %p, data pointer %p", (void*)(mem + mis), m.data);
+    add_tensor(t, new_storage(n, false, -1, e), -1);
+    return static_cast<int>(tensors.size() - 1);
+  }
+
+  // Storages whose data address is not aligned for wider dtypes (bytes at
+  // an odd or 2-mod-4 address), or any storage of the pool, re-viewed with
+  // every dtype through sm_tensor_from_storage: refused exactly when the
+  // address is not a multiple of the dtype's size (empty views too), else
+  // the bounds rules; a view made has every element aligned.
+  struct ReView {
+    int32_t nd;
+    Dims shape, strides;
+    bool with_strides;
+    int64_t off;
+    sm_dtype dt;
+  };
+  void op_review() {
+    // Decoded first: whatever fails below, the next op starts where it should.
+    const int src = in.u8() % 3;
+    sm_storage h = nullptr;
+    int i = -1;
+    size_t mis = 0;
+    sm_dtype dt1 = SM_UINT8;
+    int64_t n = 0;
+    bool keep = false, versioned = false;
+    if (src == 2) {
+      i = pick_shandle(&h);
+    } else {
+      mis = 1 + in.u8() % 7;
+      static const sm_dtype kBytes[] = {SM_UINT8, SM_INT8, SM_BOOL};
+      dt1 = kBytes[in.u8() % 3];
+      n = in.u8() % 25;
+      keep = in.u8() & 1;
+      versioned = in.u8() & 1;
+    }
+    std::vector<ReView> views(1 + in.u8() % 3);
+    for (ReView& r : views) {
+      r.nd = in.u8() % 3;
+      r.shape.v.resize(static_cast<size_t>(r.nd));
+      r.strides.v.resize(static_cast<size_t>(r.nd));
+      for (int64_t& x : r.shape.v) x = in.u8() % 5;
+      r.with_strides = in.u8() & 1;
+      for (int64_t& x : r.strides.v) x = static_cast<int64_t>(in.u8() % 7) - 3;
+      r.off = in.u8() % 9;
+      r.dt = static_cast<sm_dtype>(in.u8() % SM_NUM_DTYPES);
+    }
+    if (src != 2) {
+      const int ti = misaligned_bytes(src == 1, mis, dt1, n, versioned);
+      if (ti < 0) return;
+      const sm_tensor t = tensors[static_cast<size_t>(ti)].h;
+      sm_storage sh = kSentS;
+      REL_OK(sm_tensor_storage(t, &sh));
+      if (sh == kSentS) return;
+      check_new_handle(sh, rel::kTagStorage, "a new storage", true);
+      shandles.push_back(StorageHM{sh, 1, tensors[static_cast<size_t>(ti)].storage});
+      i = static_cast<int>(shandles.size() - 1);
+      h = sh;
+      void* p = nullptr;
+      REL_OK(sm_storage_data_ptr(sh, &p));
+      if (n > 0) REL_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == mis, "storage of bytes at +%zu has data %p", mis, p);
+      if (!keep) {  // only the storage handle holds the bytes now
+        REL_OK(sm_tensor_release(t));
+        bury(tgrave, t);
+        tensors.erase(tensors.begin() + ti);
+      }
+    }
+    for (const ReView& r : views) from_storage(h, i, r.nd, r.shape, r.with_strides ? &r.strides : nullptr, r.off, r.dt);
+  }
+
+  // ---- DLPack data + byte_offset arithmetic (op DLADDR) ----
+  // The status sm_from_dlpack must return for valid metadata (CPU, a known
+  // dtype of `item` bytes, sizes >= 0 reaching elements [lo, hi] from
+  // element 0, or none) at data + byte_offset, in the library's order
+  // (include/stridemem.h): NULL data with an offset; an offset past
+  // PTRDIFF_MAX; data + offset past 2^64; NULL data with elements; a
+  // misaligned address; a span starting below address 0; a span ending past
+  // the top of the address space.
+  static sm_status predict_dlpack_address(uint64_t data, uint64_t off, uint64_t item, i128 lo, i128 hi, bool empty) {
+    if (data == 0 && off != 0) return SM_ERR_INVALID_ARGUMENT;
+    if (off > static_cast<uint64_t>(PTRDIFF_MAX)) return SM_ERR_OUT_OF_BOUNDS;
+    if (off > UINT64_MAX - data) return SM_ERR_OUT_OF_BOUNDS;
+    const uint64_t first = data + off;
+    if (!empty && first == 0) return SM_ERR_INVALID_ARGUMENT;
+    if (first % item != 0) return SM_ERR_INVALID_ARGUMENT;
+    if (empty) return SM_OK;
+    const i128 below = -lo * i128(item), nbytes = (hi - lo + 1) * i128(item);
+    if (below > i128(first)) return SM_ERR_OUT_OF_BOUNDS;
+    const i128 start = i128(first) - below;
+    if (start + nbytes > i128(UINT64_MAX)) return SM_ERR_OUT_OF_BOUNDS;
+    return SM_OK;
+  }
+
+  // A producer whose data and byte_offset no buffer can have: offsets of
+  // 2^64 - 4, 2^63 (PTRDIFF_MAX + 1), 2^64 - data (+ a little: wraps back
+  // into the buffer), PTRDIFF_MAX or 256.. on data near 2^63 / 2^64 (the sum
+  // wraps), NULL data with an offset, a span passing the top of the address
+  // space, a span reaching below address 0 through a negative stride. Every
+  // one is refused with its exact status, writes no output, changes nothing
+  // and leaves the producer's deleter alone. Only refusals are asked for:
+  // these address ranges are nobody's memory.
+  void op_dlpack_address() {
+    const bool versioned = in.u8() & 1;
+    const int mode = in.u8() % 8;
+    static const struct { uint8_t code, bits; } kTypes[] = {
+        {sm_kDLInt, 8}, {sm_kDLUInt, 8}, {sm_kDLBool, 8}, {sm_kDLInt, 16}, {sm_kDLInt, 32},
+        {sm_kDLInt, 64}, {sm_kDLFloat, 16}, {sm_kDLFloat, 32}, {sm_kDLFloat, 64}, {sm_kDLBfloat, 16}};
+    const auto ty = kTypes[in.u8() % 10];
+    const uint64_t item = ty.bits / 8;
+    int32_t nd = in.u8() % 4;
+    std::vector<int64_t> shape(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
+    for (int64_t& x : shape) x = in.u8() % 5;
+    bool with_strides = in.u8() & 1;
+    for (int64_t& x : strides) x = static_cast<int64_t>(in.u8() % 7) - 3;
+    const uint8_t a = in.u8(), b = in.u8();
+    if (mode == 5 && !(b & 1)) {  // NULL data with an offset, mostly with zero elements
+      if (nd == 0) {
+        nd = 1;
+        shape.assign(1, 0);
+        strides.assign(1, 1);
+      }
+      shape[b / 2 % shape.size()] = 0;
+    }
+    if (mode >= 6) {  // elements, and a span that can pass the top or go below 0
+      if (nd == 0) {
+        nd = 1;
+        shape.assign(1, 2);
+        strides.assign(1, 1);
+      }
+      for (int64_t& x : shape) x = std::max<int64_t>(x, 1);
+      if (mode == 6) {  // row-major, at least two elements
+        with_strides = false;
+        shape[0] = std::max<int64_t>(shape[0], 2);
+      } else {  // a negative stride over 3.. elements
+        with_strides = true;
+        shape[0] = 3 + a % 6;
+        strides[0] = -(1 + b % 3);
+      }
+    }
+    i128 lo, hi;
+    bool empty, negative;
+    reach(shape, with_strides ? &strides : nullptr, &lo, &hi, &empty, &negative);
+    const i128 nbytes = empty ? 0 : (hi - lo + 1) * i128(item);
+    const i128 below = empty ? 0 : -lo * i128(item);
+    // A real buffer covering the layout (what data points into in modes 0..2).
+    const size_t nb = static_cast<size_t>(nbytes) + 64;
+    char* mem = static_cast<char*>(std::malloc(nb));
+    std::memset(mem, 0x33, nb);
+    const uint64_t real = reinterpret_cast<uintptr_t>(mem) + static_cast<uint64_t>(below);
+    uint64_t data = real, off = 0;
+    switch (mode) {
+      case 0: off = UINT64_MAX - 3; break;                    // 2^64 - 4: 4 bytes before the buffer if wrapped
+      case 1: off = uint64_t(1) << 63; break;                 // PTRDIFF_MAX + 1
+      case 2: off = (0 - real) + item * (a % 4); break;       // wraps back into the buffer
+      case 3: data = (uint64_t(1) << 63) + 64 * (1 + a % 16); off = PTRDIFF_MAX; break;
+      case 4: data = UINT64_MAX - 255; off = 256 + item * (a % 4); break;
+      case 5: {
+        static const uint64_t offs[] = {1, 8, 4096, uint64_t(1) << 63, UINT64_MAX - 3};
+        data = 0;
+        off = offs[a % 5];
+        break;
+      }
+      case 6: {  // the span's last byte past 2^64 - 1
+        const uint64_t n = static_cast<uint64_t>(nbytes), elems = n / item;
+        data = (0 - n) + item * (1 + a % (elems - 1));
+        off = item * (b % 4);
+        data -= off;
+        break;
+      }
+      default: {  // the lowest element below address 0
+        const uint64_t lows = static_cast<uint64_t>(below) / item;  // >= 2
+        data = item * (1 + a % (lows - 1));
+        break;
+      }
+    }
+    const sm_status want = predict_dlpack_address(data, off, item, lo, hi, empty);
+    if (want == SM_OK) {  // (never: every mode is out of reach) not memory to hand over
+      std::free(mem);
+      return;
+    }
+    auto* p = new Producer;
+    p->ext = exts[static_cast<size_t>(new_ext(mem, true))].get();
+    p->shape = shape;
+    p->strides = strides;
+    sm_DLTensor dl;
+    std::memset(&dl, 0, sizeof dl);
+    dl.data = reinterpret_cast<void*>(static_cast<uintptr_t>(data));
+    dl.device.device_type = static_cast<decltype(dl.device.device_type)>(SM_DEVICE_CPU);
+    dl.ndim = nd;
+    dl.dtype.code = ty.code;
+    dl.dtype.bits = ty.bits;
+    dl.dtype.lanes = 1;
+    dl.shape = p->shape.empty() ? nullptr : p->shape.data();
+    dl.strides = with_strides && !p->strides.empty() ? p->strides.data() : nullptr;
+    dl.byte_offset = off;
+    void* managed;
+    if (versioned) {
+      p->u.versioned.version = {1, 0};
+      p->u.versioned.manager_ctx = p;
+      p->u.versioned.deleter = producer_deleter_versioned;
+      p->u.versioned.flags = 0;
+      p->u.versioned.dl_tensor = dl;
+      managed = &p->u.versioned;
+    } else {
+      p->u.legacy.dl_tensor = dl;
+      p->u.legacy.manager_ctx = p;
+      p->u.legacy.deleter = producer_deleter_legacy;
+      managed = &p->u.legacy;
+    }
+    ExtM* ext = p->ext;
+    sm_tensor out = kSentT;
+    const rel::State before = rel::state();
+    const sm_status st = sm_from_dlpack(managed, versioned, &out);
+    check_status(st, "sm_from_dlpack (hostile address)");
+    REL_CHECK(st == want,
+              "sm_from_dlpack: data %#llx + byte_offset %#llx, %lld-byte elements [%lld, %lld]%s -> %d, expected %d",
+              (unsigned long long)data, (unsigned long long)off, (long long)item, (long long)lo, (long long)hi,
+              empty ? " (empty)" : "", st, want);
+    if (st == SM_OK) {  // (reported) a tensor over no one's memory: drop it untouched
+      REL_OK(sm_tensor_release(out));
+      REL_CHECK(ext->calls == 1, "producer deleter ran %d times after the only view died", ext->calls);
+      return;
+    }
+    REL_CHECK(out == kSentT, "failing sm_from_dlpack wrote its output");
+    REL_CHECK(ext->calls == 0, "failing sm_from_dlpack called the producer's deleter");
+    check_unchanged(before, "sm_from_dlpack (hostile address)");
+    producer_free(p);  // ownership stayed with us
+  }
+
+  // ---- empty tensors with overflowing dense strides (op EMPTYHUGE) ----
+  // A 0 in one dim and huge sizes in the others (the dense strides pass
+  // int64): every creation succeeds with an empty storage, and so do clone,
+  // to, contiguous (every format valid for the ndim), copy_into both ways,
+  // reshape, and copies of transposed views.
+  void op_empty_huge() {
+    const int nd = 2 + in.u8() % 4;
+    const int zero_at = in.u8() % nd;
+    static const int64_t kSizes[] = {int64_t(1) << 62, INT64_MAX, kHuge, int64_t(1) << 32,
+                                     6, 3, 1, int64_t(1) << 31};
+    std::vector<int64_t> shape(static_cast<size_t>(nd));
+    for (int k = 0; k < nd; ++k) {
+      const uint8_t b = in.u8();
+      shape[static_cast<size_t>(k)] = k == zero_at ? 0 : kSizes[b % 8];
+    }
+    const sm_dtype dt = static_cast<sm_dtype>(in.u8() % SM_NUM_DTYPES);
+    const int how = in.u8() % 5;
+    std::vector<int64_t> strides(static_cast<size_t>(nd));
+    if (how == 3)
+      for (int64_t& x : strides) x = in.stride();  // anything: no element is reached
+    // (decoded first: whatever fails below, the next op starts where it should)
+    std::vector<std::pair<int, uint8_t>> ops(1 + in.u8() % 4);
+    for (auto& o : ops) {
+      o.first = in.u8() % 6;
+      o.second = in.u8();
+    }
+    sm_tensor t = kSentT;
+    sm_status st;
+    const rel::State before = rel::state();
+    const char* what = "sm_empty";
+    if (how == 0) {
+      st = sm_empty(shape.data(), nd, dt, rel::cpu(), &t);
+    } else if (how == 1) {
+      what = "sm_zeros";
+      st = sm_zeros(shape.data(), nd, dt, rel::cpu(), &t);
+    } else if (how == 2) {
+      what = "sm_full";
+      st = sm_full(shape.data(), nd, 7.0, dt, rel::cpu(), &t);
+    } else if (how == 3) {
+      what = "sm_empty_strided";
+      st = sm_empty_strided(shape.data(), strides.data(), nd, dt, rel::cpu(), &t);
+    } else {
+      what = "sm_from_host";
+      st = sm_from_host(nullptr, shape.data(), nd, dt, rel::cpu(), &t);
+    }
+    check_status(st, what);
+    REL_CHECK(st == SM_OK, "%s of an empty shape (a 0 at dim %d of %d, huge other sizes) -> %d", what, zero_at, nd,
+              st);
+    if (st != SM_OK) {
+      REL_CHECK(t == kSentT, "failing %s wrote its output", what);
+      check_unchanged(before, what);
+      return;
+    }
+    rel::Meta m;
+    if (!check_view(t, nullptr, what, &m)) return;
+    check_empty_like(m, shape, dt, what);
+    add_tensor(t, new_storage(0, true), -1);
+    for (const auto& op : ops) {
+      const int kind = op.first;
+      const uint8_t b = op.second;
+      sm_tensor out = kSentT, dst = kSentT, v = kSentT;
+      sm_dtype out_dt = dt;
+      std::vector<int64_t> out_shape = shape;
+      if (kind == 0) {
+        const sm_memory_format f[] = {SM_CONTIGUOUS, SM_PRESERVE, nd == 4 ? SM_CHANNELS_LAST : SM_CONTIGUOUS,
+                                      nd == 5 ? SM_CHANNELS_LAST_3D : SM_PRESERVE};
+        what = "sm_clone";
+        st = sm_clone(t, f[b % 4], &out);
+      } else if (kind == 1) {
+        what = "sm_to";
+        out_dt = static_cast<sm_dtype>(b % SM_NUM_DTYPES);
+        st = sm_to(t, rel::cpu(), out_dt, &out, nullptr);
+      } else if (kind == 2) {
+        const sm_memory_format f[] = {SM_CONTIGUOUS, nd == 4 ? SM_CHANNELS_LAST : SM_CONTIGUOUS,
+                                      nd == 5 ? SM_CHANNELS_LAST_3D : SM_CONTIGUOUS};
+        what = "sm_contiguous";
+        st = sm_contiguous(t, f[b % 3], &out, nullptr);
+      } else if (kind == 3) {  // into a second empty tensor of the same shape (another dtype), and back
+        what = "sm_empty (copy_into destination)";
+        out_dt = static_cast<sm_dtype>(b % SM_NUM_DTYPES);
+        st = sm_empty(shape.data(), nd, out_dt, rel::cpu(), &dst);
+        check_status(st, what);
+        REL_CHECK(st == SM_OK, "%s -> %d", what, st);
+        if (st != SM_OK) continue;
+        what = "sm_copy_into";
+        st = sm_copy_into(dst, t);
+        check_status(st, what);
+        REL_CHECK(st == SM_OK, "sm_copy_into(empty, empty of a huge shape) -> %d", st);
+        st = sm_copy_into(t, dst);
+        out = dst;
+      } else if (kind == 4) {  // a transposed view, copied
+        what = "sm_transpose";
+        st = sm_transpose(t, 0, nd - 1, &v);
+        check_status(st, what);
+        REL_CHECK(st == SM_OK, "%s -> %d", what, st);
+        if (st != SM_OK) continue;
+        std::swap(out_shape[0], out_shape[static_cast<size_t>(nd - 1)]);
+        what = b & 1 ? "sm_clone (transposed)" : "sm_contiguous (transposed)";
+        st = b & 1 ? sm_clone(v, b & 2 ? SM_PRESERVE : SM_CONTIGUOUS, &out) : sm_contiguous(v, SM_CONTIGUOUS, &out, nullptr);
+      } else {
+        what = "sm_reshape";
+        const int64_t flat[1] = {0};
+        out_shape.assign(1, 0);
+        st = sm_reshape(t, flat, 1, &out, nullptr);
+      }
+      check_status(st, what);
+      REL_CHECK(st == SM_OK, "%s of an empty tensor with huge sizes -> %d", what, st);
+      if (st == SM_OK) {
+        rel::Meta r;
+        if (check_view(out, nullptr, what, &r)) check_empty_like(r, out_shape, out_dt, what);
+      }
+      for (sm_tensor x : {out, v})
+        if (x != kSentT && x) {
+          check_new_handle(x, rel::kTagTensor, what, true);
+          REL_OK(sm_tensor_release(x));
+          bury(tgrave, x);
+        }
+    }
+  }
+  void check_empty_like(const rel::Meta& m, const std::vector<int64_t>& shape, sm_dtype dt, const char* what) {
+    REL_CHECK(m.numel == 0 && m.nbytes == 0 && m.storage_nbytes == 0 && m.dtype == dt &&
+                  m.ndim == static_cast<int32_t>(shape.size()),
+              "%s: numel %lld, storage %lld bytes, dtype %d, ndim %d for an empty result of dtype %d", what,
+              (long long)m.numel, (long long)m.storage_nbytes, m.dtype, m.ndim, dt);
+    for (int k = 0; k < m.ndim && k < static_cast<int>(shape.size()); ++k)
+      REL_CHECK(m.shape[k] == shape[static_cast<size_t>(k)], "%s: size %lld at dim %d, expected %lld", what,
+                (long long)m.shape[k], k, (long long)shape[static_cast<size_t>(k)]);
+  }
+
+  // ---- sm_memory_stats and struct_size (op STATS) ----
+  // Into a buffer filled with `pattern` (struct_size = size): below the end
+  // of the first field refused, nothing written; else exactly the whole
+  // fields within min(size, sizeof) are written (equal to a full call's),
+  // struct_size and every byte after them untouched.
+  void check_stats(uint32_t size, uint8_t pattern, bool null_out) {
+    constexpr size_t kFull = sizeof(sm_memory_stats_t);
+    constexpr size_t kHeader = offsetof(sm_memory_stats_t, allocated_bytes);
+    std::vector<uint8_t> buf(kFull + 64, pattern);
+    std::memcpy(buf.data(), &size, sizeof size);
+    const sm_status st =
+        sm_memory_stats(rel::cpu(), null_out ? nullptr : reinterpret_cast<sm_memory_stats_t*>(buf.data()));
+    check_status(st, "sm_memory_stats");
+    const bool ok = !null_out && size >= kHeader + sizeof(int64_t);
+    REL_CHECK(st == (ok ? SM_OK : SM_ERR_INVALID_ARGUMENT), "sm_memory_stats(struct_size %u%s) -> %d", size,
+              null_out ? ", NULL" : "", st);
+    const size_t fit = std::min<size_t>(size, kFull);
+    const size_t n = st == SM_OK && fit >= kHeader ? kHeader + (fit - kHeader) / 8 * 8 : sizeof(uint32_t);
+    const sm_memory_stats_t full = rel::stats();
+    uint32_t size_after;
+    std::memcpy(&size_after, buf.data(), sizeof size_after);
+    REL_CHECK(size_after == size, "sm_memory_stats changed struct_size from %u to %u", size, size_after);
+    if (n > sizeof(uint32_t))
+      REL_CHECK(std::memcmp(buf.data() + 4, reinterpret_cast<const char*>(&full) + 4, n - 4) == 0,
+                "sm_memory_stats(struct_size %u): fields differ from a full call's", size);
+    size_t past = 0;
+    for (size_t k = n; k < buf.size(); ++k) past += buf[k] != pattern;
+    REL_CHECK(past == 0, "sm_memory_stats(struct_size %u) changed %zu bytes past the %zu bytes of whole fields", size,
+              past, n);
+  }
+  void op_stats() {
+    const int mode = in.u8() % 4;
+    const uint8_t a = in.u8(), b = in.u8();
+    constexpr uint32_t kFull = sizeof(sm_memory_stats_t);
+    uint32_t size = 0;
+    if (mode == 0) size = a % (kFull + 16);
+    else if (mode == 1) size = 8 + 8 * (a % ((kFull - 8) / 8 + 1)) + 1 + b % 7;  // ends inside a field
+    else if (mode == 2) {
+      static const uint32_t big[] = {kFull, kFull + 1, kFull + 7, 0xFFFFFFFFu, 0x80000000u};
+      size = big[a % 5];
+    }
+    check_stats(size, 0xC3, mode == 3);  // two patterns: any byte written differs from one of them
+    check_stats(size, 0x3C, mode == 3);
+  }
+
+  // ---- index_select through an expanded index (op EXPIDX) ----
+  // A 1-element int32/int64 index expanded (stride 0) to a long length, over
+  // a fresh source (some other dim possibly 0: an empty result) or one of the
+  // pool. Exactly OUT_OF_BOUNDS for a value outside [-size, size) (also when
+  // the result is empty), else a new tensor of the right shape holding the
+  // gathered elements.
+  void op_expanded_index() {
+    const sm_dtype idt = in.u8() & 1 ? SM_INT64 : SM_INT32;
+    const int64_t len = kExpandedIndexLengths[in.u8() % (sizeof kExpandedIndexLengths / sizeof kExpandedIndexLengths[0])];
+    const bool idx0d = in.u8() % 4 == 0;
+    const int vmode = in.u8() % 5;
+    const uint8_t vb = in.u8();
+    const bool fresh = in.u8() % 3 != 0;
+    // The source.
+    sm_tensor src = nullptr;
+    bool src_owned = false;  // a fresh source, released at the end
+    int32_t d = 0;
+    rel::Meta pm;
+    bool valid = true;
+    if (fresh) {
+      const int32_t nd = in.u8() % 4;
+      std::vector<int64_t> shape(static_cast<size_t>(nd));
+      for (int64_t& x : shape) x = in.u8() % 4;
+      const sm_dtype dt = static_cast<sm_dtype>(in.u8() % SM_NUM_DTYPES);
+      d = static_cast<int32_t>(in.u8() % 5) - 2;
+      i128 n = 1;
+      for (int64_t x : shape) n *= x;
+      std::vector<uint8_t> bytes(static_cast<size_t>(n) * sm_dtype_size(dt));
+      for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<uint8_t>(dt == SM_BOOL ? k & 1 : k * 29 + 5);
+      const sm_status st = sm_from_host(bytes.data(), shape.empty() ? nullptr : shape.data(), nd, dt, rel::cpu(), &src);
+      check_status(st, "sm_from_host (index_select source)");
+      REL_CHECK(st == SM_OK || (st == SM_ERR_OUT_OF_MEMORY && fault_armed), "sm_from_host -> %d", st);
+      if (st != SM_OK) return;
+      check_new_handle(src, rel::kTagTensor, "an index_select source", true);
+      src_owned = true;
+      valid = rel::meta_of(src, &pm);
+    } else {
+      const Pick p = pick_tensor();
+      d = in.dim();
+      src = p.h;
+      valid = p.valid && rel::meta_of(p.h, &pm);
+    }
+    // The index: one value, expanded. (A 0-d source indexes as 1 element.)
+    const int nds = valid ? std::max(pm.ndim, 1) : 1;
+    const bool dim_ok = d >= -nds && d < nds;
+    const int dd = dim_ok ? (d < 0 ? d + nds : d) : 0;
+    const int64_t dsize = !valid || !dim_ok ? 0 : (pm.ndim == 0 ? 1 : pm.shape[dd]);
+    i128 v128;
+    switch (vmode) {
+      case 0: v128 = dsize > 0 ? vb % dsize : 0; break;           // in range (if any is)
+      case 1: v128 = dsize > 0 ? -1 - vb % dsize : -1; break;     // negative, in range (if any is)
+      case 2: v128 = i128(dsize) + vb % 3; break;                 // past the end
+      case 3: v128 = -i128(dsize) - 1 - vb % 3; break;            // before the start
+      default: v128 = idt == SM_INT64 ? (vb & 1 ? INT64_MIN : INT64_MAX) : (vb & 1 ? INT32_MIN : INT32_MAX); break;
+    }
+    // (Clamped to int64: still outside [-size, size) when it was.)
+    int64_t v = static_cast<int64_t>(std::min<i128>(std::max<i128>(v128, INT64_MIN), INT64_MAX));
+    std::vector<uint8_t> vbytes(8);
+    if (idt == SM_INT64) std::memcpy(vbytes.data(), &v, 8);
+    else {
+      const int32_t v32 = static_cast<int32_t>(v);
+      v = v32;
+      std::memcpy(vbytes.data(), &v32, 4);
+    }
+    const int64_t one[1] = {1};
+    sm_tensor i1 = nullptr, idx = nullptr;
+    sm_status st = sm_from_host(vbytes.data(), idx0d ? nullptr : one, idx0d ? 0 : 1, idt, rel::cpu(), &i1);
+    check_status(st, "sm_from_host (index)");
+    REL_CHECK(st == SM_OK || (st == SM_ERR_OUT_OF_MEMORY && fault_armed), "sm_from_host (index) -> %d", st);
+    if (st == SM_OK) {
+      check_new_handle(i1, rel::kTagTensor, "an index", true);
+      const int64_t l[1] = {len};
+      st = sm_expand(i1, l, 1, &idx);
+      check_status(st, "sm_expand (index)");
+      REL_CHECK(st == SM_OK, "sm_expand of a 1-element index to %lld -> %d", (long long)len, st);
+      if (st == SM_OK) check_new_handle(idx, rel::kTagTensor, "an expanded index", true);
+    }
+    if (st == SM_OK) {
+      const bool in_range = dim_ok && v >= -dsize && v < dsize;
+      // The result: the source's shape (a 0-d one as 1 element) with len at dim.
+      i128 out_numel = len;
+      if (valid)
+        for (int k = 0; k < pm.ndim; ++k)
+          if (k != dd) out_numel = sat_mul(out_numel, pm.shape[k]);
+      const sm_status want = !valid ? SM_ERR_INVALID_HANDLE : (!in_range ? SM_ERR_OUT_OF_BOUNDS : SM_OK);
+      // Never ask for a big result (the harness compares it element by element).
+      if (!(want == SM_OK && out_numel > kMaxTouch)) {
+        sm_tensor out = kSentT;
+        const rel::State before = rel::state();
+        st = sm_index_select(src, d, idx, &out);
+        check_status(st, "sm_index_select (expanded index)");
+        const bool oom_ok = fault_armed && want == SM_OK && out_numel > 0;
+        REL_CHECK(st == want || (st == SM_ERR_OUT_OF_MEMORY && oom_ok),
+                  "sm_index_select(dim %d of a %d-d source, index %lld expanded to %lld) -> %d, expected %d", d,
+                  valid ? pm.ndim : -1, (long long)v, (long long)len, st, want);
+        if (st != SM_OK) {
+          REL_CHECK(out == kSentT, "failing sm_index_select wrote its output");
+          check_unchanged(before, "sm_index_select (expanded index)");
+        } else if (valid) {
+          rel::Meta m;
+          const bool have_m = check_view(out, nullptr, "sm_index_select (expanded index)", &m);
+          if (have_m) {
+            const int want_nd = nds;  // an expanded index is 1-d: never a 0-d result
+            REL_CHECK(m.ndim == want_nd && m.dtype == pm.dtype && m.numel == static_cast<int64_t>(out_numel) &&
+                          m.storage_nbytes == m.nbytes,
+                      "sm_index_select (expanded index): ndim %d dtype %d numel %lld, expected %d %d %lld", m.ndim,
+                      m.dtype, (long long)m.numel, want_nd, pm.dtype, (long long)out_numel);
+            if (m.ndim == nds) REL_CHECK(m.shape[dd] == len, "sm_index_select: size %lld at dim %d, expected %lld",
+                                         (long long)m.shape[dd], dd, (long long)len);
+            if (len <= kMaxTouch && m.numel > 0 && m.numel <= kMaxTouch) check_index_select(pm, m, idx, d);
+          }
+          int same = -1;
+          REL_OK(sm_same_storage(out, src, &same));
+          REL_CHECK(same == 0, "sm_index_select shares its source's storage");
+          if (have_m && tensors.size() < kMaxTensors) {
+            add_tensor(out, new_storage(m.storage_nbytes, true), -1);
+          } else {
+            check_new_handle(out, rel::kTagTensor, "sm_index_select", true);
+            REL_OK(sm_tensor_release(out));
+            bury(tgrave, out);
+          }
+        }
+      }
+    }
+    for (sm_tensor x : {idx, i1})
+      if (x) {
+        REL_OK(sm_tensor_release(x));
+        bury(tgrave, x);
+      }
+    if (src_owned) {
+      REL_OK(sm_tensor_release(src));
+      bury(tgrave, src);
+    }
+  }
+
   void op_misc() {
     const int kind = in.u8() % 6;
     if (kind == 0) {
@@ -1633,10 +2662,7 @@ struct Fuzz {
       if (st == SM_OK && len) REL_CHECK(std::memchr(buf.data(), 0, len) != nullptr, "summary not NUL-terminated");
     } else if (kind == 2) {  // stats with an old (small) or bad struct_size
       const uint32_t size = static_cast<uint32_t>(in.u8() % (sizeof(sm_memory_stats_t) + 8));
-      std::vector<char> buf(std::max<size_t>(size, sizeof(uint32_t)), 'y');
-      std::memcpy(buf.data(), &size, sizeof size);
-      const sm_status st = sm_memory_stats(rel::cpu(), reinterpret_cast<sm_memory_stats_t*>(buf.data()));
-      check_status(st, "sm_memory_stats");
+      check_stats(size, 'y', false);
     } else if (kind == 3) {  // devices that do not exist here
       sm_device d{static_cast<int32_t>(in.u8() % 5), static_cast<int32_t>(in.u8() % 3) - 1};
       sm_tensor out = kSentT;

@@ -18,6 +18,18 @@ CREATE, FROM_BLOB, VIEW_A, VIEW_B, VIEW_C, COPY, COPY_INTO, WRITE, WRITE2, RELEA
     STORAGE, STACK, META, FAULT, DLPACK, MISC = range(17)
 
 F32, F64, I32, I64, F16, BF16, U8, BOOL = 8, 9, 4, 5, 6, 7, 1, 0
+I8, I16 = 2, 3
+# Op bytes 238.. select the ops added for the bug classes of 75f5c06,
+# 86a34a6 and f17a581 ((byte - 238) % 6); bytes below 238 decode as above.
+GEN, REVIEW, DLADDR, EMPTYHUGE, STATS, EXPIDX = range(238, 244)
+TENSOR_KIND, STORAGE_KIND, STACK_KIND = 0, 1, 2
+# op DLADDR dtypes (code, bits) by index
+DL_TYPES = [('i8'), ('u8'), ('bool'), ('i16'), ('i32'), ('i64'), ('f16'), ('f32'), ('f64'), ('bf16')]
+# op EMPTYHUGE sizes by index
+EH_SIZES = [1 << 62, 2**63 - 1, 1 << 40, 1 << 32, 6, 3, 1, 1 << 31]
+# op EXPIDX index lengths by index (2^27 and 2^40 at 3 and 4 when the harness
+# is built with SM_FUZZ_HUGE_EXPANDED_INDEX=1, else 2^12 there too)
+EI_LENGTHS = [1, 7, 1 << 12, 1 << 27, 1 << 40]
 HOSTILE_SIZE = [-1, -2, 0, 1, 65536, 1 << 20, 1 << 31, 1 << 32, 1 << 40, 1 << 62,
                 2**63 - 1, -2**63, 3 << 40, 100000]
 HOSTILE_STRIDE = [0, -1, 2**63 - 1, -2**63, 1 << 40, -(1 << 40), 1 << 62, 1 << 20]
@@ -274,6 +286,84 @@ class Prog:
     def import_(self, i):
         self.u8(DLPACK); self.u8(1); self.u8(i); self.u8(1)
 
+    # ---- ops 238.. ----
+    def gen(self, kind, mode, arg=0, extra=0):
+        """Handle generations: kind TENSOR/STORAGE/STACK_KIND; mode 0..4 age the
+        just-released handle's slot to that many generations left and walk it to
+        its limit; 5 negative, 6 too many generations; 7 a live handle (arg odd:
+        one of the pool); 8 no handle (forged[(arg // 8) % 5]); 9 an older
+        released handle with 0 left. Then 1 + extra plain cycles."""
+        self.u8(GEN); self.u8(kind); self.u8(mode); self.u8(arg); self.u8(extra)
+
+    def review(self, views, src=0, mis=1, dt1=U8, n=16, keep=True, versioned=False, sh=0):
+        """Typed re-views (sm_tensor_from_storage) of a storage: src 0 from_blob
+        / 1 DLPack import of n 1-byte elements (U8, I8, BOOL) at 16k + mis, or
+        2 the pool's storage handle sh. views: (shape, strides or None, offset, dtype)."""
+        self.u8(REVIEW); self.u8(src)
+        if src == 2:
+            self.u8(sh)
+        else:
+            self.u8(mis - 1); self.u8([U8, I8, BOOL].index(dt1)); self.u8(n)
+            self.u8(1 if keep else 0); self.u8(1 if versioned else 0)
+        self.u8(len(views) - 1)
+        for shape, strides, off, dt in views:
+            self.u8(len(shape))
+            for x in shape:
+                self.u8(x)
+            self.u8(1 if strides else 0)
+            for x in (strides or [0] * len(shape)):
+                self.u8(x + 3)
+            self.u8(off); self.u8(dt)
+
+    def dladdr(self, mode, dtype='u8', shape=(4,), strides=None, a=0, b=0, versioned=False):
+        """A DLPack producer with a hostile data/byte_offset (modes 0..7, see
+        op_dlpack_address); dtype one of DL_TYPES."""
+        self.u8(DLADDR); self.u8(1 if versioned else 0); self.u8(mode)
+        self.u8(DL_TYPES.index(dtype)); self.u8(len(shape))
+        for x in shape:
+            self.u8(x)
+        self.u8(1 if strides else 0)
+        for x in (strides or [0] * len(shape)):
+            self.u8(x + 3)
+        self.u8(a); self.u8(b)
+
+    def empty_huge(self, shape, dtype, how, ops, strides=None):
+        """An empty tensor (one size 0, the others from EH_SIZES) made by how
+        (0 empty, 1 zeros, 2 full, 3 empty_strided, 4 from_host(NULL)), then
+        ops: (kind, byte) with kind 0 clone, 1 to, 2 contiguous, 3 copy_into
+        both ways, 4 copy of a transposed view, 5 reshape to {0}."""
+        self.u8(EMPTYHUGE); self.u8(len(shape) - 2); self.u8(shape.index(0))
+        for x in shape:
+            self.u8(EH_SIZES.index(x) if x else 0)
+        self.u8(dtype); self.u8(how)
+        if how == 3:
+            for x in strides:
+                self.stride(x)
+        self.u8(len(ops) - 1)
+        for kind, b in ops:
+            self.u8(kind); self.u8(b)
+
+    def stats(self, mode, a=0, b=0):
+        """sm_memory_stats: mode 0 struct_size a % (sizeof + 16); 1 ending
+        inside a field (8 + 8 * a + 1 + b % 7); 2 at least the whole struct;
+        3 NULL."""
+        self.u8(STATS); self.u8(mode); self.u8(a); self.u8(b)
+
+    def expidx(self, length, v_mode, vb=0, i64=True, idx0d=False, src_shape=None, src_dtype=F32, dim=0, slot=None):
+        """sm_index_select with a 1-element index expanded to EI_LENGTHS[length]
+        (v_mode 0 in range, 1 negative in range, 2 past the end, 3 before the
+        start, 4 INT_MIN/INT_MAX) over a fresh source of src_shape (sizes 0..3)
+        or the pool's tensor at slot."""
+        self.u8(EXPIDX); self.u8(1 if i64 else 0); self.u8(length)
+        self.u8(0 if idx0d else 1); self.u8(v_mode); self.u8(vb)
+        if slot is None:
+            self.u8(1); self.u8(len(src_shape))
+            for x in src_shape:
+                self.u8(x)
+            self.u8(src_dtype); self.u8(dim + 2)
+        else:
+            self.u8(0); self.t(slot); self.dim(dim)
+
 
 def seeds():
     out = {}
@@ -468,6 +558,100 @@ def seeds():
     p.copy(3, 0, dtype=F64)
     p.scalar_op(0, ADD, 1)
     out['seed-bug-misaligned-blob'] = p
+
+    # Regression seeds for the bug classes fixed in 75f5c06, 86a34a6, f17a581.
+    p = Prog()  # handle generations: slots walked to their limit, then retired
+    p.zeros([2])                                   # 0: a live tensor
+    p.gen(TENSOR_KIND, 1, arg=0, extra=1)          # 1 generation left: walk 2, then 2 plain cycles
+    p.gen(STORAGE_KIND, 0, arg=1, extra=0)         # its next use is its last
+    p.gen(STACK_KIND, 2, arg=2, extra=1)
+    p.gen(TENSOR_KIND, 4, arg=0, extra=3)
+    p.gen(TENSOR_KIND, 9, arg=1, extra=1)          # the handle released before, 0 left: walked
+    p.gen(TENSOR_KIND, 5, arg=1)                   # INT64_MIN generations left
+    p.gen(STORAGE_KIND, 6, arg=0)                  # 2^28 - 1 left: one too many
+    p.gen(TENSOR_KIND, 7, arg=1)                   # the live tensor 0
+    p.gen(STACK_KIND, 7, arg=0)                    # a live stack made for it
+    p.gen(STORAGE_KIND, 8, arg=8 * 2)              # kind tag 5..15: no handle
+    p.gen(TENSOR_KIND, 8, arg=8 * 4)               # a slot index past every slot
+    p.gen(STACK_KIND, 8, arg=0)                    # NULL
+    p.meta(0, special=1)                           # released handles still refused
+    out['seed-bug-generation-wrap'] = p
+
+    p = Prog()  # typed re-views of bytes at misaligned addresses
+    p.review([([4], None, 0, F32),                 # base 16k+1: refused
+              ([16], None, 0, U8),                 # fine
+              ([2, 2], [2, 1], 1, I8)], src=0, mis=1, dt1=U8, n=16)
+    p.review([([4], None, 0, F32),                 # base 16k+2: refused (2 mod 4)
+              ([3], [-1], 2, I16),                 # 2-byte elements fit
+              ([0], None, 0, F64)],                # empty, still refused
+             src=0, mis=2, dt1=I8, n=16, keep=False)
+    p.review([([2], None, 0, I16), ([3], None, 1, BOOL), ([0, 4], None, 0, I32)],
+             src=1, mis=3, dt1=BOOL, n=12)        # DLPack import at an odd byte_offset
+    p.review([([2], None, 0, F32), ([2], None, 0, F64), ([4], None, 3, I32)],
+             src=1, mis=4, dt1=U8, n=24, versioned=True)
+    p.review([([1], None, 0, F16), ([0], None, 0, BF16)], src=0, mis=7, dt1=U8, n=0)  # 0 bytes
+    p.zeros([4], F32)
+    p.tensor_storage(4)
+    p.review([([2], None, 1, F64), ([2, 2], [1, 2], 0, I32), ([3], None, 2, F32)], src=2, sh=5)
+    p.copy(3, 1, dtype=F32)                        # the u8 view of the first blob, converted
+    out['seed-bug-misaligned-review'] = p
+
+    p = Prog()  # DLPack data + byte_offset past every buffer
+    p.dladdr(0, 'u8', (4,))                        # byte_offset 2^64 - 4
+    p.dladdr(1, 'f32', (2, 3), versioned=True)     # 2^63 = PTRDIFF_MAX + 1
+    p.dladdr(2, 'i8', (5,), a=3)                   # 2^64 - data + 3: wraps into the buffer
+    p.dladdr(2, 'f64', (2, 2), strides=[-2, 1], a=1)
+    p.dladdr(3, 'bool', (3,), a=5)                 # data 2^63 + 384, byte_offset PTRDIFF_MAX
+    p.dladdr(4, 'i16', (0,), a=2)                  # data 2^64 - 256 + 260: wraps (empty too)
+    p.dladdr(5, 'u8', (0,), a=0)                   # NULL + 1, no elements
+    p.dladdr(5, 'f32', (3,), a=2, b=1, versioned=True)  # NULL + 4096 with elements
+    p.dladdr(6, 'u8', (4,), a=0, b=1)              # ends 1 byte past 2^64 - 1
+    p.dladdr(6, 'f64', (3, 2), a=4, b=2)
+    p.dladdr(7, 'i8', (1,), a=0, b=0)              # starts below address 0 (stride -1)
+    p.dladdr(7, 'i32', (1, 2), strides=[0, 3], a=7, b=2, versioned=True)
+    out['seed-bug-dlpack-offset-wrap'] = p
+
+    p = Prog()  # empty tensors whose dense strides pass int64
+    p.empty_huge([0, 1 << 62, 6], F32, 0,
+                 [(0, 0), (1, F64), (2, 0), (3, I8)])      # clone, to, contiguous, copy_into
+    p.empty_huge([1 << 62, 0, 1 << 40, 3], U8, 1,
+                 [(0, 2), (2, 1), (4, 1), (5, 0)])         # channels_last, transposed copy, reshape
+    p.empty_huge([6, 1 << 32, 1 << 31, 1 << 40, 0], I64, 4,
+                 [(0, 3), (2, 2), (1, BF16), (4, 2)])      # channels_last_3d
+    p.empty_huge([3, 1 << 62, 0, 6], BOOL, 3, [(0, 1), (4, 0), (3, F16), (2, 0)],
+                 strides=[2**63 - 1, -1, 1 << 62, 0])      # any strides: no element reached
+    p.empty_huge([0, 1 << 62, 1 << 40], F16, 2, [(3, F32), (0, 0)])
+    p.empty_huge([2**63 - 1, 3, 0], I32, 1, [(4, 0), (4, 3), (1, U8)])  # transposed: [0, 3, 2^63-1]
+    out['seed-bug-empty-huge-strides'] = p
+
+    p = Prog()  # sm_memory_stats with struct_size ending inside a field
+    p.zeros([3])
+    p.stats(1, 1, 0)        # 17: 1 byte into reserved_bytes
+    p.stats(1, 2, 6)        # 31
+    p.stats(1, 0, 2)        # 11: inside allocated_bytes, too small
+    p.stats(1, 11, 3)       # 100
+    p.stats(1, 19, 0)       # 161: 1 byte into the last reserved field
+    p.stats(0, 15)          # 15: too small
+    p.stats(0, 16)          # 16: the first field exactly
+    p.stats(0, 4)           # 4
+    p.stats(2, 0)           # sizeof
+    p.stats(2, 3)           # 0xFFFFFFFF
+    p.stats(3)              # NULL
+    out['seed-bug-stats-mid-field'] = p
+
+    p = Prog()  # index_select through expanded (stride-0) indices
+    p.expidx(3, 0, vb=1, src_shape=[0, 3], dim=1)            # empty result; 2^27 when enabled
+    p.expidx(4, 2, vb=0, src_shape=[3, 2], dim=0)            # out of range; 2^40 when enabled
+    p.expidx(2, 1, vb=0, i64=False, src_shape=[3, 2], dim=0)  # 4096 rows of row 2
+    p.expidx(1, 0, vb=1, src_shape=[2, 3], src_dtype=I16, dim=-1)
+    p.expidx(0, 3, vb=0, src_shape=[2], dim=0)                # before the start
+    p.expidx(4, 4, vb=1, i64=True, src_shape=[0, 2, 2], dim=1)  # INT64_MIN, empty result
+    p.expidx(2, 0, idx0d=True, src_shape=[], dim=0)           # a 0-d source
+    p.create(3, [], F64, n=5)                                 # 4: arange (after 4 results)
+    p.expidx(2, 1, vb=3, slot=4, dim=0)
+    p.expidx(2, 2, slot=4, dim=0)
+    p.expidx(4, 3, vb=2, slot=4, dim=-1)                     # before the start; 2^40 when enabled
+    out['seed-expanded-index'] = p
     return out
 
 

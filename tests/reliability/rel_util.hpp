@@ -274,6 +274,39 @@ inline bool copy_out(sm_tensor t, int64_t nbytes, std::vector<uint8_t>* out) {
   return st == SM_OK;
 }
 
+// ---------------------------------------------------------------------------
+// Handle values, white-box. The ABI only promises that a handle value is never
+// issued twice; how it keeps that promise is src/abi/handles.hpp's layout
+// [kind:4][generation:28][slot index + 1:32]: each release moves the slot to
+// its next generation, a slot that reached kHandleGenLimit retires. The fuzz
+// harness decodes handles to check the mechanism too (a slot's generations
+// only grow; a retired slot never comes back), which catches a wrap-around
+// even when the handle it repeats was issued before the harness saw it.
+// ---------------------------------------------------------------------------
+
+constexpr uint32_t kHandleGenLimit = (1u << 28) - 1;  // last generation of a slot
+enum HandleKindTag : uint32_t { kTagTensor = 1, kTagStorage = 2, kTagStack = 3 };
+
+struct HandleBits {
+  uint32_t kind = 0;        // top 4 bits
+  uint32_t generation = 0;  // 28 bits
+  uint32_t slot = 0;        // low 32 bits (index + 1)
+};
+inline HandleBits handle_bits(const void* h) {
+  const uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+  HandleBits b;
+  b.kind = static_cast<uint32_t>(v >> 60);
+  b.generation = static_cast<uint32_t>((v >> 32) & kHandleGenLimit);
+  b.slot = static_cast<uint32_t>(v & 0xFFFFFFFFu);
+  return b;
+}
+// A value with that layout (forged handles for the tests).
+inline void* make_handle(uint32_t kind, uint32_t generation, uint32_t slot) {
+  const uint64_t v = (static_cast<uint64_t>(kind) << 60) |
+                     (static_cast<uint64_t>(generation & kHandleGenLimit) << 32) | slot;
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(v));
+}
+
 // Parses "--name value" options (integers) with defaults.
 inline int64_t arg_int(int argc, char** argv, const char* name, int64_t dflt) {
   for (int i = 1; i + 1 < argc; ++i)
