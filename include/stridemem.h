@@ -520,11 +520,13 @@ SM_API sm_status sm_debug_fail_alloc(int64_t n);
 /* Number of live tensor, storage and stack handles (leak checks). */
 SM_API sm_status sm_debug_live_handles(int64_t* tensors, int64_t* storages, int64_t* stacks);
 /* Walks a handle slot to its generation limit in a few calls: the free slot
- * that the released tensor, storage or stack handle `released` names gets
- * generations_left (0 .. 2^28 - 2) reuses before it retires, and is the next
- * slot of its kind to be reused. SM_ERR_INVALID_ARGUMENT when that slot is
- * live or already retired; SM_ERR_INVALID_HANDLE for a value that is no
- * handle. Changes no live handle. */
+ * that the released tensor, storage or stack handle `released` names becomes
+ * the next slot of its kind to be reused, and retires after
+ * generations_left + 1 more uses (0 .. 2^28 - 2; 0: its next use is its
+ * last). SM_ERR_INVALID_ARGUMENT when that slot is live or already retired,
+ * or when it is already closer to its limit (generations never go back);
+ * SM_ERR_INVALID_HANDLE for a value that is no handle. Changes no live
+ * handle. */
 SM_API sm_status sm_debug_age_handle_slot(const void* released, int64_t generations_left);
 
 #ifdef __cplusplus

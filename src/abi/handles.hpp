@@ -92,11 +92,13 @@ class HandleTable {
     return retired_;
   }
 
-  // Test hook: the free slot a released handle names is given generation
-  // limit - generations_left and becomes the next slot reused, so a test can
-  // walk it to its limit in a few cycles. Refused (SM_ERR_INVALID_ARGUMENT)
-  // when the slot is live or retired: aging a live slot would make its live
-  // handle stale.
+  // Test hook: the free slot a released handle names (its generation bits
+  // are not compared) is given generation limit - generations_left and
+  // becomes the next slot reused: its next use issues that generation, and
+  // it retires after generations_left + 1 uses. Refused
+  // (SM_ERR_INVALID_ARGUMENT) when the slot is live or retired (aging a live
+  // slot would make its live handle stale) and when that would move the
+  // generation back (old handles would be reissued).
   void age_free_slot(const void* h, int64_t generations_left, const char* arg) {
     std::lock_guard<std::mutex> lock(mu_);
     const uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
@@ -114,7 +116,13 @@ class HandleTable {
     if (s.obj || it == free_.end())
       fail(SM_ERR_INVALID_ARGUMENT, "%s (%p) names a %s slot that is %s, not free", arg, h, noun_,
            s.obj ? "live" : "retired");
-    s.generation = kGenMask - static_cast<uint32_t>(generations_left);
+    const uint32_t target = kGenMask - static_cast<uint32_t>(generations_left);
+    // Generations only grow: moving one back would reissue old handles.
+    if (target < s.generation)
+      fail(SM_ERR_INVALID_ARGUMENT,
+           "generations_left = %lld would move the %s slot of %s back from generation %u to %u",
+           (long long)generations_left, noun_, arg, s.generation, target);
+    s.generation = target;
     free_.erase(it);
     free_.push_front(index);
   }

@@ -92,15 +92,12 @@ constexpr size_t kMaxTensors = 24;
 constexpr uint8_t kFirstNewOp = 238;
 
 // Lengths an expanded (stride-0) index of sm_index_select is given (op
-// EXPIDX). Until the library checks and gathers an index through its stride
-// (the index_select rewrite), it copies the whole index to the host first:
-// 2^27 entries cost 1 GiB, 2^40 abort under ASan. So the huge lengths are
-// off by default; build with -DSM_FUZZ_HUGE_EXPANDED_INDEX=1 (e.g.
-// FUZZ_EXTRA_CXXFLAGS, or CMAKE_CXX_FLAGS for the replay) once that rewrite
-// is merged, or flip the default below. The same input bytes then select
-// 2^27 and 2^40 where they select 2^12 now.
+// EXPIDX). The library checks and gathers an index through its stride, so
+// 2^27 and 2^40 entries cost one element (before that rewrite it copied the
+// whole index to the host: 1 GiB, or an abort under ASan). Build with
+// -DSM_FUZZ_HUGE_EXPANDED_INDEX=0 to fuzz a library without it.
 #ifndef SM_FUZZ_HUGE_EXPANDED_INDEX
-#define SM_FUZZ_HUGE_EXPANDED_INDEX 0
+#define SM_FUZZ_HUGE_EXPANDED_INDEX 1
 #endif
 #if SM_FUZZ_HUGE_EXPANDED_INDEX
 constexpr int64_t kExpandedIndexLengths[] = {1, 7, int64_t(1) << 12, int64_t(1) << 27, int64_t(1) << 40};

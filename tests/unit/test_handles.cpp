@@ -79,7 +79,21 @@ TEST(Handles, AgingRefusesLiveSlotsAndForgedHandles) {
   EXPECT_EQ(expect_status([&] { t.age_free_slot(live, -1, "live"); }), SM_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(expect_status([&] { t.age_free_slot(live, int64_t(1) << 28, "live"); }),
             SM_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, (int64_t(1) << 28) - 2, "live"); }), SM_OK);
+  // The most generations left is 2^28 - 2 (generation 1); this slot is at
+  // generation 2 after one release, so that much would move it back.
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, (int64_t(1) << 28) - 2, "live"); }),
+            SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, (int64_t(1) << 28) - 3, "live"); }), SM_OK);
+  // Aged to 4 left, used once: aging it to 4 left again would move it back
+  // and reissue the handle just released.
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(live, 4, "live"); }), SM_OK);
+  void* b = t.insert(std::make_shared<int>(2));
+  t.release(b, "b");
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(b, 4, "b"); }), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(expect_status([&] { t.age_free_slot(b, 3, "b"); }), SM_OK);  // where it is: fine
+  void* c = t.insert(std::make_shared<int>(3));
+  EXPECT_NE(c, b);
+  t.release(c, "c");
 }
 
 // Freed slots are reused oldest first, so a just-released handle's slot is
