@@ -101,14 +101,10 @@ class HandleTable {
   // generation back (old handles would be reissued).
   void age_free_slot(const void* h, int64_t generations_left, const char* arg) {
     std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
-    const uint64_t low = v & 0xFFFFFFFFu;
-    if (v == 0 || (v >> 60) != static_cast<uint64_t>(kind_) || low == 0 || low > slots_.size())
-      fail(SM_ERR_INVALID_HANDLE, "%s (%p) is not a %s handle", arg, h, noun_);
+    const uint32_t index = index_locked(h, arg);
     if (generations_left < 0 || generations_left > static_cast<int64_t>(kGenMask) - 1)
       fail(SM_ERR_INVALID_ARGUMENT, "generations_left = %lld is outside 0..%lld",
            (long long)generations_left, (long long)kGenMask - 1);
-    const uint32_t index = static_cast<uint32_t>(low - 1);
     Slot& s = slots_[index];
     auto it = free_.end();
     for (auto f = free_.begin(); f != free_.end(); ++f)
@@ -153,15 +149,21 @@ class HandleTable {
     return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(h) & 0xFFFFFFFFu) - 1;
   }
 
-  Slot& slot_locked(const void* h, const char* arg) {
+  // The slot index a handle of this table's kind names (any generation);
+  // SM_ERR_INVALID_HANDLE for NULL, another kind or an index never issued.
+  uint32_t index_locked(const void* h, const char* arg) const {
     const uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
     if (v == 0) fail(SM_ERR_INVALID_HANDLE, "%s is NULL (not a %s handle)", arg, noun_);
-    const uint64_t kind = v >> 60;
-    const uint32_t gen = static_cast<uint32_t>((v >> 32) & kGenMask);
     const uint64_t low = v & 0xFFFFFFFFu;
-    if (kind != static_cast<uint64_t>(kind_) || low == 0 || low > slots_.size())
+    if ((v >> 60) != static_cast<uint64_t>(kind_) || low == 0 || low > slots_.size())
       fail(SM_ERR_INVALID_HANDLE, "%s (%p) is not a %s handle (forged or of another kind)", arg, h, noun_);
-    Slot& s = slots_[low - 1];
+    return static_cast<uint32_t>(low - 1);
+  }
+
+  Slot& slot_locked(const void* h, const char* arg) {
+    const uint32_t gen =
+        static_cast<uint32_t>((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h)) >> 32) & kGenMask);
+    Slot& s = slots_[index_locked(h, arg)];
     if (s.generation != gen || !s.obj)
       fail(SM_ERR_INVALID_HANDLE, "%s (%p) is a stale %s handle (already released)", arg, h, noun_);
     return s;

@@ -187,8 +187,8 @@ namespace {
 // storage itself, so writes through it bump the same version counter and
 // sm_same_storage sees one storage, as for any other view. The export is
 // consumed (its deleter runs now: the view holds the storage). Null when the
-// DLPack metadata does not describe whole elements of that storage; the
-// bounds are checked by make_tensor.
+// DLPack metadata does not describe whole elements of that storage; shape,
+// bounds and alignment are checked as for sm_tensor_from_storage.
 TensorPtr view_of_own_export(const ExportContext& ctx, const void* first, const int64_t* shape,
                              const int64_t* strides, int ndim, DType dtype, Device dev) {
   const StoragePtr& s = ctx.keep->storage();
@@ -197,10 +197,8 @@ TensorPtr view_of_own_export(const ExportContext& ctx, const void* first, const 
   const uintptr_t at = reinterpret_cast<uintptr_t>(first);
   const uintptr_t itemsize = dtype_size(dtype);
   if (at < base || (at - base) % itemsize != 0) return nullptr;
-  checked_numel(shape, ndim, static_cast<int64_t>(itemsize));
-  Layout l = strided_layout(shape, strides, ndim);
-  l.offset = static_cast<int64_t>((at - base) / itemsize);
-  return make_tensor(s, l, dtype);
+  return tensor_from_storage(s, shape, strides, ndim, static_cast<int64_t>((at - base) / itemsize),
+                             dtype);
 }
 
 }  // namespace

@@ -278,6 +278,24 @@ void producer_deleter_versioned(sm_DLManagedTensorVersioned* m) {
   producer_free(static_cast<Producer*>(m->manager_ctx));
 }
 
+// p's managed tensor around dl, legacy or versioned (version 1.minor, flags):
+// what a producer hands to sm_from_dlpack.
+void* producer_managed(Producer* p, const sm_DLTensor& dl, bool versioned, uint32_t major = 1,
+                       uint32_t minor = 0, uint64_t flags = 0) {
+  if (versioned) {
+    p->u.versioned.version = {major, minor};
+    p->u.versioned.manager_ctx = p;
+    p->u.versioned.deleter = producer_deleter_versioned;
+    p->u.versioned.flags = flags;
+    p->u.versioned.dl_tensor = dl;
+    return &p->u.versioned;
+  }
+  p->u.legacy.dl_tensor = dl;
+  p->u.legacy.manager_ctx = p;
+  p->u.legacy.deleter = producer_deleter_legacy;
+  return &p->u.legacy;
+}
+
 // Saturating arithmetic for the harness's own size computations: anything
 // past 2^100 is simply "huge" (and never overflows __int128).
 constexpr i128 kSat = i128(1) << 100;
@@ -1779,18 +1797,12 @@ struct Fuzz {
     dl.byte_offset = byte_offset;
     void* managed;
     if (versioned) {
-      p->u.versioned.version = {1, static_cast<uint32_t>(in.u8() % 3)};
-      if (in.u8() % 8 == 0) p->u.versioned.version.major = 2 + in.u8() % 3;
-      p->u.versioned.manager_ctx = p;
-      p->u.versioned.deleter = producer_deleter_versioned;
-      p->u.versioned.flags = vflags;
-      p->u.versioned.dl_tensor = dl;
-      managed = &p->u.versioned;
+      // Input bytes read in the order they always were: minor, then major.
+      const uint32_t minor = static_cast<uint32_t>(in.u8() % 3);
+      const uint32_t major = in.u8() % 8 == 0 ? 2 + in.u8() % 3 : 1;
+      managed = producer_managed(p, dl, true, major, minor, vflags);
     } else {
-      p->u.legacy.dl_tensor = dl;
-      p->u.legacy.manager_ctx = p;
-      p->u.legacy.deleter = producer_deleter_legacy;
-      managed = &p->u.legacy;
+      managed = producer_managed(p, dl, false);
     }
     ExtM* ext = p->ext;
     const int e = static_cast<int>(exts.size() - 1);
@@ -2083,20 +2095,7 @@ struct Fuzz {
       dl.shape = p->shape.data();
       dl.strides = nullptr;
       dl.byte_offset = mis;
-      void* managed;
-      if (versioned) {
-        p->u.versioned.version = {1, 0};
-        p->u.versioned.manager_ctx = p;
-        p->u.versioned.deleter = producer_deleter_versioned;
-        p->u.versioned.flags = 0;
-        p->u.versioned.dl_tensor = dl;
-        managed = &p->u.versioned;
-      } else {
-        p->u.legacy.dl_tensor = dl;
-        p->u.legacy.manager_ctx = p;
-        p->u.legacy.deleter = producer_deleter_legacy;
-        managed = &p->u.legacy;
-      }
+      void* managed = producer_managed(p, dl, versioned);
       st = sm_from_dlpack(managed, versioned, &t);
       check_status(st, "sm_from_dlpack (bytes at an odd byte_offset)");
       REL_CHECK(st == SM_OK, "sm_from_dlpack of %lld 1-byte elements at byte_offset %zu -> %d", (long long)n, mis,
@@ -2304,20 +2303,7 @@ struct Fuzz {
     dl.shape = p->shape.empty() ? nullptr : p->shape.data();
     dl.strides = with_strides && !p->strides.empty() ? p->strides.data() : nullptr;
     dl.byte_offset = off;
-    void* managed;
-    if (versioned) {
-      p->u.versioned.version = {1, 0};
-      p->u.versioned.manager_ctx = p;
-      p->u.versioned.deleter = producer_deleter_versioned;
-      p->u.versioned.flags = 0;
-      p->u.versioned.dl_tensor = dl;
-      managed = &p->u.versioned;
-    } else {
-      p->u.legacy.dl_tensor = dl;
-      p->u.legacy.manager_ctx = p;
-      p->u.legacy.deleter = producer_deleter_legacy;
-      managed = &p->u.legacy;
-    }
+    void* managed = producer_managed(p, dl, versioned);
     ExtM* ext = p->ext;
     sm_tensor out = kSentT;
     const rel::State before = rel::state();
