@@ -3,7 +3,6 @@
 // copy_into (broadcast, conversion, overlap), index_select.
 #include <sys/resource.h>
 
-#include <chrono>
 #include <limits>
 
 #include "api_test_util.hpp"
@@ -674,14 +673,12 @@ TEST(IndexSelect, ExpandedIndexIsCheckedThroughItsOneElement) {
       SM_ASSERT_OK(sm_reset_peak_stats(cpu()));
       const sm_memory_stats_t s0 = stats();
       const int64_t rss0 = peak_rss_kib();
-      const auto t0 = std::chrono::steady_clock::now();
       Tensor r;
+      // No timing assertion (speed belongs to benchmarks): a check that walked
+      // the index's length would not finish 2^40 entries within the ctest
+      // timeout, and one that copied it shows in the bytes below.
       SM_ASSERT_OK(sm_index_select(src, 1, idx, r.out()));
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       EXPECT_EQ(shape_of(r), (Shape{0, n}));
-      // Generous bounds (sanitizer and valgrind runs): the old copy took seconds.
-      EXPECT_LT(secs, 2.0) << "validating a stride-0 index must not walk its length";
       const sm_memory_stats_t s1 = stats();
       EXPECT_LT(s1.peak_allocated_bytes - s0.allocated_bytes, 4096) << "an index-sized allocation";
       EXPECT_EQ(s1.num_allocs, s0.num_allocs) << "an empty result needs no memory";
@@ -698,12 +695,10 @@ TEST(IndexSelect, ExpandedOutOfRangeIndexIsRefusedAtOnce) {
   Tensor hi = expanded_index<int64_t>(5, n), lo = expanded_index<int32_t>(-6, n);
   sm_tensor out = sentinel_tensor();
   const GlobalSnap g0 = global_snap();
-  const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(sm_index_select(src, 1, hi, &out), SM_ERR_OUT_OF_BOUNDS);
   expect_error_mentions({"sm_index_select", "index[0] = 5", "size 5"});
   EXPECT_EQ(sm_index_select(src, -1, lo, &out), SM_ERR_OUT_OF_BOUNDS);
   expect_error_mentions({"sm_index_select", "index[0] = -6"});
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
   EXPECT_EQ(out, sentinel_tensor());
   EXPECT_EQ(global_snap(), g0);
   // Over a non-empty source too (validation comes before the result exists).
