@@ -334,7 +334,8 @@ SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor*
  * other or src partially overlaps dst. Bumps dst's version counter. */
 SM_API sm_status sm_copy_into(sm_tensor dst, sm_tensor src);
 /* Gathers index (1-D, SM_INT32 or SM_INT64, negative wraps once) along dim
- * into a new tensor; an index outside [-size, size) is SM_ERR_OUT_OF_BOUNDS
+ * into a new tensor (a 0-d t takes exactly one index value, else
+ * SM_ERR_SHAPE, and gives a 0-d result); an index outside [-size, size) is SM_ERR_OUT_OF_BOUNDS
  * (checked before anything is allocated, also when the result is empty).
  * The index is read where it lives, through its strides, never copied: an
  * expanded index costs one element whatever its length. The result is the
