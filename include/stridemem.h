@@ -259,7 +259,8 @@ SM_API sm_status sm_as_strided(sm_tensor t, const int64_t* shape, const int64_t*
  * a negative stride), step 0 is SM_ERR_INVALID_ARGUMENT. */
 SM_API sm_status sm_slice(sm_tensor t, int32_t dim, int64_t start, int64_t stop,
                           int64_t step, sm_tensor* out);
-/* Elements [start, start + length) of dim; start may be negative. No clamping. */
+/* Elements [start, start + length) of dim; start may be negative. No clamping.
+ * start lies in [-size, size] ([-1, 0] for a size-0 dim), as torch.narrow. */
 SM_API sm_status sm_narrow(sm_tensor t, int32_t dim, int64_t start, int64_t length,
                            sm_tensor* out);
 /* Removes dim, keeping index (negative counts from the end). */
@@ -269,7 +270,9 @@ SM_API sm_status sm_transpose(sm_tensor t, int32_t dim0, int32_t dim1, sm_tensor
 SM_API sm_status sm_movedim(sm_tensor t, const int32_t* source, const int32_t* destination,
                             int32_t n, sm_tensor* out);
 /* Broadcast to shape (new leading dims allowed, -1 keeps a size); expanded
- * dims get stride 0. */
+ * dims get stride 0, kept dims keep theirs, a new size-1 leading dim gets
+ * size * stride of the dim after it (PyTorch); every dim of an expanded 0-d
+ * tensor has stride 0. */
 SM_API sm_status sm_expand(sm_tensor t, const int64_t* shape, int32_t ndim, sm_tensor* out);
 /* Removes the listed dims that have size 1 (others are left, as PyTorch);
  * dims == NULL and n == 0 removes every size-1 dim. */
@@ -278,7 +281,8 @@ SM_API sm_status sm_unsqueeze(sm_tensor t, int32_t dim, sm_tensor* out);
 /* Merges dims start_dim..end_dim; a view when the strides allow, else
  * SM_ERR_SHAPE (use sm_reshape to copy). */
 SM_API sm_status sm_flatten(sm_tensor t, int32_t start_dim, int32_t end_dim, sm_tensor* out);
-/* Splits dim into sizes (one -1 inferred). Always a view. */
+/* Splits dim into sizes (one -1 inferred). Always a view, with the strides
+ * sm_view gives the new shape (PyTorch's unflatten is a view). */
 SM_API sm_status sm_unflatten(sm_tensor t, int32_t dim, const int64_t* sizes, int32_t n,
                               sm_tensor* out);
 /* All windows of `size` elements along dim, `step` apart: dim becomes the

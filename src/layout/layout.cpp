@@ -796,10 +796,14 @@ Layout narrow(const Layout& l, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = l.sizes[d];
   if (length < 0)
     fail(SM_ERR_SHAPE, "narrow: length %" PRId64 " is negative", length);
-  if (start < -n || start > n)
+  // PyTorch wraps start like a dim index of a dim of size n, and also takes
+  // start == n (the end); a size-0 dim wraps like a size-1 one, so -1 is
+  // accepted there too and means 0 (torch.empty(0, 3).narrow(0, -1, 0)).
+  const int64_t lo = n == 0 ? -1 : -n;
+  if (start < lo || start > n)
     fail(SM_ERR_OUT_OF_BOUNDS, "narrow: start %" PRId64 " is out of range [%" PRId64
-         ", %" PRId64 "] for dim %d of size %" PRId64, start, -n, n, d, n);
-  if (start < 0) start += n;
+         ", %" PRId64 "] for dim %d of size %" PRId64, start, lo, n, d, n);
+  if (start < 0) start += std::max<int64_t>(n, 1);
   if (length > n - start)
     fail(SM_ERR_OUT_OF_BOUNDS, "narrow: start %" PRId64 " + length %" PRId64
          " exceeds size %" PRId64 " of dim %d", start, length, n, d);
@@ -889,7 +893,10 @@ Layout expand(const Layout& l, const int64_t* shape, int ndim) {
     if (od >= 0) {
       stride = l.strides[od];
     } else if (i == ndim - 1) {
-      stride = 1;
+      // Only a 0-d input has no dim to chain from: every dim of the result
+      // is new and its one element repeats, so stride 0 throughout
+      // (torch.tensor(5.).expand(3, 1).stride() is (0, 0)).
+      stride = 0;
     } else if (mul_overflows(r.sizes[i + 1], r.strides[i + 1], &stride)) {
       stride = 0;  // a new size-1 dim: the value never matters
     }
@@ -1008,28 +1015,21 @@ Layout unflatten(const Layout& l, int64_t dim, const int64_t* sizes, int n) {
     fail(err.status(), "unflatten: sizes %s do not split dim %d of size %" PRId64 ": %s",
          dims_str(sizes, n).c_str(), d, l.sizes[d], err.what());
   }
-  // The split dims chain from the old stride outward, so this is always a view.
-  int64_t st[kMaxDims];
-  st[n - 1] = l.strides[d];
-  for (int i = n - 2; i >= 0; --i)
-    st[i] = mul_or_fail(st[i + 1], std::max<int64_t>(sz[static_cast<size_t>(i) + 1], 1),
-                        "unflatten stride");
-  Layout r;
-  r.offset = l.offset;
+  // PyTorch's unflatten is a view() of the whole tensor to the new shape, so
+  // its strides are view's, not a chain from the old stride alone: size-1
+  // dims take the stride computeStride gives them (torch.arange(24).view(2,
+  // 12).unflatten(1, (3, 1, 4)).stride() is (12, 4, 4, 1)) and an empty
+  // tensor gets row-major strides unless the shape is unchanged. Splitting
+  // one dim always is a view, so view_or_fail cannot refuse here.
+  int64_t shape[kMaxDims];
+  int nd = 0;
   for (int i = 0; i < l.ndim; ++i) {
-    if (i == d) {
-      for (int k = 0; k < n; ++k) {
-        r.sizes[r.ndim] = sz[static_cast<size_t>(k)];
-        r.strides[r.ndim] = st[k];
-        ++r.ndim;
-      }
-    } else {
-      r.sizes[r.ndim] = l.sizes[i];
-      r.strides[r.ndim] = l.strides[i];
-      ++r.ndim;
-    }
+    if (i == d)
+      for (int k = 0; k < n; ++k) shape[nd++] = sz[static_cast<size_t>(k)];
+    else
+      shape[nd++] = l.sizes[i];
   }
-  return r;
+  return view_or_fail(l, shape, nd, "unflatten");
 }
 
 Layout unfold(const Layout& l, int64_t dim, int64_t size, int64_t step) {

@@ -960,6 +960,27 @@ TEST(LayoutViews, Narrow) {
   Layout f = L({5}, {-1}, 4);
   r = sm::narrow(f, 0, 1, 2);
   EXPECT_EQ(addrs(r), (V{3, 2}));
+  // start wraps like a dim index, or is the end: [-n, n].
+  // torch.empty(3,3).narrow(0,-1,0).storage_offset() -> 6
+  EXPECT_EQ(sm::narrow(C({3, 3}), 0, -1, 0), L({0, 3}, {3, 1}, 6));
+  // torch.empty(3,3).narrow(0,-3,0).storage_offset() -> 0
+  EXPECT_EQ(sm::narrow(C({3, 3}), 0, -3, 0), L({0, 3}, {3, 1}, 0));
+  // torch.empty(3,3).narrow(0,3,0).storage_offset() -> 9
+  EXPECT_EQ(sm::narrow(C({3, 3}), 0, 3, 0), L({0, 3}, {3, 1}, 9));
+  // torch.empty(3,3).narrow(0,-4,0) and narrow(0,4,0): "Dimension out of range"
+  EXPECT_SM_ERROR(sm::narrow(C({3, 3}), 0, -4, 0), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_SM_ERROR(sm::narrow(C({3, 3}), 0, 4, 0), SM_ERR_OUT_OF_BOUNDS);
+  // A size-0 dim wraps like a size-1 one: start in [-1, 0].
+  // torch.empty(0,3).narrow(0,-1,0).shape -> (0, 3), storage_offset 0
+  EXPECT_EQ(sm::narrow(C({0, 3}, 2), 0, -1, 0), L({0, 3}, {3, 1}, 2));
+  EXPECT_EQ(sm::narrow(C({0, 3}, 2), 0, 0, 0), L({0, 3}, {3, 1}, 2));
+  // torch.empty(0,3).narrow(0,-2,0): "expected to be in range of [-1, 0], but got -2"
+  m = EXPECT_SM_ERROR(sm::narrow(C({0, 3}), 0, -2, 0), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_TRUE(contains(m, "[-1, 0]")) << m;
+  // torch.empty(0,3).narrow(0,1,0): same error
+  EXPECT_SM_ERROR(sm::narrow(C({0, 3}), 0, 1, 0), SM_ERR_OUT_OF_BOUNDS);
+  // torch.empty(0,3).narrow(0,-1,1): "start (0) + length (1) exceeds dimension size (0)"
+  EXPECT_SM_ERROR(sm::narrow(C({0, 3}), 0, -1, 1), SM_ERR_OUT_OF_BOUNDS);
 }
 
 TEST(LayoutViews, Select) {
@@ -1047,9 +1068,37 @@ TEST(LayoutViews, Expand) {
   // Size 1 -> 0 is allowed.
   V zero = {3, 0};
   EXPECT_EQ(sizes_of(sm::expand(a, zero.data(), 2)), (V{3, 0}));
-  // 0-d to anything.
+  // 0-d to anything: every dim is new and gets stride 0, size 1 included.
   V any = {2, 2};
   EXPECT_EQ(sm::expand(C({}, 5), any.data(), 2), L({2, 2}, {0, 0}, 5));
+  // torch.tensor(5.).expand(3, 1).stride() -> (0, 0)
+  V s31 = {3, 1};
+  EXPECT_EQ(sm::expand(C({}, 5), s31.data(), 2), L({3, 1}, {0, 0}, 5));
+  // torch.tensor(5.).expand(1).stride() -> (0,); expand(1, 1) -> (0, 0)
+  V s1 = {1}, s11 = {1, 1};
+  EXPECT_EQ(sm::expand(C({}), s1.data(), 1), L({1}, {0}));
+  EXPECT_EQ(sm::expand(C({}), s11.data(), 2), L({1, 1}, {0, 0}));
+  // torch.tensor(5.).expand(2, 1, 1).stride() -> (0, 0, 0)
+  V s211 = {2, 1, 1};
+  EXPECT_EQ(sm::expand(C({}), s211.data(), 3), L({2, 1, 1}, {0, 0, 0}));
+  // torch.tensor(5.).expand(1, 0).stride() -> (0, 0)
+  V s10 = {1, 0};
+  EXPECT_EQ(sm::expand(C({}), s10.data(), 2), L({1, 0}, {0, 0}));
+  // A kept size-1 dim expanded to 1 keeps its stride; new size-1 leading
+  // dims chain from it.
+  // torch.empty_strided((1,3),(7,1)).expand(1,1,3).stride() -> (7, 7, 1)
+  V s113 = {1, 1, 3};
+  EXPECT_EQ(sm::expand(L({1, 3}, {7, 1}), s113.data(), 3), L({1, 1, 3}, {7, 7, 1}));
+  // torch.empty_strided((1,3),(7,1)).expand(5,1,1,3).stride() -> (0, 7, 7, 1)
+  V s5113 = {5, 1, 1, 3};
+  EXPECT_EQ(sm::expand(L({1, 3}, {7, 1}), s5113.data(), 4), L({5, 1, 1, 3}, {0, 7, 7, 1}));
+  // A dim expanded 1 -> 0 gets stride 0, and so do new dims outside it.
+  // torch.empty_strided((1,3),(7,1)).expand(1,0,3).stride() -> (0, 0, 1)
+  V s103 = {1, 0, 3};
+  EXPECT_EQ(sm::expand(L({1, 3}, {7, 1}), s103.data(), 3), L({1, 0, 3}, {0, 0, 1}));
+  // torch.empty_strided((0,2),(5,1)).expand(1,1,0,2).stride() -> (0, 0, 5, 1)
+  V s1102 = {1, 1, 0, 2};
+  EXPECT_EQ(sm::expand(L({0, 2}, {5, 1}), s1102.data(), 4), L({1, 1, 0, 2}, {0, 0, 5, 1}));
   // Same shape: unchanged.
   V same = {3, 1};
   EXPECT_EQ(sm::expand(a, same.data(), 2), a);
@@ -1152,6 +1201,64 @@ TEST(LayoutViews, FlattenUnflatten) {
   EXPECT_EQ(sizes_of(sm::unflatten(C({3, 0}), 1, z.data(), 2)), (V{3, 0, 5}));
   V amb = {0, -1};
   EXPECT_SM_ERROR(sm::unflatten(C({3, 0}), 1, amb.data(), 2), SM_ERR_SHAPE);
+}
+
+// unflatten is PyTorch's view() to the new shape: size-1 dims get view's
+// strides, empty tensors row-major ones (unless the shape is unchanged).
+TEST(LayoutViews, UnflattenStridesFollowView) {
+  struct Case {
+    V sizes, strides;
+    int64_t dim;
+    V split, want_sizes, want;
+  };
+  const Case cases[] = {
+      // torch.arange(24).view(2,12).unflatten(1,(3,1,4)).stride() -> (12, 4, 4, 1)
+      {{2, 12}, {12, 1}, 1, {3, 1, 4}, {2, 3, 1, 4}, {12, 4, 4, 1}},
+      // ... .unflatten(1,(1,12)).stride() -> (12, 12, 1)
+      {{2, 12}, {12, 1}, 1, {1, 12}, {2, 1, 12}, {12, 12, 1}},
+      // ... .unflatten(1,(12,1)).stride() -> (12, 1, 1)
+      {{2, 12}, {12, 1}, 1, {12, 1}, {2, 12, 1}, {12, 1, 1}},
+      // ... .unflatten(1,(1,1,12)).stride() -> (12, 12, 12, 1)
+      {{2, 12}, {12, 1}, 1, {1, 1, 12}, {2, 1, 1, 12}, {12, 12, 12, 1}},
+      // ... .unflatten(1,(-1,1,4)).stride() -> (12, 4, 4, 1)
+      {{2, 12}, {12, 1}, 1, {-1, 1, 4}, {2, 3, 1, 4}, {12, 4, 4, 1}},
+      // ... .unflatten(1,(3,4,1)).stride() -> (12, 4, 1, 1)
+      {{2, 12}, {12, 1}, 1, {3, 4, 1}, {2, 3, 4, 1}, {12, 4, 1, 1}},
+      // torch.empty_strided((2,12),(1,2)).unflatten(1,(3,1,4)).stride() -> (1, 8, 8, 2)
+      {{2, 12}, {1, 2}, 1, {3, 1, 4}, {2, 3, 1, 4}, {1, 8, 8, 2}},
+      // torch.empty_strided((2,12),(1,2)).unflatten(1,(1,12)).stride() -> (1, 24, 2)
+      {{2, 12}, {1, 2}, 1, {1, 12}, {2, 1, 12}, {1, 24, 2}},
+      // A size-1 dim into (1,): torch.empty_strided((2,1,3),(3,100,1))
+      //   .unflatten(1,(1,)).stride() -> (3, 3, 1)
+      {{2, 1, 3}, {3, 100, 1}, 1, {1}, {2, 1, 3}, {3, 3, 1}},
+      // ... .unflatten(1,(-1,1)).stride() -> (3, 3, 3, 1)
+      {{2, 1, 3}, {3, 100, 1}, 1, {-1, 1}, {2, 1, 1, 3}, {3, 3, 3, 1}},
+      // Empty: torch.empty(2,0,3).unflatten(1,(0,5)).stride() -> (15, 15, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {0, 5}, {2, 0, 5, 3}, {15, 15, 3, 1}},
+      // torch.empty(2,0,3).unflatten(1,(5,0)).stride() -> (15, 3, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {5, 0}, {2, 5, 0, 3}, {15, 3, 3, 1}},
+      // torch.empty(2,0,3).unflatten(1,(1,-1)).stride() -> (3, 3, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {1, -1}, {2, 1, 0, 3}, {3, 3, 3, 1}},
+      // torch.empty(2,0,3).unflatten(1,(2,0,1)).stride() -> (6, 3, 3, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {2, 0, 1}, {2, 2, 0, 1, 3}, {6, 3, 3, 3, 1}},
+      // Unchanged empty shape keeps the strides:
+      // torch.empty_strided((2,0,3),(7,11,2)).unflatten(1,(0,)).stride() -> (7, 11, 2)
+      {{2, 0, 3}, {7, 11, 2}, 1, {0}, {2, 0, 3}, {7, 11, 2}},
+      // torch.empty_strided((2,0,3),(7,11,2)).unflatten(0,(1,2)).stride() -> (6, 3, 3, 1)
+      {{2, 0, 3}, {7, 11, 2}, 0, {1, 2}, {1, 2, 0, 3}, {6, 3, 3, 1}},
+  };
+  for (const Case& c : cases) {
+    Layout in = L(c.sizes, c.strides, 4);
+    Layout u = sm::unflatten(in, c.dim, c.split.data(), static_cast<int>(c.split.size()));
+    EXPECT_EQ(u, L(c.want_sizes, c.want, 4))
+        << "sizes " << sm::format_dims(c.sizes.data(), in.ndim) << " dim " << c.dim;
+    // The same as view() to that shape, as in PyTorch.
+    EXPECT_EQ(u, sm::view(in, c.want_sizes.data(), static_cast<int>(c.want_sizes.size())));
+  }
+  // torch.empty(2,0,3).unflatten(1,(-1,0)): "the unspecified dimension size -1
+  // can be any value and is ambiguous"
+  V amb = {-1, 0};
+  EXPECT_SM_ERROR(sm::unflatten(C({2, 0, 3}), 1, amb.data(), 2), SM_ERR_SHAPE);
 }
 
 // ---- unfold ------------------------------------------------------------------------
