@@ -206,8 +206,10 @@ SM_API sm_status sm_storage_nbytes(sm_tensor t, int64_t* out);
 /* Address of element [0, ..., 0] (storage base + offset * dtype size). */
 SM_API sm_status sm_data_ptr(sm_tensor t, void** out);
 /* *out = 1 if t is dense in that memory format (SM_PRESERVE: dense in some
- * order, non-overlapping), else 0. Size-1 dims and empty tensors follow
- * PyTorch: their strides do not matter. */
+ * order, non-overlapping), else 0. Follows PyTorch: a size-1 dim's stride
+ * never matters; every empty tensor is SM_CONTIGUOUS and SM_PRESERVE, but
+ * SM_CHANNELS_LAST(_3D) only with the strides those formats give it (sizes
+ * multiplied plainly, so a size-0 dim makes the strides outside it 0). */
 SM_API sm_status sm_is_contiguous(sm_tensor t, sm_memory_format format, int* out);
 /* *out = 1 if a and b view the same storage. */
 SM_API sm_status sm_same_storage(sm_tensor a, sm_tensor b, int* out);
@@ -320,11 +322,15 @@ SM_API sm_status sm_reshape(sm_tensor t, const int64_t* shape, int32_t ndim, sm_
  * *copied (may be NULL) says which. */
 SM_API sm_status sm_contiguous(sm_tensor t, sm_memory_format format, sm_tensor* out,
                                int* copied);
-/* Always a copy, laid out in format (SM_PRESERVE keeps t's dense order). */
+/* Always a copy, laid out in format. SM_PRESERVE (PyTorch's clone): a
+ * non-overlapping and dense t keeps its strides exactly (size-1 dims and empty
+ * tensors included; negative strides become positive), any other t gets dense
+ * strides in t's stride order (PyTorch's infer_dense_strides: sorted by
+ * |stride|, ties by size, stride-0 dims left in place). */
 SM_API sm_status sm_clone(sm_tensor t, sm_memory_format format, sm_tensor* out);
 /* Device and/or dtype change: a new handle to the same data when neither
- * changes, else a copy (t's dense dim order kept); *copied (may be NULL)
- * says which. */
+ * changes, else a copy laid out as sm_clone(t, SM_PRESERVE) (PyTorch's .to);
+ * *copied (may be NULL) says which. */
 SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out,
                        int* copied);
 /* dst[...] = src broadcast to dst's shape, converted to dst's dtype, any pair

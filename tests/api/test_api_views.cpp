@@ -788,11 +788,23 @@ TEST(Views, IsContiguousIgnoresSizeOneAndEmpty) {
   SM_ASSERT_OK(sm_view(base, s4, 4, b.out()));
   EXPECT_EQ(is_contig(b, SM_CONTIGUOUS), 1);
   EXPECT_EQ(is_contig(b, SM_CHANNELS_LAST), 1);
-  // Empty tensors are contiguous whatever their strides.
+  // Empty tensors are contiguous whatever their strides
+  // (torch.empty_strided((0,3),(1,7)).is_contiguous() -> True).
   Tensor e;
   const int64_t es[2] = {0, 3}, est[2] = {1, 7};
   SM_ASSERT_OK(sm_as_strided(base, es, est, 2, 0, e.out()));
   EXPECT_EQ(is_contig(e, SM_CONTIGUOUS), 1);
+  EXPECT_EQ(is_contig(e, SM_PRESERVE), 1);
+  // ...but not channels-last: PyTorch checks those strides even when empty.
+  // torch.empty_strided((2,0,4,5),(1,2,3,4)).is_contiguous(memory_format=
+  //   torch.channels_last) -> False; with (0,1,0,0) -> True
+  Tensor e4, c4;
+  const int64_t e4s[4] = {2, 0, 4, 5}, e4st[4] = {1, 2, 3, 4}, c4st[4] = {0, 1, 0, 0};
+  SM_ASSERT_OK(sm_as_strided(base, e4s, e4st, 4, 0, e4.out()));
+  EXPECT_EQ(is_contig(e4, SM_CONTIGUOUS), 1);
+  EXPECT_EQ(is_contig(e4, SM_CHANNELS_LAST), 0);
+  SM_ASSERT_OK(sm_as_strided(base, e4s, c4st, 4, 0, c4.out()));
+  EXPECT_EQ(is_contig(c4, SM_CHANNELS_LAST), 1);
   // 0-d.
   Tensor z;
   SM_ASSERT_OK(sm_as_strided(base, nullptr, nullptr, 0, 5, z.out()));
