@@ -258,7 +258,8 @@ TEST(Clone, ChannelsLastStridesArePyTorchs) {
   expect_layout(cl3, {2, 3, 4, 5, 6}, {360, 1, 90, 18, 3}, 0);
   EXPECT_EQ(read<float>(cl3), read<float>(y));
 
-  // Size-1 dims get PyTorch's strides (products of max(size, 1)).
+  // Size-1 dims get PyTorch's strides (plain size products):
+  // torch.empty(2,3,1,2).clone(memory_format=torch.channels_last).stride() -> (6, 1, 6, 3)
   Tensor z = iota({2, 3, 1, 2}), cz;
   SM_ASSERT_OK(sm_clone(z, SM_CHANNELS_LAST, cz.out()));
   expect_layout(cz, {2, 3, 1, 2}, {6, 1, 6, 3}, 0);

@@ -246,7 +246,8 @@ TEST(LayoutDense, DenseLike) {
   V s4 = {2, 3, 4, 5};
   Layout cl = sm::dense_layout(s4.data(), 4, SM_CHANNELS_LAST);
   EXPECT_EQ(sm::dense_like(cl), cl);
-  // Ties (expanded stride 0, size-1 dims) keep the later dim innermost.
+  // Stride-0 dims compare as ambiguous and keep their row-major place
+  // (torch.zeros(1,4).expand(3,4).clone().stride() -> (4, 1)).
   V es = {3, 4};
   Layout e = sm::expand(C({1, 4}), es.data(), 2);  // strides [0, 1]
   EXPECT_EQ(strides_of(sm::dense_like(e)), (V{4, 1}));
