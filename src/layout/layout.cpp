@@ -273,7 +273,10 @@ Layout dense_like(const Layout& l) {
     for (int i = 0; i < l.ndim; ++i) {
       // INT64_MIN has no positive twin; it can only sit on a size <= 1 dim
       // or in an empty tensor (a dense layout bounds the others by numel).
-      if (l.strides[i] == INT64_MIN) all_fit = false;
+      if (l.strides[i] == INT64_MIN) {
+        all_fit = false;
+        break;
+      }
       r.strides[i] = l.strides[i] < 0 ? -l.strides[i] : l.strides[i];
     }
     if (all_fit) return r;
