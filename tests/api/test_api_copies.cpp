@@ -946,3 +946,59 @@ TEST(ExchangeDtypes, FloatToUnsignedRule) {
   EXPECT_EQ(convert<uint64_t>(z, SM_UINT64), (std::vector<uint64_t>{UINT64_MAX, 2}));
   EXPECT_EQ(convert<uint8_t>(z, SM_BOOL), (std::vector<uint8_t>{1, 1}));
 }
+
+// complex128 needs 8-byte alignment, not 16 (NumPy hands such buffers
+// over); 16-byte elements go through every copy path: strided, transposed
+// (tiles), broadcast, index_select.
+TEST(ExchangeDtypes, Complex128AtEightBytesAndEveryCopyPath) {
+  alignas(16) double buf[2 * 4 * 5 + 1];
+  for (int k = 0; k < 41; ++k) buf[k] = k;
+  const int64_t shape[2] = {4, 5};
+  Tensor t;
+  SM_ASSERT_OK(sm_from_blob(buf + 1, shape, nullptr, 2, SM_COMPLEX128, cpu(), nullptr, nullptr, t.out()));
+  Tensor bad;
+  EXPECT_EQ(sm_from_blob(reinterpret_cast<char*>(buf) + 4, shape, nullptr, 2, SM_COMPLEX128, cpu(),
+                         nullptr, nullptr, bad.out()),
+            SM_ERR_INVALID_ARGUMENT);
+  Tensor tt, c;
+  SM_ASSERT_OK(sm_transpose(t, 0, 1, tt.out()));
+  SM_ASSERT_OK(sm_contiguous(tt, SM_CONTIGUOUS, c.out(), nullptr));
+  std::vector<double> got(40);
+  SM_ASSERT_OK(sm_copy_to_host(c, got.data(), got.size() * 8));
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(got[2 * (i * 4 + j)], buf[1 + 2 * (j * 5 + i)]);
+      EXPECT_EQ(got[2 * (i * 4 + j) + 1], buf[2 + 2 * (j * 5 + i)]);
+    }
+  // a big transposed copy takes the tiled path
+  Tensor big, bt, bc;
+  const int64_t bs[2] = {64, 96};
+  SM_ASSERT_OK(sm_arange(0, 1, 64 * 96, SM_COMPLEX128, cpu(), big.out()));
+  Tensor b2;
+  SM_ASSERT_OK(sm_reshape(big, bs, 2, b2.out(), nullptr));
+  SM_ASSERT_OK(sm_transpose(b2, 0, 1, bt.out()));
+  SM_ASSERT_OK(sm_contiguous(bt, SM_CONTIGUOUS, bc.out(), nullptr));
+  std::vector<double> bg(2 * 64 * 96);
+  SM_ASSERT_OK(sm_copy_to_host(bc, bg.data(), bg.size() * 8));
+  for (int i = 0; i < 96; ++i)
+    for (int j = 0; j < 64; ++j) {
+      ASSERT_EQ(bg[2 * (i * 64 + j)], j * 96 + i);
+      ASSERT_EQ(bg[2 * (i * 64 + j) + 1], 0.0);
+    }
+  // index_select and a broadcast fill from a 16-byte element
+  Tensor idx = make<int64_t>({3, 0, -1}, {3});
+  Tensor sel;
+  SM_ASSERT_OK(sm_index_select(t, 0, idx, sel.out()));
+  std::vector<double> s(30);
+  SM_ASSERT_OK(sm_copy_to_host(sel, s.data(), s.size() * 8));
+  EXPECT_EQ(s[0], buf[1 + 2 * 15]);
+  EXPECT_EQ(s[10], buf[1]);
+  EXPECT_EQ(s[21], buf[2 + 2 * 15]);
+  Tensor z;
+  SM_ASSERT_OK(sm_full(shape, 2, -2.5, SM_COMPLEX128, cpu(), z.out()));
+  SM_ASSERT_OK(sm_copy_into(t, z));
+  EXPECT_EQ(buf[1], -2.5);
+  EXPECT_EQ(buf[2], 0.0);
+  EXPECT_EQ(buf[40], 0.0);
+  EXPECT_EQ(buf[0], 0.0);  // untouched: before the view
+}
