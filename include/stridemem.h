@@ -105,7 +105,12 @@ enum {
     SM_BFLOAT16 = 7, /* bfloat16; conversions round to nearest even      */
     SM_FLOAT32 = 8,
     SM_FLOAT64 = 9,
-    SM_NUM_DTYPES = 10
+    SM_UINT16 = 10,     /* unsigned; arithmetic wraps                       */
+    SM_UINT32 = 11,     /* unsigned; arithmetic wraps                       */
+    SM_UINT64 = 12,     /* unsigned; compares and converts as unsigned      */
+    SM_COMPLEX64 = 13,  /* two float32 (re, im), 8 bytes, 4-byte aligned    */
+    SM_COMPLEX128 = 14, /* two float64 (re, im), 16 bytes, 8-byte aligned   */
+    SM_NUM_DTYPES = 15  /* codes are append-only: existing values never change */
 };
 
 /* Size in bytes of one element; 0 for an unknown dtype. */
@@ -169,8 +174,9 @@ SM_API sm_status sm_zeros(const int64_t* shape, int32_t ndim, sm_dtype dtype,
 SM_API sm_status sm_full(const int64_t* shape, int32_t ndim, double value,
                          sm_dtype dtype, sm_device device, sm_tensor* out);
 /* 1-D tensor of n elements: start, start + step, ... (computed in double,
- * each value converted once). For an integer dtype every value must fit
- * (SM_ERR_DTYPE otherwise; PyTorch would wrap); floats overflow to inf. */
+ * each value converted once; complex dtypes get real values, imaginary part
+ * 0). For an integer dtype every value must fit (SM_ERR_DTYPE otherwise;
+ * PyTorch would wrap); floats overflow to inf. */
 SM_API sm_status sm_arange(double start, double step, int64_t n, sm_dtype dtype,
                            sm_device device, sm_tensor* out);
 /* Copies numel * dtype_size bytes of row-major host data in. */
@@ -239,7 +245,8 @@ SM_API sm_status sm_storage_data_ptr(sm_storage s, void** out);
 SM_API sm_status sm_storage_device(sm_storage s, sm_device* out);
 /* A tensor of any dtype over an existing storage (bounds-checked like
  * sm_as_strided; storage_offset in elements of dtype). SM_ERR_INVALID_ARGUMENT
- * when the storage's data address is not a multiple of the dtype's size
+ * when the storage's data address is not a multiple of the dtype's alignment
+ * (its size; for complex types the size of one part: complex128 needs 8)
  * (e.g. the bytes of a uint8 view imported at an odd address): such elements
  * cannot be loaded; sm_clone the bytes first. */
 SM_API sm_status sm_tensor_from_storage(sm_storage s, const int64_t* shape,
@@ -339,6 +346,16 @@ SM_API sm_status sm_clone(sm_tensor t, sm_memory_format format, sm_tensor* out);
  * *copied (may be NULL) says which. */
 SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out,
                        int* copied);
+/* Conversions (sm_to, sm_copy_into, FILL from a tensor), as NumPy's astype:
+ * integer -> integer wraps (two's complement bits); anything -> float rounds
+ * to nearest even once (uint64 values above INT64_MAX as unsigned values);
+ * float -> integer truncates toward zero, NaN -> 0, out of range: int64
+ * saturates, narrower integers (uint8/16/32 included) saturate to int64 and
+ * wrap, uint64 wraps [-2^63, 0) (-1.0 -> 2^64 - 1) and saturates beyond
+ * [-2^63, 2^64); real -> complex: imaginary part 0; complex -> real or
+ * integer: the real part (imaginary discarded, as NumPy and PyTorch);
+ * complex -> bool: true when either part is nonzero; complex64 <->
+ * complex128: each part. */
 /* dst[...] = src broadcast to dst's shape, converted to dst's dtype, any pair
  * of devices. Refused with SM_ERR_OVERLAP if dst's elements overlap each
  * other or src partially overlaps dst. Bumps dst's version counter. */
@@ -384,9 +401,15 @@ enum {
  * an element (the FILL value, CLAMP bounds) must fit t's dtype as for
  * sm_full, else SM_ERR_DTYPE (int8 FILL 300 or uint8 CLAMP(NaN, -5) are
  * refused, never wrapped). ADD/SUB/MUL scalars on integers are whole numbers
- * of the int64 compute type and wrap (int8 ADD 300 adds 44, as PyTorch).
- * Integer arithmetic wraps. Floating f16/bf16 compute in float32. t with
- * overlapping elements: SM_ERR_OVERLAP. Bumps the version counter. */
+ * of the compute type (int64; uint64 tensors take [-2^63, 2^64)) and wrap
+ * (int8 ADD 300 adds 44, as PyTorch). Integer arithmetic wraps
+ * (uint16/32/64 included: NEG wraps, ABS and RELU are the identity, CLAMP
+ * compares as unsigned). Floating f16/bf16 compute in float32. Complex
+ * tensors: FILL, ZERO, ADD, SUB, MUL, DIV, NEG, SQRT, EXP (real scalars act
+ * as (a, 0); division is Smith's; SQRT the principal root; complex64
+ * computes in float); CLAMP, RELU and ABS are SM_ERR_DTYPE (no order; ABS's
+ * result is real). t with overlapping elements: SM_ERR_OVERLAP. Bumps the
+ * version counter. */
 SM_API sm_status sm_inplace_scalar(sm_tensor t, sm_op op, double a, double b);
 /* other broadcasts to t's shape; FILL, ADD, SUB, MUL, DIV. other may be t
  * itself (or an identical view); a partial overlap is SM_ERR_OVERLAP.
@@ -394,7 +417,9 @@ SM_API sm_status sm_inplace_scalar(sm_tensor t, sm_op op, double a, double b);
  * promote_types: int8 with uint8 is int16, float16 with float32 is float32;
  * an unsigned type also takes -max..-1, which wrap) and be whole for integer
  * t, else SM_ERR_DTYPE. SUB of a bool other is SM_ERR_DTYPE (as in PyTorch;
- * ADD and MUL take bool others as 0/1). */
+ * ADD and MUL take bool others as 0/1). A complex other into a real t is
+ * SM_ERR_DTYPE (as a floating other into an integer t), except FILL, which
+ * converts as sm_copy_into. */
 SM_API sm_status sm_inplace_tensor(sm_tensor t, sm_op op, sm_tensor other, double alpha);
 
 /* ------------------------------------------------------------------------ */

@@ -19,6 +19,11 @@ void dtype_range(DType d, double* lowest, double* max) {
     case DType::BF16: *lowest = -3.3895313892515355e38; *max = 3.3895313892515355e38; return;
     case DType::F32: *lowest = -FLT_MAX; *max = FLT_MAX; return;
     case DType::F64: *lowest = -DBL_MAX; *max = DBL_MAX; return;
+    case DType::U16: *lowest = 0; *max = 65535; return;
+    case DType::U32: *lowest = 0; *max = 4294967295.0; return;
+    case DType::U64: *lowest = 0; *max = 18446744073709551615.0; return;  // 2^64 as a double
+    case DType::C64: *lowest = -FLT_MAX; *max = FLT_MAX; return;  // each part: a real scalar is (v, 0)
+    case DType::C128: *lowest = -DBL_MAX; *max = DBL_MAX; return;
   }
   *lowest = 0;
   *max = 0;
@@ -26,15 +31,17 @@ void dtype_range(DType d, double* lowest, double* max) {
 
 bool scalar_fits(DType d, double v) {
   if (d == DType::Bool) return true;
-  if (is_floating(d)) {
+  if (is_floating(d) || is_complex(d)) {
     if (std::isnan(v) || std::isinf(v)) return true;
     double lo, hi;
     dtype_range(d, &lo, &hi);
     return v >= lo && v <= hi;
   }
   if (!std::isfinite(v)) return false;
-  if (d == DType::I64)  // 2^63 - 1 rounds up to 2^63 as a double: compare with 2^63 itself
-    return v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+  // The max of int64 and uint64 round up to a power of two as doubles:
+  // compare with that power itself, exclusively.
+  if (d == DType::I64) return v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+  if (d == DType::U64) return v >= 0 && v < 18446744073709551616.0;
   double lo, hi;
   dtype_range(d, &lo, &hi);
   return v >= lo && v <= hi;
@@ -44,7 +51,8 @@ bool multiplier_fits(DType d, double v) {
   if (scalar_fits(d, v)) return true;
   double lo, hi;
   dtype_range(d, &lo, &hi);
-  return is_integral(d) && lo == 0 && v < 0 && -v <= hi;  // unsigned: negatives wrap
+  if (!is_unsigned(d) || !(v < 0)) return false;  // unsigned: whole negatives down to -max wrap
+  return d == DType::U64 ? -v < 18446744073709551616.0 : -v <= hi;
 }
 
 void require_scalar_fits(DType d, double v, const char* what, const char* context,
@@ -52,11 +60,12 @@ void require_scalar_fits(DType d, double v, const char* what, const char* contex
   if (multiplier ? multiplier_fits(d, v) : scalar_fits(d, v)) return;
   double lo, hi;
   dtype_range(d, &lo, &hi);
-  if (multiplier && is_integral(d) && lo == 0) lo = -hi;
+  if (multiplier && is_unsigned(d)) lo = -hi;
   fail(SM_ERR_DTYPE,
        "%s = %g cannot be converted to %s without overflow (%s holds [%.17g, %.17g]%s): %s; pass "
        "a value in range, or work in a wider dtype (sm_to converts)",
-       what, v, dtype_name(d), dtype_name(d), lo, hi, is_floating(d) ? ", inf and NaN" : "",
+       what, v, dtype_name(d), dtype_name(d), lo, hi,
+       is_floating(d) || is_complex(d) ? ", inf and NaN" : "",
        context);
 }
 
@@ -74,6 +83,10 @@ bool range_contains(DType outer, DType inner) {
 DType promote_types(DType a, DType b) {
   if (a == b || b == DType::Bool) return a;
   if (a == DType::Bool) return b;
+  if (is_complex(a) || is_complex(b)) {  // complex wins, at the precision of the widest part
+    const bool wide = a == DType::C128 || b == DType::C128 || a == DType::F64 || b == DType::F64;
+    return wide ? DType::C128 : DType::C64;
+  }
   const bool fa = is_floating(a), fb = is_floating(b);
   if (fa != fb) return fa ? a : b;
   if (fa) {  // two different floats

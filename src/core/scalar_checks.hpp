@@ -16,7 +16,8 @@ namespace sm {
 // infinity; bool takes every value (nonzero, NaN included, is true); floats
 // take NaN, infinities and finite values up to their largest finite value
 // (65504 for float16: 65519 would round to it but is refused, as PyTorch
-// refuses it).
+// refuses it); complex types take what their part type takes (a real scalar
+// is (v, 0)).
 bool scalar_fits(DType d, double v);
 
 // scalar_fits for a multiplier in wrap-around arithmetic (alpha): an
@@ -37,7 +38,10 @@ void dtype_range(DType d, double* lowest, double* max);
 // PyTorch's promote_types for two tensor operands: bool yields to the other;
 // integers of one signedness promote to the wider; uint8 with a signed type
 // to the smallest signed type holding both; a float with an integer to the
-// float; float16 with bfloat16 to float32; otherwise the wider float.
+// float; float16 with bfloat16 to float32; otherwise the wider float; a
+// complex type with anything to complex128 if either side is float64 or
+// complex128, else complex64. (uint64 with a signed type has no integer
+// type holding both: int64, as the compute type.)
 // (Alpha is converted to this type, so it must fit it.)
 DType promote_types(DType a, DType b);
 

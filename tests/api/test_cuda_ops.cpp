@@ -10,8 +10,9 @@
 namespace smt {
 namespace {
 
-const sm_dtype kDtypes[] = {SM_BOOL,  SM_UINT8,   SM_INT8,    SM_INT16,  SM_INT32,
-                            SM_INT64, SM_FLOAT16, SM_BFLOAT16, SM_FLOAT32, SM_FLOAT64};
+const sm_dtype kDtypes[] = {SM_BOOL,    SM_UINT8,   SM_INT8,    SM_INT16,     SM_INT32,
+                            SM_INT64,   SM_FLOAT16, SM_BFLOAT16, SM_FLOAT32,  SM_FLOAT64,
+                            SM_UINT16,  SM_UINT32,  SM_UINT64,   SM_COMPLEX64, SM_COMPLEX128};
 
 std::string name_of(const char* what, const Shape& shape, sm_dtype dt) {
   std::string s = std::string(what) + " " + sm_dtype_name(dt) + " [";
@@ -27,7 +28,7 @@ TEST(CudaOps, ContiguousOfEveryPermutation) {
                                      {2, 3, 16, 4, 20}, {2, 64, 9, 9}, {3, 256, 1, 5}};
   uint32_t seed = 1;
   for (const Shape& shape : shapes) {
-    for (sm_dtype dt : {SM_FLOAT32, SM_FLOAT16, SM_UINT8, SM_FLOAT64, SM_BOOL}) {
+    for (sm_dtype dt : {SM_FLOAT32, SM_FLOAT16, SM_UINT8, SM_FLOAT64, SM_BOOL, SM_COMPLEX128}) {
       Pair p = random_pair(shape, dt, seed++);
       std::vector<int32_t> perm(shape.size());
       std::iota(perm.begin(), perm.end(), 0);
@@ -175,7 +176,8 @@ TEST(CudaOps, InPlaceTensorOps) {
   SMT_REQUIRE_CUDA();
   const sm_op ops[] = {SM_OP_FILL, SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV};
   for (sm_dtype dd : kDtypes) {
-    for (sm_dtype od : {SM_FLOAT32, SM_INT32, SM_FLOAT16, SM_FLOAT64, SM_BOOL, SM_UINT8}) {
+    for (sm_dtype od : {SM_FLOAT32, SM_INT32, SM_FLOAT16, SM_FLOAT64, SM_BOOL, SM_UINT8,
+                        SM_UINT64, SM_COMPLEX64, SM_COMPLEX128}) {
       for (sm_op op : ops) {
         for (int layout = 0; layout < 3; ++layout) {
           Pair d = random_pair({64, 48}, dd, 70);

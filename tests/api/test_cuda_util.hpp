@@ -150,6 +150,22 @@ inline void expect_same(sm_tensor c, sm_tensor g, const std::string& what) {
 // Values as doubles, equal within relative tolerance rel (0: exactly); NaN
 // must match NaN.
 inline std::vector<double> values_as_double(sm_tensor t) {
+  const sm_dtype dt = dtype_of(t);
+  if (dt == SM_COMPLEX64 || dt == SM_COMPLEX128) {  // both parts, in order
+    Tensor c;
+    EXPECT_EQ(sm_contiguous(t, SM_CONTIGUOUS, c.out(), nullptr), SM_OK) << sm_last_error();
+    const std::vector<uint8_t> b = read_bytes(c);
+    std::vector<double> out;
+    if (dt == SM_COMPLEX64) {
+      std::vector<float> f(b.size() / 4);
+      std::memcpy(f.data(), b.data(), b.size());
+      out.assign(f.begin(), f.end());
+    } else {
+      out.resize(b.size() / 8);
+      std::memcpy(out.data(), b.data(), b.size());
+    }
+    return out;
+  }
   Tensor d;
   EXPECT_EQ(sm_to(t, cpu(), SM_FLOAT64, d.out(), nullptr), SM_OK) << sm_last_error();
   return read<double>(d);
@@ -169,7 +185,8 @@ inline void expect_close(sm_tensor c, sm_tensor g, double rel, const std::string
 }
 
 inline bool is_float_dtype(sm_dtype d) {
-  return d == SM_FLOAT16 || d == SM_BFLOAT16 || d == SM_FLOAT32 || d == SM_FLOAT64;
+  return d == SM_FLOAT16 || d == SM_BFLOAT16 || d == SM_FLOAT32 || d == SM_FLOAT64 ||
+         d == SM_COMPLEX64 || d == SM_COMPLEX128;
 }
 
 // Results computed by arithmetic or conversion: integers and bools bit for

@@ -129,3 +129,82 @@ TEST(DType, ConvertIntegersWrapAndFloatsSaturate) {
   EXPECT_EQ((convert<Half, float>(1.5f)).bits, 0x3E00);
   EXPECT_EQ((convert<float, BFloat16>(BFloat16{0x3F80})), 1.0f);
 }
+
+// The exchanged dtypes (issue 13): sizes, alignment, names, classes.
+TEST(DType, ExchangedDtypes) {
+  EXPECT_EQ(dtype_size(DType::U16), 2u);
+  EXPECT_EQ(dtype_size(DType::U32), 4u);
+  EXPECT_EQ(dtype_size(DType::U64), 8u);
+  EXPECT_EQ(dtype_size(DType::C64), 8u);
+  EXPECT_EQ(dtype_size(DType::C128), 16u);
+  EXPECT_EQ(dtype_alignment(DType::C64), 4u);
+  EXPECT_EQ(dtype_alignment(DType::C128), 8u);
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType t = static_cast<DType>(d);
+    EXPECT_EQ(dtype_size(t) % dtype_alignment(t), 0u) << d;
+    if (!is_complex(t)) EXPECT_EQ(dtype_alignment(t), dtype_size(t)) << d;
+  }
+  EXPECT_STREQ(dtype_name(DType::U16), "uint16");
+  EXPECT_STREQ(dtype_name(DType::C128), "complex128");
+  EXPECT_TRUE(is_integral(DType::U64));
+  EXPECT_FALSE(is_integral(DType::C64));
+  EXPECT_FALSE(is_floating(DType::C64));
+  EXPECT_TRUE(is_complex(DType::C128));
+}
+
+namespace {
+
+// Sample elements of each type (bit patterns of every kind: signs, extremes,
+// NaN, values above INT64_MAX, complex with both parts).
+template <typename T>
+std::vector<T> samples() {
+  std::vector<T> out;
+  const double vals[] = {0.0, -0.0, 1.0, -1.0, 2.5, -2.75, 255.0, 65504.0, 1e10, -1e10, 3e38,
+                         1e300, 9223372036854775808.0, 18446744073709549568.0, std::nan(""),
+                         -INFINITY};
+  if constexpr (IsComplex<T>::value) {
+    for (double a : vals)
+      for (double b : {0.0, -3.5, 1e-3}) out.push_back(convert<T>(Complex128{a, b}));
+  } else if constexpr (std::is_same<T, bool>::value) {
+    out = {false, true};
+  } else if constexpr (IsFloatLike<T>::value) {
+    for (double a : vals) out.push_back(convert<T>(a));
+  } else {
+    for (double a : vals) out.push_back(saturating_float_to_int<T>(a));
+    out.push_back(static_cast<T>(~static_cast<uint64_t>(0)));
+    out.push_back(static_cast<T>(static_cast<uint64_t>(1) << (8 * sizeof(T) - 1)));
+  }
+  return out;
+}
+
+}  // namespace
+
+// narrow<D>(widen(v)) is convert<D>(v) for every pair: the CUDA mixed-dtype
+// conversion kernel (widen/narrow) and the typed paths agree bit for bit.
+TEST(DType, WideElementIsConvert) {
+  int checked = 0;
+  for (int s = 0; s < kNumDTypes; ++s)
+    for (int d = 0; d < kNumDTypes; ++d)
+      dispatch_dtype(static_cast<DType>(s), [&](auto sv) {
+        using S = decltype(sv);
+        dispatch_dtype(static_cast<DType>(d), [&](auto dv) {
+          using D = decltype(dv);
+          for (const S v : samples<S>()) {
+            const D a = convert<D>(v), b = narrow<D>(widen(v));
+            EXPECT_EQ(std::memcmp(&a, &b, sizeof(D)), 0) << s << " -> " << d;
+            ++checked;
+          }
+        });
+      });
+  EXPECT_GT(checked, 2000);
+}
+
+// uint64 values above INT64_MAX reach floats as unsigned values.
+TEST(DType, Uint64ToFloat) {
+  EXPECT_EQ(convert<double>(UINT64_MAX), 18446744073709551616.0);
+  EXPECT_EQ(convert<float>(static_cast<uint64_t>(1) << 63), 9223372036854775808.0f);
+  EXPECT_EQ(convert<Complex128>(UINT64_MAX).re, 18446744073709551616.0);
+  EXPECT_EQ(half_bits_to_float(convert<Half>(UINT64_MAX).bits), INFINITY);
+  EXPECT_EQ(convert<uint64_t>(-1.0), UINT64_MAX);
+  EXPECT_EQ(convert<uint64_t>(std::nan("")), 0u);
+}

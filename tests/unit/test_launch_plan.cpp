@@ -1038,3 +1038,49 @@ TEST(PlanExecution, IndexCheckFindsTheFirstBadPosition) {
 
 }  // namespace
 }  // namespace sm
+
+namespace sm {
+namespace {
+
+// complex128: 16-byte elements aligned to 8 only. Units of 16 bytes are
+// 128-bit accesses only when every operand starts at a multiple of 16;
+// otherwise the plan says split16 (two 8-byte words per unit).
+TEST(PlanCopy, SixteenByteElementsAtEightByteAddresses) {
+  DeviceProps props;
+  // strided (no shared stride-1 dim): element units
+  KernelPlan p = plan_copy(desc(kDst, DType::C128, {4, 5}, {10, 2}),
+                           desc(kSrc, DType::C128, {4, 5}, {10, 2}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_FALSE(p.split16);
+  p = plan_copy(desc(at(kDst, 8), DType::C128, {4, 5}, {10, 2}),
+                desc(kSrc, DType::C128, {4, 5}, {10, 2}), props);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_TRUE(p.split16);
+  // shared stride-1 rows: 16-byte units, split when the source is at 8 mod 16
+  p = plan_copy(desc(kDst, DType::C128, {4, 5}, {8, 1}),
+                desc(at(kSrc, 24), DType::C128, {4, 5}, {8, 1}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_TRUE(p.split16);
+  // 8-byte elements never split (vector_width checks wider units itself)
+  p = plan_copy(desc(kDst, DType::F64, {4, 5}, {8, 1}),
+                desc(at(kSrc, 8), DType::F64, {4, 5}, {8, 1}), props);
+  EXPECT_FALSE(p.split16);
+  // fills and gathers
+  EXPECT_TRUE(plan_fill(desc(at(kDst, 8), DType::C128, {7}, {3}), props).split16);
+  EXPECT_FALSE(plan_fill(desc(kDst, DType::C128, {7}, {3}), props).split16);
+  const TensorDesc ix = desc(kSrc, DType::I64, {3}, {1});
+  EXPECT_TRUE(plan_gather(desc(kDst, DType::C128, {3, 4}, {4, 1}),
+                          desc(at(kSrc, 4096 + 8), DType::C128, {5, 4}, {4, 1}), 0, ix, props)
+                  .split16);
+  // the transposed copy of 16-byte elements: 32 x 32 tiles, no packing
+  p = plan_copy(desc(kDst, DType::C128, {64, 64}, {64, 1}),
+                desc(at(kSrc, 8), DType::C128, {64, 64}, {1, 64}), props);
+  EXPECT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_EQ(p.tile, 32);
+  EXPECT_EQ(p.pack, 1);
+}
+
+}  // namespace
+}  // namespace sm

@@ -38,6 +38,34 @@ TEST(ScalarChecks, IntegersTakeFiniteValuesInTheirClosedRange) {
   }
 }
 
+TEST(ScalarChecks, WideUnsignedTypesTakeTheirWholeRange) {
+  EXPECT_TRUE(scalar_fits(DType::U16, 65535));
+  EXPECT_FALSE(scalar_fits(DType::U16, 65536));
+  EXPECT_TRUE(scalar_fits(DType::U32, 4294967295.0));
+  EXPECT_FALSE(scalar_fits(DType::U32, 4294967296.0));
+  EXPECT_FALSE(scalar_fits(DType::U32, -1));
+  // uint64: 2^64 - 1 rounds up to 2^64 as a double; the largest double below fits.
+  EXPECT_TRUE(scalar_fits(DType::U64, std::nextafter(18446744073709551616.0, 0.0)));
+  EXPECT_TRUE(scalar_fits(DType::U64, 9223372036854775808.0));  // 2^63: above int64, fine here
+  EXPECT_FALSE(scalar_fits(DType::U64, 18446744073709551616.0));
+  EXPECT_FALSE(scalar_fits(DType::U64, -1));
+  EXPECT_FALSE(scalar_fits(DType::U64, NAN));
+  EXPECT_TRUE(multiplier_fits(DType::U64, -9223372036854775808.0));
+  EXPECT_FALSE(multiplier_fits(DType::U64, -18446744073709551616.0));
+  EXPECT_TRUE(multiplier_fits(DType::U16, -65535));
+  EXPECT_FALSE(multiplier_fits(DType::U16, -65536));
+}
+
+TEST(ScalarChecks, ComplexTypesTakeWhatTheirPartTakes) {
+  EXPECT_TRUE(scalar_fits(DType::C64, 3.4028234663852886e38));
+  EXPECT_FALSE(scalar_fits(DType::C64, 1e300));
+  EXPECT_TRUE(scalar_fits(DType::C128, 1e300));
+  for (DType d : {DType::C64, DType::C128}) {
+    EXPECT_TRUE(scalar_fits(d, NAN)) << dtype_name(d);
+    EXPECT_TRUE(scalar_fits(d, -INFINITY)) << dtype_name(d);
+  }
+}
+
 TEST(ScalarChecks, BoolTakesEverything) {
   for (double v : {0.0, 1.0, 2.0, -1.0, 0.5, 1e300, double(INFINITY), double(NAN)})
     EXPECT_TRUE(scalar_fits(DType::Bool, v)) << v;
@@ -97,6 +125,14 @@ TEST(ScalarChecks, PromoteTypesFollowsPyTorch) {
       {DType::I64, DType::F16, DType::F16},  {DType::F16, DType::BF16, DType::F32},
       {DType::BF16, DType::F32, DType::F32}, {DType::F32, DType::F64, DType::F64},
       {DType::Bool, DType::Bool, DType::Bool}, {DType::U8, DType::U8, DType::U8},
+      // torch.promote_types(torch.complex64, torch.float64) == torch.complex128, ...
+      {DType::C64, DType::F64, DType::C128},  {DType::C64, DType::F32, DType::C64},
+      {DType::C64, DType::I64, DType::C64},   {DType::C64, DType::C128, DType::C128},
+      {DType::F16, DType::C64, DType::C64},   {DType::Bool, DType::C128, DType::C128},
+      // NumPy's rules for the unsigned types PyTorch 1.13 lacks: uint16 with
+      // int8 is int32, uint32 with int32 is int64, uint16 with uint64 is uint64.
+      {DType::U16, DType::I8, DType::I32},    {DType::U32, DType::I32, DType::I64},
+      {DType::U16, DType::U64, DType::U64},   {DType::U32, DType::F16, DType::F16},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(promote_types(c.a, c.b), c.want) << dtype_name(c.a) << ", " << dtype_name(c.b);

@@ -228,7 +228,7 @@ fn read_only_imports_refuse_writes() {
 #[test]
 fn refused_imports_stay_with_the_caller() {
     static DELETES: AtomicUsize = AtomicUsize::new(0);
-    let complex = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLComplex, bits: 64, lanes: 1 }, ..plain() };
+    let complex = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLComplex, bits: 32, lanes: 1 }, ..plain() };
     let lanes = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLFloat, bits: 32, lanes: 4 }, ..plain() };
     let odd_bits = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLFloat, bits: 24, lanes: 1 }, ..plain() };
     let opencl = Spec { device: sys::sm_DLDevice { device_type: 4, device_id: 0 }, ..plain() };

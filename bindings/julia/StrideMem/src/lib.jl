@@ -120,7 +120,7 @@ const SM_FLOAT16 = sm_dtype(6)
 const SM_BFLOAT16 = sm_dtype(7)
 const SM_FLOAT32 = sm_dtype(8)
 const SM_FLOAT64 = sm_dtype(9)
-const SM_NUM_DTYPES = sm_dtype(10)
+const SM_NUM_DTYPES = sm_dtype(15)
 
 const SM_DEVICE_CPU = Int32(1)
 const SM_DEVICE_CUDA = Int32(2)
