@@ -1584,7 +1584,7 @@ def from_numpy(arr, device="cpu", dtype=None):
         dtype = dtype_name(arr.dtype)
     want = numpy_dtype(dtype)
     if arr.dtype != want:  # another dtype, or the same in non-native byte order
-        if dtype_name(dtype) == "bfloat16" and arr.dtype.kind != "u":
+        if dtype_name(dtype) == "bfloat16" and (arr.dtype.kind, arr.dtype.itemsize) != ("u", 2):
             raise ValueError("stridemem: bfloat16 data must be a uint16 array of "
                              "bit patterns, got %s" % arr.dtype)
         arr = arr.astype(want)

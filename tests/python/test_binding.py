@@ -357,6 +357,14 @@ def new_dtypes_numpy_exchange():
     R.check(bf.dtype == "bfloat16" and np.array_equal(bf.to(dtype="float32").numpy(), [1, -2]),
             "dtype='bfloat16' still reads uint16 bit patterns")
     R.check(sm.from_numpy_blob(bits.copy(), dtype="bfloat16").dtype == "bfloat16", "bfloat16 wrap of uint16")
+    R.check(np.array_equal(sm.from_numpy(bits.astype(">u2"), dtype="bfloat16").to(dtype="float32").numpy(),
+                           [1, -2]), "bfloat16 bits from a byte-swapped uint16 array")
+    for other in (np.uint32, np.uint8, np.int16):
+        try:
+            sm.from_numpy(bits.astype(other), dtype="bfloat16")
+            R.fail("%s data accepted as bfloat16 bits" % np.dtype(other))
+        except ValueError:
+            R.ok()
     # torch 1.13 has complex64/complex128 (not uint16/32/64): DLPack with it.
     try:
         import torch
