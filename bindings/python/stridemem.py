@@ -1588,7 +1588,9 @@ def from_numpy(arr, device="cpu", dtype=None):
             raise ValueError("stridemem: bfloat16 data must be a uint16 array of "
                              "bit patterns, got %s" % arr.dtype)
         arr = arr.astype(want)
-    arr = _np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:
+        # Not ascontiguousarray: it makes a 0-d array 1-d.
+        arr = _np.array(arr, order="C")
     a, n = _i64(arr.shape)
     out = _out()
     _call("sm_from_host", c_void_p(arr.ctypes.data), a, n, _dtype_code(dtype),
