@@ -155,7 +155,7 @@ end
     T = StridedTensor(reshape(ComplexF64.(1:6, 1:6), 2, 3))
     V = view(T, :, 2:3)
     add!(V, StridedTensor(ComplexF64[1im, 2]); alpha = 2)
-    @test Array(T)[:, 2:3] == ComplexF64.(3:6, 3:6) .+ 2 .* ComplexF64[1im, 2]
+    @test Array(T)[:, 2:3] == reshape(ComplexF64.(3:6, 3:6), 2, 2) .+ 2 .* ComplexF64[1im, 2]
     mult!(T, StridedTensor(ComplexF64[1im, 1]))
     @test Array(T)[1, 1] == (1 + 1im) * 1im
     add!(T, StridedTensor([1.0, 2.0]))          # a real operand: imaginary part 0
