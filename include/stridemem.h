@@ -105,7 +105,12 @@ enum {
     SM_BFLOAT16 = 7, /* bfloat16; conversions round to nearest even      */
     SM_FLOAT32 = 8,
     SM_FLOAT64 = 9,
-    SM_NUM_DTYPES = 10
+    SM_UINT16 = 10,     /* unsigned; arithmetic wraps                       */
+    SM_UINT32 = 11,     /* unsigned; arithmetic wraps                       */
+    SM_UINT64 = 12,     /* unsigned; compares and converts as unsigned      */
+    SM_COMPLEX64 = 13,  /* two float32 (re, im), 8 bytes, 4-byte aligned    */
+    SM_COMPLEX128 = 14, /* two float64 (re, im), 16 bytes, 8-byte aligned   */
+    SM_NUM_DTYPES = 15  /* codes are append-only: existing values never change */
 };
 
 /* Size in bytes of one element; 0 for an unknown dtype. */

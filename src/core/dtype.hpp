@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/host_device.hpp"
 #include "stridemem.h"
@@ -23,16 +24,34 @@ enum class DType : int32_t {
   BF16 = SM_BFLOAT16,
   F32 = SM_FLOAT32,
   F64 = SM_FLOAT64,
+  U16 = SM_UINT16,
+  U32 = SM_UINT32,
+  U64 = SM_UINT64,
+  C64 = SM_COMPLEX64,
+  C128 = SM_COMPLEX128,
 };
 constexpr int kNumDTypes = SM_NUM_DTYPES;
 
 inline bool dtype_valid(int32_t d) { return d >= 0 && d < kNumDTypes; }
 size_t dtype_size(DType d);
+// The address alignment an element needs: its size, except complex types,
+// which are two components and need the component's alignment (complex128:
+// 8, as NumPy's and std::complex<double>'s), so buffers NumPy hands over at
+// an 8-byte boundary are taken as they are.
+size_t dtype_alignment(DType d);
 const char* dtype_name(DType d);
+// Real floating types (complex types are not: see is_complex).
 SM_HOST_DEVICE constexpr bool is_floating(DType d) {
   return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64;
 }
-SM_HOST_DEVICE constexpr bool is_integral(DType d) { return !is_floating(d) && d != DType::Bool; }
+SM_HOST_DEVICE constexpr bool is_complex(DType d) { return d == DType::C64 || d == DType::C128; }
+SM_HOST_DEVICE constexpr bool is_unsigned(DType d) {
+  return d == DType::U8 || d == DType::U16 || d == DType::U32 || d == DType::U64;
+}
+// Integer types (bool and complex are not).
+SM_HOST_DEVICE constexpr bool is_integral(DType d) {
+  return !is_floating(d) && !is_complex(d) && d != DType::Bool;
+}
 
 // 16-bit float storage types: plain bit containers; arithmetic happens in float.
 struct Half {
@@ -41,6 +60,18 @@ struct Half {
 struct BFloat16 {
   uint16_t bits;
 };
+
+// Complex storage types: (re, im) pairs laid out as NumPy's, C99's and
+// std::complex's, aligned as their component. Also the compute types of
+// complex arithmetic (core/element_ops.hpp).
+struct Complex64 {
+  float re, im;
+};
+struct Complex128 {
+  double re, im;
+};
+static_assert(sizeof(Complex64) == 8 && alignof(Complex64) == 4, "complex64 layout");
+static_assert(sizeof(Complex128) == 16 && alignof(Complex128) == 8, "complex128 layout");
 
 // Rounds a double to a small binary float with EB exponent and MB mantissa
 // bits (IEEE binary16: 5/10, bfloat16: 8/7), round to nearest even, in one
@@ -137,12 +168,19 @@ SM_HOST_DEVICE inline auto dispatch_dtype(DType d, F&& f) {
     case DType::F16: return f(Half{});
     case DType::BF16: return f(BFloat16{});
     case DType::F32: return f(float{});
+    case DType::U16: return f(uint16_t{});
+    case DType::U32: return f(uint32_t{});
+    case DType::U64: return f(uint64_t{});
+    case DType::C64: return f(Complex64{});
+    case DType::C128: return f(Complex128{});
     default: return f(double{});
   }
 }
 
 // Exact-as-possible element conversions through a common "wide" value.
-// Integers and bool travel as int64 (no precision loss); floats as double.
+// Signed integers and bool travel as int64, uint64 as itself (its values
+// above INT64_MAX reach floats as they are), real floats as double, complex
+// numbers as their two components (no precision loss anywhere).
 template <typename T>
 struct Convert;
 
@@ -157,9 +195,18 @@ struct Convert<bool> {
 // Float -> integer: NaN gives 0, out-of-range values saturate (C++ leaves it
 // undefined; NumPy/PyTorch give platform values). In-range values truncate
 // toward zero as every reference does.
+// Unsigned targets: uint8/16/32 as every narrow integer (saturate to int64,
+// then wrap: -1.0 -> 0xFF..., as NumPy on x86). uint64 extends the same rule
+// to the range both signed and unsigned 64-bit values cover: [0, 2^64)
+// truncates exactly, [-2^63, 0) wraps (-1.0 -> 2^64 - 1), beyond saturates
+// (>= 2^64 -> 2^64 - 1, < -2^63 -> 2^63, the bits of INT64_MIN).
 template <typename I>
 SM_HOST_DEVICE inline I saturating_float_to_int(double v) {
   if (v != v) return 0;
+  if constexpr (std::is_same<I, uint64_t>::value) {
+    if (v >= 18446744073709551616.0) return UINT64_MAX;
+    if (v >= 9223372036854775808.0) return static_cast<I>(static_cast<uint64_t>(v));
+  }
   if (sizeof(I) == 8) {
     if (v >= 9223372036854775807.0) return static_cast<I>(INT64_MAX);
     if (v < -9223372036854775808.0) return static_cast<I>(INT64_MIN);
@@ -189,7 +236,21 @@ SM_INT_CONVERT(int8_t)
 SM_INT_CONVERT(int16_t)
 SM_INT_CONVERT(int32_t)
 SM_INT_CONVERT(int64_t)
+SM_INT_CONVERT(uint16_t)
+SM_INT_CONVERT(uint32_t)
 #undef SM_INT_CONVERT
+
+// uint64: to_int keeps the bits (integer targets wrap, so the bits are all
+// they need); to_double is the unsigned value (the one path that differs).
+template <>
+struct Convert<uint64_t> {
+  SM_HOST_DEVICE static double to_double(uint64_t v) { return static_cast<double>(v); }
+  SM_HOST_DEVICE static int64_t to_int(uint64_t v) { return static_cast<int64_t>(v); }
+  SM_HOST_DEVICE static uint64_t from_double(double v) {
+    return saturating_float_to_int<uint64_t>(v);
+  }
+  SM_HOST_DEVICE static uint64_t from_int(int64_t v) { return static_cast<uint64_t>(v); }
+};
 
 template <>
 struct Convert<Half> {
@@ -227,6 +288,28 @@ struct Convert<double> {
   SM_HOST_DEVICE static double from_double(double v) { return v; }
   SM_HOST_DEVICE static double from_int(int64_t v) { return static_cast<double>(v); }
 };
+// Complex as a real value: the real part (what NumPy's astype and PyTorch's
+// .to keep; convert() below handles the complex-specific pairs).
+template <>
+struct Convert<Complex64> {
+  SM_HOST_DEVICE static double to_double(Complex64 v) { return v.re; }
+  SM_HOST_DEVICE static int64_t to_int(Complex64 v) { return saturating_float_to_int<int64_t>(v.re); }
+  SM_HOST_DEVICE static Complex64 from_double(double v) {
+    return Complex64{static_cast<float>(v), 0.0f};
+  }
+  SM_HOST_DEVICE static Complex64 from_int(int64_t v) {
+    return Complex64{static_cast<float>(v), 0.0f};
+  }
+};
+template <>
+struct Convert<Complex128> {
+  SM_HOST_DEVICE static double to_double(Complex128 v) { return v.re; }
+  SM_HOST_DEVICE static int64_t to_int(Complex128 v) { return saturating_float_to_int<int64_t>(v.re); }
+  SM_HOST_DEVICE static Complex128 from_double(double v) { return Complex128{v, 0.0}; }
+  SM_HOST_DEVICE static Complex128 from_int(int64_t v) {
+    return Complex128{static_cast<double>(v), 0.0};
+  }
+};
 
 // A bool element as stored: any nonzero byte is true. Kernels read bool
 // sources through it, so bytes other than 0/1 (foreign memory, DLPack) are
@@ -263,22 +346,94 @@ template <> struct DTypeOf<Half> { static constexpr DType value = DType::F16; };
 template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::BF16; };
 template <> struct DTypeOf<float> { static constexpr DType value = DType::F32; };
 template <> struct DTypeOf<double> { static constexpr DType value = DType::F64; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::U16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::U32; };
+template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::U64; };
+template <> struct DTypeOf<Complex64> { static constexpr DType value = DType::C64; };
+template <> struct DTypeOf<Complex128> { static constexpr DType value = DType::C128; };
 
-// A floating element type (Half, BFloat16, float, double).
+// A real floating element type (Half, BFloat16, float, double).
 template <typename T>
 struct IsFloatLike {
   static constexpr bool value = is_floating(DTypeOf<T>::value);
 };
+// A complex element type (Complex64, Complex128).
+template <typename T>
+struct IsComplex {
+  static constexpr bool value = is_complex(DTypeOf<T>::value);
+};
+// The component type of a complex type.
+template <typename T> struct ComplexPart;
+template <> struct ComplexPart<Complex64> { using type = float; };
+template <> struct ComplexPart<Complex128> { using type = double; };
 
 // Element conversion S -> D: exact for every pair that the target can hold;
 // integer -> integer wraps (two's complement), float -> integer truncates
 // (saturating), anything -> 16-bit float rounds to nearest even once.
+// Complex: real -> complex has imaginary part 0; complex -> real keeps the
+// real part (imaginary discarded, as NumPy's astype and PyTorch's .to);
+// complex -> bool is true when either part is nonzero; complex64 <->
+// complex128 converts each component (rounding once).
 template <typename D, typename S>
 SM_HOST_DEVICE inline D convert(S v) {
-  if constexpr (IsFloatLike<S>::value) {
+  if constexpr (IsComplex<S>::value && IsComplex<D>::value) {
+    using R = typename ComplexPart<D>::type;
+    return D{static_cast<R>(v.re), static_cast<R>(v.im)};
+  } else if constexpr (IsComplex<S>::value && (std::is_same<D, bool>::value ||
+                                               std::is_same<D, BoolByte>::value)) {
+    return Convert<D>::from_int(v.re != 0 || v.im != 0 ? 1 : 0);
+  } else if constexpr (IsComplex<S>::value) {
+    return Convert<D>::from_double(v.re);
+  } else if constexpr (IsComplex<D>::value) {
+    using R = typename ComplexPart<D>::type;
+    return D{convert<R>(v), R(0)};
+  } else if constexpr (IsFloatLike<S>::value) {
     return Convert<D>::from_double(Convert<S>::to_double(v));
+  } else if constexpr (std::is_same<S, uint64_t>::value && IsFloatLike<D>::value) {
+    // Values above INT64_MAX: the unsigned value, rounded once for float.
+    if constexpr (std::is_same<D, float>::value) return static_cast<float>(v);
+    else return Convert<D>::from_double(static_cast<double>(v));
   } else {
     return Convert<D>::from_int(Convert<S>::to_int(v));
+  }
+}
+
+// Any element held exactly in one of four wide types (int64 for signed
+// integers and bool, uint64, double for real floats, Complex128 for complex),
+// for converters whose dtypes are known only at run time (the CUDA
+// mixed-dtype kernels): narrow<D>(widen(v)) == convert<D>(v) for every pair
+// (tests/unit/test_dtype.cpp checks each).
+struct WideElement {
+  enum Kind : int { Int, UInt, Real, Cplx } kind;
+  int64_t i;
+  uint64_t u;
+  double f;
+  Complex128 c;
+};
+template <typename S>
+SM_HOST_DEVICE inline WideElement widen(S v) {
+  WideElement w{WideElement::Int, 0, 0, 0.0, Complex128{0.0, 0.0}};
+  if constexpr (IsComplex<S>::value) {
+    w.kind = WideElement::Cplx;
+    w.c = convert<Complex128>(v);
+  } else if constexpr (IsFloatLike<S>::value) {
+    w.kind = WideElement::Real;
+    w.f = Convert<S>::to_double(v);
+  } else if constexpr (std::is_same<S, uint64_t>::value) {
+    w.kind = WideElement::UInt;
+    w.u = v;
+  } else {
+    w.i = Convert<S>::to_int(v);
+  }
+  return w;
+}
+template <typename D>
+SM_HOST_DEVICE inline D narrow(const WideElement& w) {
+  switch (w.kind) {
+    case WideElement::Cplx: return convert<D>(w.c);
+    case WideElement::Real: return convert<D>(w.f);
+    case WideElement::UInt: return convert<D>(w.u);
+    default: return convert<D>(w.i);
   }
 }
 

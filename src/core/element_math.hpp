@@ -173,4 +173,114 @@ SM_HOST_DEVICE inline T exp_rn(T x) {
   return mul_rn(y, detail::pow2(T(0), k));
 }
 
+// ---- helpers of the complex functions ------------------------------------------
+
+// Bit-level predicates and sign transfer (no library calls, no traps).
+SM_HOST_DEVICE SM_INLINE bool is_nan_bits(float a) { return a != a; }
+SM_HOST_DEVICE SM_INLINE bool is_nan_bits(double a) { return a != a; }
+SM_HOST_DEVICE SM_INLINE bool is_inf_bits(float a) {
+  uint32_t u;
+  memcpy(&u, &a, 4);
+  return (u & 0x7FFFFFFFu) == 0x7F800000u;
+}
+SM_HOST_DEVICE SM_INLINE bool is_inf_bits(double a) {
+  uint64_t u;
+  memcpy(&u, &a, 8);
+  return (u & 0x7FFFFFFFFFFFFFFFull) == 0x7FF0000000000000ull;
+}
+SM_HOST_DEVICE SM_INLINE float copysign_bits(float mag, float sgn) {
+  uint32_t m, s;
+  memcpy(&m, &mag, 4);
+  memcpy(&s, &sgn, 4);
+  m = (m & 0x7FFFFFFFu) | (s & 0x80000000u);
+  memcpy(&mag, &m, 4);
+  return mag;
+}
+SM_HOST_DEVICE SM_INLINE double copysign_bits(double mag, double sgn) {
+  uint64_t m, s;
+  memcpy(&m, &mag, 8);
+  memcpy(&s, &sgn, 8);
+  m = (m & 0x7FFFFFFFFFFFFFFFull) | (s & 0x8000000000000000ull);
+  memcpy(&mag, &m, 8);
+  return mag;
+}
+template <typename T>
+SM_HOST_DEVICE SM_INLINE T inf_value() {
+  return detail::pow2(T(0), detail::ExpConstants<T>::max_exp()) * T(2);
+}
+template <typename T>
+SM_HOST_DEVICE SM_INLINE T nan_value() {
+  const T inf = inf_value<T>();
+  return sub_rn(inf, inf);
+}
+
+// sqrt(a^2 + b^2) without intermediate overflow or underflow for finite a,
+// b: the larger magnitude times sqrt(1 + r^2), r the ratio (within 2 ulp;
+// the same bits on every device).
+template <typename T>
+SM_HOST_DEVICE SM_INLINE T hypot_rn(T a, T b) {
+  T x = abs_bits(a), y = abs_bits(b);
+  if (x < y) {
+    const T t = x;
+    x = y;
+    y = t;
+  }
+  if (x == T(0)) return T(0);
+  const T r = div_rn(y, x);
+  return mul_rn(x, sqrt_rn(add_rn(T(1), mul_rn(r, r))));
+}
+
+// sin and cos of a finite double, from IEEE operations only (so CPU and GPU
+// agree bit for bit). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts
+// (the first two of 33 bits, so k * part is exact for |k| < 2^20): accurate
+// to a few ulp for |x| < 2^20 pi/2 (about 1.6e6), degrading gradually past
+// that (no Payne-Hanek reduction); |x| >= 2^50 is first reduced by fmod
+// against 2 pi rounded to double (exact operation, inexact modulus). Then
+// the Taylor series of sin and cos on |r| <= pi/4, truncated where the next
+// term is below 2^-60 of the result.
+SM_HOST_DEVICE inline void sincos_rn(double x, double* s, double* c) {
+  constexpr double kPio2_1 = 0x1.921fb544p+0;        // pi/2, top 33 bits
+  constexpr double kPio2_2 = 0x1.0b4611a6p-34;       // the next 33 bits
+  constexpr double kPio2_3 = 0x1.3198a2e037073p-69;  // the rest
+  constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+  constexpr double kShifter = 0x1.8p52;
+  if (abs_bits(x) >= 0x1p50) {
+#if defined(__CUDA_ARCH__)
+    x = fmod(x, 0x1.921fb54442d18p+2);
+#else
+    x = std::fmod(x, 0x1.921fb54442d18p+2);
+#endif
+  }
+  const double kf = sub_rn(add_rn(mul_rn(x, kTwoOverPi), kShifter), kShifter);
+  const int q = static_cast<int>(static_cast<int64_t>(kf) & 3);
+  const double r = sub_rn(sub_rn(sub_rn(x, mul_rn(kf, kPio2_1)), mul_rn(kf, kPio2_2)),
+                          mul_rn(kf, kPio2_3));
+  const double z = mul_rn(r, r);
+  // sin r = r + r z (S1 + z (S2 + ...)), S_n = (-1)^n / (2n+1)!
+  double ps = add_rn(-1.0 / 1307674368000.0, mul_rn(z, 1.0 / 355687428096000.0));
+  ps = add_rn(1.0 / 6227020800.0, mul_rn(z, ps));
+  ps = add_rn(-1.0 / 39916800.0, mul_rn(z, ps));
+  ps = add_rn(1.0 / 362880.0, mul_rn(z, ps));
+  ps = add_rn(-1.0 / 5040.0, mul_rn(z, ps));
+  ps = add_rn(1.0 / 120.0, mul_rn(z, ps));
+  ps = add_rn(-1.0 / 6.0, mul_rn(z, ps));
+  const double sr = add_rn(r, mul_rn(mul_rn(r, z), ps));
+  // cos r = 1 + z (C1 + z (C2 + ...)), C_n = (-1)^n / (2n)!
+  double pc = add_rn(1.0 / 20922789888000.0, mul_rn(z, -1.0 / 6402373705728000.0));
+  pc = add_rn(-1.0 / 87178291200.0, mul_rn(z, pc));
+  pc = add_rn(1.0 / 479001600.0, mul_rn(z, pc));
+  pc = add_rn(-1.0 / 3628800.0, mul_rn(z, pc));
+  pc = add_rn(1.0 / 40320.0, mul_rn(z, pc));
+  pc = add_rn(-1.0 / 720.0, mul_rn(z, pc));
+  pc = add_rn(1.0 / 24.0, mul_rn(z, pc));
+  pc = add_rn(-0.5, mul_rn(z, pc));
+  const double cr = add_rn(1.0, mul_rn(z, pc));
+  switch (q) {
+    case 0: *s = sr, *c = cr; break;
+    case 1: *s = cr, *c = -sr; break;
+    case 2: *s = -sr, *c = -cr; break;
+    default: *s = -cr, *c = sr; break;
+  }
+}
+
 }  // namespace sm

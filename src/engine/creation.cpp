@@ -85,9 +85,10 @@ TensorPtr wrap_foreign(void* data, const int64_t* shape, const int64_t* strides,
   if (!e.empty && !data)
     fail(SM_ERR_INVALID_ARGUMENT, "%s is NULL but shape %s holds elements", what,
          format_dims(shape, ndim).c_str());
-  if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(itemsize) != 0)
-    fail(SM_ERR_INVALID_ARGUMENT, "%s (%p) is not aligned to the %s element size (%lld bytes)",
-         what, data, dtype_name(dtype), (long long)itemsize);
+  const uintptr_t align = dtype_alignment(dtype);
+  if (reinterpret_cast<uintptr_t>(data) % align != 0)
+    fail(SM_ERR_INVALID_ARGUMENT, "%s (%p) is not aligned to the %s element alignment (%llu bytes)",
+         what, data, dtype_name(dtype), (unsigned long long)align);
   // The storage starts at the lowest element reached and spans exactly the
   // elements reached; element [0, ..., 0] sits at offset -lo. The span is
   // checked in unsigned address arithmetic: memory that would begin below
@@ -159,7 +160,7 @@ void copy_to_host(const TensorPtr& t, void* dst, size_t nbytes) {
                                             reinterpret_cast<uintptr_t>(dst), 1, l,
                                             t->base_address(), itemsize);
     if (st != OverlapStatus::None) fail(SM_ERR_OVERLAP, "dst overlaps the tensor's own memory");
-    if (reinterpret_cast<uintptr_t>(dst) % static_cast<uintptr_t>(itemsize) == 0) {
+    if (reinterpret_cast<uintptr_t>(dst) % dtype_alignment(t->dtype()) == 0) {
       // Straight into the caller's buffer, viewed as a row-major tensor.
       const TensorPtr host = wrap_foreign(dst, l.sizes, nullptr, l.ndim, t->dtype(), Device{},
                                           nullptr, false, "dst");
@@ -167,7 +168,7 @@ void copy_to_host(const TensorPtr& t, void* dst, size_t nbytes) {
       return;
     }
   }
-  // Device memory, or a buffer not aligned to the element size (its elements
+  // Device memory, or a buffer not aligned for the element type (its elements
   // cannot be stored as typed values): a row-major copy moved as bytes.
   bool copied = false;
   const TensorPtr c = contiguous(t, SM_CONTIGUOUS, &copied);

@@ -21,7 +21,12 @@ sm_DLDataType to_dl_dtype(DType d) {
   t.bits = static_cast<uint8_t>(dtype_size(d) * 8);
   switch (d) {
     case DType::Bool: t.code = sm_kDLBool; break;
-    case DType::U8: t.code = sm_kDLUInt; break;
+    case DType::U8:
+    case DType::U16:
+    case DType::U32:
+    case DType::U64: t.code = sm_kDLUInt; break;
+    case DType::C64:
+    case DType::C128: t.code = sm_kDLComplex; break;
     case DType::I8:
     case DType::I16:
     case DType::I32:
@@ -41,7 +46,9 @@ DType from_dl_dtype(sm_DLDataType t) {
       break;
     case sm_kDLUInt:
       if (t.bits == 8) return DType::U8;
-      if (t.bits == 1) break;
+      if (t.bits == 16) return DType::U16;
+      if (t.bits == 32) return DType::U32;
+      if (t.bits == 64) return DType::U64;
       break;
     case sm_kDLInt:
       if (t.bits == 8) return DType::I8;
@@ -56,6 +63,10 @@ DType from_dl_dtype(sm_DLDataType t) {
       break;
     case sm_kDLBfloat:
       if (t.bits == 16) return DType::BF16;
+      break;
+    case sm_kDLComplex:  // bits count both parts
+      if (t.bits == 64) return DType::C64;
+      if (t.bits == 128) return DType::C128;
       break;
     default: break;
   }

@@ -12,9 +12,11 @@ namespace sm {
 namespace {
 
 // An integer tensor takes a scalar only if it is a whole number its compute
-// type (int64) can hold.
+// type (int64; for uint64 tensors the range of int64 and uint64 together,
+// so that values >= 2^63 can be added, filled and compared) can hold.
 void check_integral_scalar(double v, const char* what, DType d, sm_op op) {
-  if (!(v == std::floor(v)) || !(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+  const double hi = d == DType::U64 ? 18446744073709551616.0 : 9223372036854775808.0;
+  if (!(v == std::floor(v)) || !(v >= -9223372036854775808.0 && v < hi))
     fail(SM_ERR_DTYPE,
          "%s = %g is not a whole number representable in %s: in-place %s on an integer tensor "
          "would need a floating result",
@@ -30,6 +32,11 @@ void check_dtype_takes(const OpTraits& op, DType d) {
     fail(SM_ERR_DTYPE,
          "in-place %s on a %s tensor would produce floating results that %s cannot hold", op.name,
          dtype_name(d), dtype_name(d));
+  if (is_complex(d) && !op.on_complex)
+    fail(SM_ERR_DTYPE,
+         "in-place %s is not defined for %s tensors (CLAMP and RELU need an order complex "
+         "numbers lack; ABS's result is real)",
+         op.name, dtype_name(d));
 }
 
 }  // namespace
@@ -61,7 +68,7 @@ void inplace_tensor(const TensorPtr& t, sm_op op, const TensorPtr& other_in, dou
   const DType od = other_in->dtype();
   if (op != SM_OP_FILL) {  // FILL converts like a copy
     check_dtype_takes(*traits, d);
-    if (is_integral(d) && is_floating(od))
+    if ((is_integral(d) && is_floating(od)) || (is_complex(od) && !is_complex(d)))
       fail(SM_ERR_DTYPE,
            "in-place %s of a %s operand into a %s tensor: the %s result cannot be cast to %s",
            traits->name, dtype_name(od), dtype_name(d), dtype_name(od), dtype_name(d));

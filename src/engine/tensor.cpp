@@ -36,14 +36,16 @@ TensorPtr make_tensor(StoragePtr storage, const Layout& layout, DType dtype) {
   const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
   checked_numel(layout.sizes, layout.ndim, itemsize);
   // Every element of the view sits at base + k * itemsize, so they are all
-  // aligned exactly when the base is. Bytes reached another way (a uint8
-  // view imported at an odd address) cannot be loaded as wider elements
-  // without undefined behaviour; refused as from_blob refuses them.
-  if (reinterpret_cast<uintptr_t>(storage->data()) % static_cast<uintptr_t>(itemsize) != 0)
+  // aligned exactly when the base is (itemsize is a multiple of the
+  // alignment). Bytes reached another way (a uint8 view imported at an odd
+  // address) cannot be loaded as wider elements without undefined
+  // behaviour; refused as from_blob refuses them.
+  const uintptr_t align = dtype_alignment(dtype);
+  if (reinterpret_cast<uintptr_t>(storage->data()) % align != 0)
     fail(SM_ERR_INVALID_ARGUMENT,
-         "the storage's data (%p) is not aligned to the %s element size (%lld bytes): view it "
-         "with a dtype whose size divides the address, or copy the bytes (sm_clone) first",
-         storage->data(), dtype_name(dtype), (long long)itemsize);
+         "the storage's data (%p) is not aligned to the %s element alignment (%llu bytes): view "
+         "it with a dtype whose alignment divides the address, or copy the bytes (sm_clone) first",
+         storage->data(), dtype_name(dtype), (unsigned long long)align);
   check_in_storage(layout, itemsize, storage->nbytes());
   return std::make_shared<const TensorImpl>(std::move(storage), layout, dtype);
 }

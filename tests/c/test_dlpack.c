@@ -147,6 +147,11 @@ static void expected_dl_dtype(sm_dtype dt, uint8_t* code, uint8_t* bits)
     case SM_BFLOAT16: *code = sm_kDLBfloat; *bits = 16; break;
     case SM_FLOAT32: *code = sm_kDLFloat; *bits = 32; break;
     case SM_FLOAT64: *code = sm_kDLFloat; *bits = 64; break;
+    case SM_UINT16: *code = sm_kDLUInt; *bits = 16; break;
+    case SM_UINT32: *code = sm_kDLUInt; *bits = 32; break;
+    case SM_UINT64: *code = sm_kDLUInt; *bits = 64; break;
+    case SM_COMPLEX64: *code = sm_kDLComplex; *bits = 64; break;   /* both parts */
+    case SM_COMPLEX128: *code = sm_kDLComplex; *bits = 128; break;
     default: *code = 255; *bits = 0; break;
     }
 }
@@ -749,14 +754,17 @@ static void test_import_fields(void)
                 {sm_kDLInt, 8, SM_INT8},      {sm_kDLInt, 16, SM_INT16},
                 {sm_kDLInt, 32, SM_INT32},    {sm_kDLInt, 64, SM_INT64},
                 {sm_kDLFloat, 16, SM_FLOAT16}, {sm_kDLBfloat, 16, SM_BFLOAT16},
-                {sm_kDLFloat, 32, SM_FLOAT32}, {sm_kDLFloat, 64, SM_FLOAT64}};
+                {sm_kDLFloat, 32, SM_FLOAT32}, {sm_kDLFloat, 64, SM_FLOAT64},
+                {sm_kDLUInt, 16, SM_UINT16},  {sm_kDLUInt, 32, SM_UINT32},
+                {sm_kDLUInt, 64, SM_UINT64},  {sm_kDLComplex, 64, SM_COMPLEX64},
+                {sm_kDLComplex, 128, SM_COMPLEX128}};
             size_t k;
             for (k = 0; k < sizeof table / sizeof table[0]; ++k) {
                 sm_DLTensor* dl;
-                void* m = make_producer(versioned, 6 * 8, &dl);
+                void* m = make_producer(versioned, 6 * 16, &dl);
                 sm_tensor t = NULL;
                 sm_dtype dt = -1;
-                unsigned char got[48];
+                unsigned char got[96];
                 int64_t nb = -1;
                 int before = *calls;
                 CTX("import dtype code %u bits %u (%s)", table[k].code, table[k].bits, kind);
@@ -1064,10 +1072,10 @@ typedef void (*mutator)(sm_DLTensor* dl, void* managed, producer* p);
 static void mut_lanes(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.lanes = 4; }
 static void mut_code(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.code = 99; }
 static void mut_opaque(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.code = sm_kDLOpaqueHandle; dl->dtype.bits = 64; }
-static void mut_complex(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.code = sm_kDLComplex; dl->dtype.bits = 64; }
+static void mut_complex(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.code = sm_kDLComplex; dl->dtype.bits = 32; }
 static void mut_bits(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.bits = 24; }
 static void mut_bool1(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.code = sm_kDLBool; dl->dtype.bits = 1; }
-static void mut_uint16(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.code = sm_kDLUInt; dl->dtype.bits = 16; }
+static void mut_uint16(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->dtype.code = sm_kDLUInt; dl->dtype.bits = 24; }
 static void mut_device(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->device.device_type = (sm_DLDeviceType)4; /* OpenCL */ }
 static void mut_device_big(sm_DLTensor* dl, void* m, producer* p) { (void)m; (void)p; dl->device.device_type = (sm_DLDeviceType)10; /* ROCm */ }
 static void mut_ndim17(sm_DLTensor* dl, void* m, producer* p)
@@ -1121,10 +1129,10 @@ static void test_import_refusals(void)
         {"lanes 4", mut_lanes, SM_ERR_DTYPE, 0, "lanes"},
         {"unknown dtype code 99", mut_code, SM_ERR_DTYPE, 0, "99"},
         {"opaque handle dtype", mut_opaque, SM_ERR_DTYPE, 0, "code"},
-        {"complex64 (no such dtype here)", mut_complex, SM_ERR_DTYPE, 0, "code"},
+        {"complex32 (no such dtype here)", mut_complex, SM_ERR_DTYPE, 0, "code"},
         {"float24", mut_bits, SM_ERR_DTYPE, 0, "24"},
         {"1-bit bool", mut_bool1, SM_ERR_DTYPE, 0, "bits"},
-        {"uint16", mut_uint16, SM_ERR_DTYPE, 0, "16"},
+        {"uint24", mut_uint16, SM_ERR_DTYPE, 0, "24"},
         {"device type 4 (OpenCL)", mut_device, SM_ERR_DEVICE, 0, "4"},
         {"device type 10 (ROCm)", mut_device_big, SM_ERR_DEVICE, 0, "10"},
         {"ndim 17", mut_ndim17, SM_ERR_INVALID_ARGUMENT, 0, "17"},

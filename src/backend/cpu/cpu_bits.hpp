@@ -15,6 +15,8 @@ template <> struct __attribute__((may_alias)) Bits<1> { uint8_t v; };
 template <> struct __attribute__((may_alias)) Bits<2> { uint16_t v; };
 template <> struct __attribute__((may_alias)) Bits<4> { uint32_t v; };
 template <> struct __attribute__((may_alias)) Bits<8> { uint64_t v; };
+// complex128: two 8-byte words (the element is 8-byte aligned, not 16).
+template <> struct __attribute__((may_alias)) Bits<16> { uint64_t lo, hi; };
 
 }  // namespace cpu
 }  // namespace sm

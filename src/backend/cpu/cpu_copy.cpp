@@ -41,9 +41,13 @@ void copy_row_bits(const void* ctx, char* d, const char* s, int64_t n, int64_t d
   }
   if (ss == 0) {
     const T v = *sp;
-    if (N == 1 && ds == 1) {
-      std::memset(d, v.v, static_cast<size_t>(n));
-    } else if (ds == 1) {
+    if constexpr (N == 1) {
+      if (ds == 1) {
+        std::memset(d, v.v, static_cast<size_t>(n));
+        return;
+      }
+    }
+    if (ds == 1) {
       for (int64_t i = 0; i < n; ++i) dp[i] = v;
     } else {
       for (int64_t i = 0; i < n; ++i) dp[i * ds] = v;
@@ -123,7 +127,8 @@ void copy(const TensorDesc& dst, const TensorDesc& src) {
       case 1: spec.row = copy_row_bits<1>; break;
       case 2: spec.row = copy_row_bits<2>; break;
       case 4: spec.row = copy_row_bits<4>; break;
-      default: spec.row = copy_row_bits<8>; break;
+      case 8: spec.row = copy_row_bits<8>; break;
+      default: spec.row = copy_row_bits<16>; break;
     }
   } else {
     dispatch_dtype(dst.dtype, [&](auto dv) {

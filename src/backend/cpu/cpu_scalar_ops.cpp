@@ -34,7 +34,7 @@ constexpr RowFn row_if() {
 template <typename T>
 RowFn pick_row(sm_op op) {
   switch (op) {
-#define SM_ROW_CASE(NAME, S, T_, I, B, W, A) \
+#define SM_ROW_CASE(NAME, S, T_, I, B, W, A, C) \
   case SM_OP_##NAME: return row_if<T, SM_OP_##NAME, S != 0>();
     SM_ELEMENT_OPS(SM_ROW_CASE)
 #undef SM_ROW_CASE
@@ -44,7 +44,7 @@ RowFn pick_row(sm_op op) {
 
 // dst[i] = value: a copy from one converted element broadcast everywhere.
 void fill(const TensorDesc& dst, double value) {
-  alignas(8) unsigned char bits[8] = {};
+  alignas(8) unsigned char bits[kMaxElementBytes] = {};
   scalar_bits(dst.dtype, value, bits);
   TensorDesc src = dst;
   src.data = bits;
@@ -72,15 +72,21 @@ void scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
   spec.bytes_per_elem = 2 * spec.dsize;
   // The converted arguments, alive until run_loops below returns.
   ScalarArgs<int64_t> ai{};
+  ScalarArgs<uint64_t> au{};
   ScalarArgs<float> af{};
   ScalarArgs<double> ad{};
+  ScalarArgs<Complex64> acf{};
+  ScalarArgs<Complex128> acd{};
   dispatch_dtype(dst.dtype, [&](auto t) {
     using T = decltype(t);
     using C = ScalarCompute<T>;
     const ScalarArgs<C> k = make_scalar_args<C>(a, b);
     if constexpr (std::is_same<C, int64_t>::value) ai = k, spec.ctx = &ai;
+    else if constexpr (std::is_same<C, uint64_t>::value) au = k, spec.ctx = &au;
     else if constexpr (std::is_same<C, float>::value) af = k, spec.ctx = &af;
-    else ad = k, spec.ctx = &ad;
+    else if constexpr (std::is_same<C, double>::value) ad = k, spec.ctx = &ad;
+    else if constexpr (std::is_same<C, Complex64>::value) acf = k, spec.ctx = &acf;
+    else acd = k, spec.ctx = &acd;
     spec.row = pick_row<T>(op);
   });
   if (!spec.row) return;  // not an op of this family: the engine never sends one

@@ -33,7 +33,7 @@ constexpr RowFn row_if() {
 template <typename D, typename S>
 RowFn pick_row(sm_op op) {
   switch (op) {
-#define SM_ROW_CASE(NAME, S_, T, I, B, W, A) \
+#define SM_ROW_CASE(NAME, S_, T, I, B, W, A, C_) \
   case SM_OP_##NAME: return row_if<D, S, SM_OP_##NAME, T != 0>();
     SM_ELEMENT_OPS(SM_ROW_CASE)
 #undef SM_ROW_CASE
@@ -60,6 +60,8 @@ void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double 
   int64_t ai = 0;
   float af = 0;
   double ad = 0;
+  Complex64 acf{0, 0};
+  Complex128 acd{0, 0};
   dispatch_dtype(dst.dtype, [&](auto dv) {
     using D = decltype(dv);
     dispatch_source_dtype(other.dtype, [&](auto sv) {
@@ -67,7 +69,9 @@ void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double 
       using C = BinaryCompute<D, S>;
       if constexpr (std::is_same<C, int64_t>::value) ai = to_compute<C>(alpha), spec.ctx = &ai;
       else if constexpr (std::is_same<C, float>::value) af = to_compute<C>(alpha), spec.ctx = &af;
-      else ad = to_compute<C>(alpha), spec.ctx = &ad;
+      else if constexpr (std::is_same<C, double>::value) ad = to_compute<C>(alpha), spec.ctx = &ad;
+      else if constexpr (std::is_same<C, Complex64>::value) acf = to_compute<C>(alpha), spec.ctx = &acf;
+      else acd = to_compute<C>(alpha), spec.ctx = &acd;
       spec.row = pick_row<D, S>(op);
     });
   });

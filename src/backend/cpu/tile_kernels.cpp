@@ -219,7 +219,8 @@ GatherFn gather_fn_for(int n, bool avx2) {
     case 1: return gather_base<1>;
     case 2: return gather_base<2>;
     case 4: return gather_base<4>;
-    default: return gather_base<8>;
+    case 8: return gather_base<8>;
+    default: return gather_base<16>;
   }
 }
 

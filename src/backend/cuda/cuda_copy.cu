@@ -40,28 +40,20 @@ struct CopyUnits {
   }
 };
 
-// Any dtype pair: through the exact "wide" value of sm::convert (int64 for
-// integer and bool sources, double for floating ones).
+// Any dtype pair: through sm::WideElement (core/dtype.hpp: the source held
+// exactly, narrow<D>(widen(v)) == convert<D>(v)).
 struct ConvertAny {
-  struct Value {
-    double f;
-    int64_t i;
-  };
+  using Value = WideElement;
   char* dst;
   const char* src;
   DType dd, sd;
   int dsize, ssize;
-  bool src_float;
   template <typename Off>
   __device__ __forceinline__ Value load(const Off* o) const {
     const char* p = src + static_cast<int64_t>(o[1]) * ssize;
     return dispatch_source_dtype(sd, [&](auto t) -> Value {
       using S = decltype(t);
-      const S v = load_at<S>(p, 0);
-      Value w;
-      w.f = src_float ? Convert<S>::to_double(v) : 0.0;
-      w.i = src_float ? 0 : Convert<S>::to_int(v);
-      return w;
+      return widen(load_at<S>(p, 0));
     });
   }
   template <typename Off>
@@ -69,7 +61,7 @@ struct ConvertAny {
     char* p = dst + static_cast<int64_t>(o[0]) * dsize;
     dispatch_dtype(dd, [&](auto t) {
       using D = decltype(t);
-      store_at<D>(p, 0, src_float ? Convert<D>::from_double(w.f) : Convert<D>::from_int(w.i));
+      store_at<D>(p, 0, narrow<D>(w));
     });
   }
 };
@@ -139,7 +131,10 @@ void launch_units(const KernelPlan& p, char* d, const char* s, cudaStream_t st) 
     case 2: launch_elementwise<2>(p, CopyUnits<2>{d, s}, st); break;
     case 4: launch_elementwise<2>(p, CopyUnits<4>{d, s}, st); break;
     case 8: launch_elementwise<2>(p, CopyUnits<8>{d, s}, st); break;
-    default: launch_elementwise<2>(p, CopyUnits<16>{d, s}, st); break;
+    default:
+      if (p.split16) launch_elementwise<2>(p, CopyUnits<kUnit16At8>{d, s}, st);
+      else launch_elementwise<2>(p, CopyUnits<16>{d, s}, st);
+      break;
   }
 }
 
@@ -148,7 +143,8 @@ void launch_transpose_copy(const KernelPlan& p, char* d, const char* s, int elem
     case 1: launch_transpose<1>(p, d, s, CopyEpilogue<1>{}, st); break;
     case 2: launch_transpose<2>(p, d, s, CopyEpilogue<2>{}, st); break;
     case 4: launch_transpose<4>(p, d, s, CopyEpilogue<4>{}, st); break;
-    default: launch_transpose<8>(p, d, s, CopyEpilogue<8>{}, st); break;
+    case 8: launch_transpose<8>(p, d, s, CopyEpilogue<8>{}, st); break;
+    default: launch_transpose<16>(p, d, s, CopyEpilogue<16>{}, st); break;
   }
 }
 
@@ -163,8 +159,7 @@ void launch_convert(const KernelPlan& p, char* d, DType dd, const char* s, DType
   } else if (dd == DType::F16 && sd == DType::F32) {
     launch_typed_convert<Half, float>(p, d, s, st, device);
   } else {
-    ConvertAny f{d, s, dd, sd, static_cast<int>(dtype_size(dd)), static_cast<int>(dtype_size(sd)),
-                 is_floating(sd)};
+    ConvertAny f{d, s, dd, sd, static_cast<int>(dtype_size(dd)), static_cast<int>(dtype_size(sd))};
     launch_elementwise<2, 1>(p, f, st);
   }
 }

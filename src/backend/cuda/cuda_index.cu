@@ -62,7 +62,12 @@ void launch_gather_units(const KernelPlan& p, char* d, const char* s, const char
     case 2: launch_elementwise<3>(p, GatherUnits<2, I>{d, s, ix, p.gather_size, p.gather_stride}, st); break;
     case 4: launch_elementwise<3>(p, GatherUnits<4, I>{d, s, ix, p.gather_size, p.gather_stride}, st); break;
     case 8: launch_elementwise<3>(p, GatherUnits<8, I>{d, s, ix, p.gather_size, p.gather_stride}, st); break;
-    default: launch_elementwise<3>(p, GatherUnits<16, I>{d, s, ix, p.gather_size, p.gather_stride}, st); break;
+    default:
+      if (p.split16)
+        launch_elementwise<3>(p, GatherUnits<kUnit16At8, I>{d, s, ix, p.gather_size, p.gather_stride}, st);
+      else
+        launch_elementwise<3>(p, GatherUnits<16, I>{d, s, ix, p.gather_size, p.gather_stride}, st);
+      break;
   }
 }
 

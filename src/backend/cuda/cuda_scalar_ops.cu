@@ -46,7 +46,7 @@ struct ScalarOpF {
 template <int W>
 void launch_fill_units(const KernelPlan& p, char* d, const unsigned char* pattern, cudaStream_t st) {
   FillUnits<W> f{d, {}};
-  std::memcpy(&f.value, pattern, W);
+  std::memcpy(&f.value, pattern, sizeof f.value);
   launch_elementwise<1>(p, f, st);
 }
 
@@ -54,7 +54,7 @@ void launch_fill(const TensorDesc& dst, double v, cudaStream_t st, int device) {
   const KernelPlan p = plan_fill(dst, device_props(device));
   if (p.kind == KernelKind::Empty) return;
   // The converted element, repeated across a 16-byte pattern.
-  unsigned char elem[8] = {};
+  unsigned char elem[kMaxElementBytes] = {};
   scalar_bits(dst.dtype, v, elem);
   const size_t esize = dtype_size(dst.dtype);
   unsigned char pattern[16];
@@ -65,7 +65,10 @@ void launch_fill(const TensorDesc& dst, double v, cudaStream_t st, int device) {
     case 2: launch_fill_units<2>(p, d, pattern, st); break;
     case 4: launch_fill_units<4>(p, d, pattern, st); break;
     case 8: launch_fill_units<8>(p, d, pattern, st); break;
-    default: launch_fill_units<16>(p, d, pattern, st); break;
+    default:
+      if (p.split16) launch_fill_units<kUnit16At8>(p, d, pattern, st);
+      else launch_fill_units<16>(p, d, pattern, st);
+      break;
   }
 }
 

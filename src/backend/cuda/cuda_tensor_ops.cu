@@ -39,6 +39,8 @@ struct TensorOpAny {
   struct Value {
     double f;
     int64_t i;
+    Complex64 cf;
+    Complex128 cd;
   };
   char* dst;
   const char* other;
@@ -49,12 +51,22 @@ struct TensorOpAny {
   int64_t alpha_i;
   float alpha_f;
   double alpha_d;
+  Complex64 alpha_cf;
+  Complex128 alpha_cd;
   template <typename Off>
   __device__ __forceinline__ Value load(const Off* o) const {
     const char* pd = dst + static_cast<int64_t>(o[0]) * dsize;
     const char* po = other + static_cast<int64_t>(o[1]) * osize;
-    Value r{0.0, 0};
+    Value r{0.0, 0, Complex64{0, 0}, Complex128{0, 0}};
     switch (compute) {
+      case ComputeKind::ComplexFloat:
+        r.cf = binary_apply<Complex64>(op, load_as_dyn<Complex64>(dd, pd),
+                                       load_as_dyn<Complex64>(od, po), alpha_cf);
+        break;
+      case ComputeKind::ComplexDouble:
+        r.cd = binary_apply<Complex128>(op, load_as_dyn<Complex128>(dd, pd),
+                                        load_as_dyn<Complex128>(od, po), alpha_cd);
+        break;
       case ComputeKind::Int64:
         r.i = binary_apply<int64_t>(op, load_as_dyn<int64_t>(dd, pd), load_as_dyn<int64_t>(od, po), alpha_i);
         break;
@@ -72,7 +84,14 @@ struct TensorOpAny {
     char* pd = dst + static_cast<int64_t>(o[0]) * dsize;
     dispatch_dtype(dd, [&](auto t) {
       using D = decltype(t);
-      store_at<D>(pd, 0, compute == ComputeKind::Int64 ? store_as<D>(r.i) : store_as<D>(r.f));
+      D v;
+      switch (compute) {
+        case ComputeKind::Int64: v = store_as<D>(r.i); break;
+        case ComputeKind::ComplexFloat: v = store_as<D>(r.cf); break;
+        case ComputeKind::ComplexDouble: v = store_as<D>(r.cd); break;
+        default: v = store_as<D>(r.f); break;
+      }
+      store_at<D>(pd, 0, v);
     });
   }
 };
@@ -139,6 +158,8 @@ void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, 
   f.alpha_i = to_compute<int64_t>(alpha);
   f.alpha_f = to_compute<float>(alpha);
   f.alpha_d = to_compute<double>(alpha);
+  f.alpha_cf = to_compute<Complex64>(alpha);
+  f.alpha_cd = to_compute<Complex128>(alpha);
   launch_elementwise<2, 1>(p, f, st);
 }
 

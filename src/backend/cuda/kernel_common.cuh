@@ -27,6 +27,17 @@ template <> struct UnitOf<2> { using type = uint16_t; };
 template <> struct UnitOf<4> { using type = uint32_t; };
 template <> struct UnitOf<8> { using type = unsigned long long; };
 template <> struct UnitOf<16> { using type = uint4; };
+// 16 bytes at an 8-byte aligned address (KernelPlan::split16: complex128
+// elements): two 8-byte accesses.
+struct alignas(8) Words2 {
+  unsigned long long lo, hi;
+};
+constexpr int kUnit16At8 = -16;  // the unit key of Words2
+template <> struct UnitOf<kUnit16At8> { using type = Words2; };
+// The container of one E-byte element (tiles of the transpose kernel): a
+// 16-byte element is complex128, aligned to 8 only.
+template <int E>
+using ElemUnit = typename std::conditional<E == 16, Words2, typename UnitOf<E>::type>::type;
 // N bytes moved by one load/store instruction (128-bit for 16).
 template <int N>
 using Unit = typename UnitOf<N>::type;
@@ -134,7 +145,9 @@ void launch_elementwise(const KernelPlan& p, const F& f, cudaStream_t stream) {
 // a transposed view).
 template <int E>
 struct CopyEpilogue {
-  __device__ __forceinline__ Unit<E> operator()(Unit<E> /*dst*/, Unit<E> v) const { return v; }
+  __device__ __forceinline__ ElemUnit<E> operator()(ElemUnit<E> /*dst*/, ElemUnit<E> v) const {
+    return v;
+  }
   static constexpr bool kReadsDst = false;
 };
 
@@ -143,8 +156,9 @@ struct OpEpilogue {
   int op;
   BinaryCompute<T, T> alpha;
   static constexpr bool kReadsDst = true;
-  __device__ __forceinline__ Unit<sizeof(T)> operator()(Unit<sizeof(T)> d, Unit<sizeof(T)> v) const {
-    return bit_cast_dev<Unit<sizeof(T)>>(
+  __device__ __forceinline__ ElemUnit<sizeof(T)> operator()(ElemUnit<sizeof(T)> d,
+                                                            ElemUnit<sizeof(T)> v) const {
+    return bit_cast_dev<ElemUnit<sizeof(T)>>(
         binary_op_element<T, T>(op, bit_cast_dev<T>(d), bit_cast_dev<T>(v), alpha));
   }
 };
@@ -161,7 +175,7 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
   constexpr int P = E < 4 ? 4 / E : 1;
   constexpr int T = kTransposeBlockX * P;
   constexpr int kRows = T / kTransposeBlockY;  // tile rows per thread
-  using W = Unit<E>;
+  using W = ElemUnit<E>;
   using Pack = Unit<E * P>;
   using Offset = typename TransposeParams<Index>::Offset;
   __shared__ W tile[T][T + 1];

@@ -65,6 +65,15 @@ void to_units(IterPlan& it, int elem, int w) {
     for (int d = 0; d < inner; ++d) it.strides[k][d] = it.strides[k][d] * elem / w;
 }
 
+// Units of 16 bytes are 16-byte elements here (vector_width checks the
+// alignment of every wider unit it picks): their strides are multiples of 16
+// bytes, so only the operands' first addresses can break the alignment.
+void mark_split16(KernelPlan& p, const uintptr_t* addrs, int n) {
+  if (p.unit_bytes != 16) return;
+  for (int k = 0; k < n; ++k)
+    if (addrs[k] % 16 != 0) p.split16 = true;
+}
+
 void finish_elementwise(KernelPlan& p, const DeviceProps& props) {
   p.kind = KernelKind::Elementwise;
   p.numel = p.it.numel();
@@ -180,11 +189,15 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
     const int w = vector_width(it, elem, addrs);
     to_units(it, elem, w);
     p.unit_bytes = w;
+    mark_split16(p, addrs, 2);
     finish_elementwise(p, props);
     return p;
   }
   if (try_transpose(p, elem, dst.data, src.data, props)) return p;
   p.unit_bytes = elem;
+  const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
+                              address(src.data, p.byte_offset[1])};
+  mark_split16(p, addrs, 2);
   finish_elementwise(p, props);
   return p;
 }
@@ -195,12 +208,13 @@ KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props) {
   if (p.it.empty) return p;
   const int elem = static_cast<int>(dtype_size(dst.dtype));
   int w = elem;
+  const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
   if (p.it.strides[0][p.it.ndim - 1] == 1) {
-    const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
     w = vector_width(p.it, elem, addrs);
     to_units(p.it, elem, w);
   }
   p.unit_bytes = w;
+  mark_split16(p, addrs, 1);
   finish_elementwise(p, props);
   return p;
 }
@@ -245,6 +259,9 @@ KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
   p.gather_size = src.sizes[dim];
   p.gather_stride = src.strides[dim];
   p.unit_bytes = static_cast<int>(dtype_size(dst.dtype));
+  const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
+                              address(src.data, p.byte_offset[1])};
+  mark_split16(p, addrs, 2);
   finish_elementwise(p, props);
   if (p.index32) {
     // The source's offsets reach sum (size - 1) * |stride| over the plan's

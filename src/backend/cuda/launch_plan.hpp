@@ -142,6 +142,11 @@ struct KernelPlan {
   // copies and fills); when 0 the units are each operand's elements.
   IterPlan it;
   int unit_bytes = 0;
+  // 16-byte units at an address that is only 8-byte aligned: elements of
+  // 16 bytes (complex128, aligned as its 8-byte parts) where an operand does
+  // not start at a multiple of 16. The kernels then move each unit as two
+  // 8-byte words (a 128-bit access would fault).
+  bool split16 = false;
   // Added to each operand's data pointer before the kernel runs (dims walked
   // backwards to keep the destination moving forwards).
   int64_t byte_offset[kMaxOperands] = {};
