@@ -118,6 +118,9 @@ template <> struct DT<int32_t> { static constexpr sm_dtype value = SM_INT32; };
 template <> struct DT<int64_t> { static constexpr sm_dtype value = SM_INT64; };
 template <> struct DT<float> { static constexpr sm_dtype value = SM_FLOAT32; };
 template <> struct DT<double> { static constexpr sm_dtype value = SM_FLOAT64; };
+template <> struct DT<uint16_t> { static constexpr sm_dtype value = SM_UINT16; };
+template <> struct DT<uint32_t> { static constexpr sm_dtype value = SM_UINT32; };
+template <> struct DT<uint64_t> { static constexpr sm_dtype value = SM_UINT64; };
 
 inline int64_t numel_of_shape(const Shape& s) {
   int64_t n = 1;

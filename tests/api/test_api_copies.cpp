@@ -844,3 +844,105 @@ TEST(IndexSelect, AllocatesOnlyTheResult) {
   EXPECT_EQ(stats().num_allocs - s0.num_allocs, 1);
   EXPECT_EQ(read<float>(r), (std::vector<float>{2, 0, 3, 6, 4, 7, 10, 8, 11}));
 }
+
+// ---- conversions of the exchanged dtypes against NumPy (issue 13) -----------------------------
+
+namespace {
+
+struct ConversionCase {
+  sm_dtype src, dst;
+  const char* src_hex;
+  const char* want_hex;
+};
+const ConversionCase kNumpyConversions[] = {
+#include "conversion_table.inc"
+};
+
+std::vector<uint8_t> from_hex(const char* h) {
+  std::vector<uint8_t> out;
+  for (; h[0] && h[1]; h += 2) out.push_back(static_cast<uint8_t>(std::stoi(std::string(h, 2), nullptr, 16)));
+  return out;
+}
+
+// Float and complex results: a NaN matches any NaN (NumPy and stridemem may
+// differ in the payload, which is not part of the contract), else the bits.
+bool same_element(sm_dtype dt, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  if (a.size() != b.size()) return false;
+  const bool f16 = dt == SM_FLOAT16;
+  const bool f32 = dt == SM_FLOAT32 || dt == SM_COMPLEX64;
+  const bool f64 = dt == SM_FLOAT64 || dt == SM_COMPLEX128;
+  if (!f16 && !f32 && !f64) return a == b;
+  const size_t part = f16 ? 2 : f32 ? 4 : 8;
+  for (size_t o = 0; o < a.size(); o += part) {
+    double x, y;
+    if (f16) {
+      uint16_t u, v;
+      memcpy(&u, &a[o], 2), memcpy(&v, &b[o], 2);
+      x = half_to_double(u), y = half_to_double(v);
+    } else if (f32) {
+      float u, v;
+      memcpy(&u, &a[o], 4), memcpy(&v, &b[o], 4);
+      x = u, y = v;
+    } else {
+      memcpy(&x, &a[o], 8), memcpy(&y, &b[o], 8);
+    }
+    if (x != x && y != y) continue;
+    if (memcmp(&a[o], &b[o], part) != 0) return false;
+  }
+  return true;
+}
+
+std::string hex(const std::vector<uint8_t>& v) {
+  std::string s;
+  char buf[3];
+  for (uint8_t b : v) snprintf(buf, sizeof buf, "%02x", b), s += buf;
+  return s;
+}
+
+}  // namespace
+
+// Every pair of the dtypes NumPy has (all but bfloat16), sm_to and
+// sm_copy_into, against NumPy's astype (tests/api/gen_conversion_table.py).
+TEST(ExchangeDtypes, EveryPairMatchesNumpyAstype) {
+  int checked = 0;
+  for (const ConversionCase& c : kNumpyConversions) {
+    const std::vector<uint8_t> src = from_hex(c.src_hex), want = from_hex(c.want_hex);
+    const int64_t shape[1] = {1};
+    Tensor t, o, d;
+    SM_ASSERT_OK(sm_from_host(src.data(), shape, 1, c.src, cpu(), t.out()));
+    SM_ASSERT_OK(sm_to(t, cpu(), c.dst, o.out(), nullptr));
+    EXPECT_TRUE(same_element(c.dst, read_bytes(o), want))
+        << sm_dtype_name(c.src) << " " << c.src_hex << " -> " << sm_dtype_name(c.dst) << ": got "
+        << hex(read_bytes(o)) << ", NumPy " << c.want_hex;
+    SM_ASSERT_OK(sm_empty(shape, 1, c.dst, cpu(), d.out()));
+    SM_ASSERT_OK(sm_copy_into(d, t));
+    EXPECT_TRUE(same_element(c.dst, read_bytes(d), want))
+        << "copy_into " << sm_dtype_name(c.src) << " " << c.src_hex << " -> " << sm_dtype_name(c.dst);
+    ++checked;
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+// The pairs NumPy leaves to the platform, pinned to stridemem's rule
+// (include/stridemem.h): NaN -> 0; uint8/16/32 saturate to int64 and wrap;
+// uint64 truncates [0, 2^64), wraps [-2^63, 0), saturates beyond.
+TEST(ExchangeDtypes, FloatToUnsignedRule) {
+  const std::vector<double> v = {std::nan(""), -1.0, -2.75, 1e30, -1e30, 70000.0,
+                                 18446744073709551616.0, 9223372036854775808.0};
+  Tensor t = make<double>(v, {8});
+  EXPECT_EQ(convert<uint16_t>(t, SM_UINT16),
+            (std::vector<uint16_t>{0, 65535, 65534, 65535, 0, 4464, 65535, 65535}));
+  EXPECT_EQ(convert<uint32_t>(t, SM_UINT32),
+            (std::vector<uint32_t>{0, 4294967295u, 4294967294u, 4294967295u, 0, 70000,
+                                   4294967295u, 4294967295u}));
+  EXPECT_EQ(convert<uint64_t>(t, SM_UINT64),
+            (std::vector<uint64_t>{0, UINT64_MAX, UINT64_MAX - 1, UINT64_MAX, 1ull << 63, 70000,
+                                   UINT64_MAX, 1ull << 63}));
+  // complex -> integer: the real part, by the same rule.
+  const std::vector<double> c = {-1.0, 5.0, 2.5, std::nan("")};
+  Tensor z;
+  const int64_t s1[1] = {2};
+  SM_ASSERT_OK(sm_from_host(c.data(), s1, 1, SM_COMPLEX128, cpu(), z.out()));
+  EXPECT_EQ(convert<uint64_t>(z, SM_UINT64), (std::vector<uint64_t>{UINT64_MAX, 2}));
+  EXPECT_EQ(convert<uint8_t>(z, SM_BOOL), (std::vector<uint8_t>{1, 1}));
+}

@@ -370,3 +370,160 @@ TEST(InplaceTensor, ZeroDimAndEmpty) {
   SM_EXPECT_OK(sm_inplace_tensor(e, SM_OP_ADD, eo, 1.0));
   SM_EXPECT_OK(sm_inplace_tensor(e, SM_OP_ADD, o, 1.0));  // 0-d broadcasts to (0, 3)
 }
+
+// ---- the exchanged dtypes (issue 13) ---------------------------------------------------------
+
+namespace {
+
+using C128 = std::pair<double, double>;
+
+Tensor make_c128(const std::vector<C128>& v) {
+  Tensor t;
+  const int64_t shape[1] = {static_cast<int64_t>(v.size())};
+  std::vector<double> flat;
+  for (const C128& z : v) flat.push_back(z.first), flat.push_back(z.second);
+  EXPECT_EQ(sm_from_host(flat.data(), shape, 1, SM_COMPLEX128, cpu(), t.out()), SM_OK);
+  return t;
+}
+
+// The parts of a complex tensor (re, im, re, ...), as doubles.
+std::vector<double> parts(sm_tensor t) {
+  const std::vector<uint8_t> b = read_bytes(t);
+  std::vector<double> out;
+  if (dtype_of(t) == SM_COMPLEX64) {
+    std::vector<float> f(b.size() / 4);
+    memcpy(f.data(), b.data(), b.size());
+    out.assign(f.begin(), f.end());
+  } else {
+    out.resize(b.size() / 8);
+    memcpy(out.data(), b.data(), b.size());
+  }
+  return out;
+}
+
+// Within 4 ulp of NumPy's value per part (NaN matches NaN, infinities exactly).
+void expect_near_numpy(sm_tensor t, const std::vector<C128>& want, const char* what) {
+  const std::vector<double> got = parts(t);
+  ASSERT_EQ(got.size(), 2 * want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    const double w = k % 2 ? want[k / 2].second : want[k / 2].first, g = got[k];
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(g)) << what << " element " << k / 2;
+    } else if (std::isinf(w) || w == 0) {
+      EXPECT_EQ(g, w) << what << " element " << k / 2 << (k % 2 ? " imag" : " real");
+    } else {
+      EXPECT_NEAR(g, w, 4 * std::abs(w) * std::numeric_limits<double>::epsilon())
+          << what << " element " << k / 2 << (k % 2 ? " imag" : " real");
+    }
+  }
+}
+
+const std::vector<C128> kX = {{1.5, -2}, {-4, 0}, {-4, 0}, {3, 4}, {1e-3, 1e3}, {-2.5, 0.25}, {0, 0}, {1e300, 1e300}};
+const std::vector<C128> kY = {{2, -1}, {0.5, 0.5}, {-3, 1e-3}, {1e-300, 1e300}, {1, 1}, {2, 0}, {1, -1}, {1e300, -1e300}};
+
+}  // namespace
+
+// Complex128 results against NumPy 1.24 (np.sqrt, np.exp, x / y, x * y,
+// x - 2.5 * y on these values).
+TEST(ExchangeDtypes, ComplexOpsMatchNumpy) {
+  {
+    Tensor x = make_c128(kX);
+    SM_ASSERT_OK(sm_inplace_scalar(x, SM_OP_SQRT, 0, 0));
+    expect_near_numpy(x, {{1.4142135623730951, -0.7071067811865475}, {0.0, 2.0}, {0.0, 2.0}, {2.0, 1.0},
+                          {22.36069095534058, 22.360668594660805}, {0.07895855013936923, 1.5831091095183905},
+                          {0.0, 0.0}, {1.09868411346781e+150, 4.550898605622274e+149}}, "sqrt");
+  }
+  {
+    Tensor x = make_c128(std::vector<C128>(kX.begin(), kX.begin() + 6));
+    SM_ASSERT_OK(sm_inplace_scalar(x, SM_OP_EXP, 0, 0));
+    expect_near_numpy(x, {{-1.8650407290090891, -4.075188339491183}, {0.01831563888873418, 0.0},
+                          {0.01831563888873418, 0.0}, {-13.128783081462158, -15.200784463067954},
+                          {0.5629417366502851, 0.8277068336501525}, {0.07953317480279673, 0.02030815365495463}},
+                      "exp");
+  }
+  Tensor y = make_c128(kY);
+  {
+    Tensor x = make_c128(kX);
+    SM_ASSERT_OK(sm_inplace_tensor(x, SM_OP_DIV, y, 1.0));
+    expect_near_numpy(x, {{1.0, -0.5}, {-4.0, 4.0}, {1.3333331851852017, 0.00044444439506173387}, {4e-300, -3e-300},
+                          {500.0005, 499.9995}, {-1.25, 0.125}, {0.0, 0.0}, {0.0, 1.0}}, "div");
+  }
+  {
+    Tensor x = make_c128(kX);
+    SM_ASSERT_OK(sm_inplace_tensor(x, SM_OP_MUL, y, 1.0));
+    expect_near_numpy(x, {{1.0, -5.5}, {-2.0, -2.0}, {12.0, -0.004}, {-4e+300, 3e+300}, {-999.999, 1000.001},
+                          {-5.0, 0.5}, {0.0, 0.0}, {INFINITY, NAN}}, "mul");
+  }
+  {
+    Tensor x = make_c128(kX);
+    SM_ASSERT_OK(sm_inplace_tensor(x, SM_OP_SUB, y, 2.5));
+    expect_near_numpy(x, {{-3.5, 0.5}, {-5.25, -1.25}, {3.5, -0.0025}, {3.0, -2.5e+300}, {-2.499, 997.5},
+                          {-7.5, 0.25}, {-2.5, 2.5}, {-1.5e+300, 3.5e+300}}, "sub alpha");
+  }
+  {  // real scalars: (a, 0) as NumPy promotes them; complex64 computes in float
+    Tensor x = make_c128({{1, 2}, {-3, 0.5}});
+    SM_ASSERT_OK(sm_inplace_scalar(x, SM_OP_MUL, 2.0, 0));
+    SM_ASSERT_OK(sm_inplace_scalar(x, SM_OP_ADD, 1.0, 0));
+    SM_ASSERT_OK(sm_inplace_scalar(x, SM_OP_NEG, 0, 0));
+    expect_near_numpy(x, {{-3, -4}, {5, -1}}, "mul add neg");
+    Tensor f;
+    SM_ASSERT_OK(sm_to(x, cpu(), SM_COMPLEX64, f.out(), nullptr));
+    SM_ASSERT_OK(sm_inplace_scalar(f, SM_OP_DIV, 4.0, 0));
+    EXPECT_EQ(parts(f), (std::vector<double>{-0.75, -1.0, 1.25, -0.25}));
+  }
+}
+
+// Complex tensors refuse the ops PyTorch refuses; a complex operand cannot
+// be written into a real tensor except by FILL (a copy: the real part).
+TEST(ExchangeDtypes, ComplexRefusals) {
+  Tensor x = make_c128({{1, 2}});
+  for (sm_op op : {SM_OP_CLAMP, SM_OP_RELU, SM_OP_ABS}) {
+    EXPECT_EQ(sm_inplace_scalar(x, op, 0, 1), SM_ERR_DTYPE) << op;
+    expect_error_mentions({"complex128"});
+    EXPECT_EQ(version_of(x), 0);
+  }
+  Tensor f = make<float>({7.0f}, {1});
+  EXPECT_EQ(sm_inplace_tensor(f, SM_OP_ADD, x, 1.0), SM_ERR_DTYPE);
+  expect_error_mentions({"complex128", "float32"});
+  EXPECT_EQ(read<float>(f), (std::vector<float>{7.0f}));
+  SM_ASSERT_OK(sm_inplace_tensor(f, SM_OP_FILL, x, 1.0));
+  EXPECT_EQ(read<float>(f), (std::vector<float>{1.0f}));
+  // complex <- real works (imaginary part 0 in the operand)
+  SM_ASSERT_OK(sm_inplace_tensor(x, SM_OP_ADD, f, 2.0));
+  EXPECT_EQ(parts(x), (std::vector<double>{3.0, 2.0}));
+}
+
+// Unsigned dtypes: wrap-around arithmetic, NEG wraps, ABS and RELU are the
+// identity, CLAMP compares as unsigned (2^63 and above are not negative).
+TEST(ExchangeDtypes, UnsignedOps) {
+  const uint64_t top = 1ull << 63;
+  Tensor u = make<uint64_t>({top + 5, 1, UINT64_MAX, 0}, {4});
+  SM_ASSERT_OK(sm_inplace_scalar(u, SM_OP_CLAMP, 9223372036854775808.0, NAN));
+  EXPECT_EQ(read<uint64_t>(u), (std::vector<uint64_t>{top + 5, top, UINT64_MAX, top}));
+  SM_ASSERT_OK(sm_inplace_scalar(u, SM_OP_RELU, 0, 0));
+  SM_ASSERT_OK(sm_inplace_scalar(u, SM_OP_ABS, 0, 0));
+  EXPECT_EQ(read<uint64_t>(u), (std::vector<uint64_t>{top + 5, top, UINT64_MAX, top}));
+  SM_ASSERT_OK(sm_inplace_scalar(u, SM_OP_ADD, 9223372036854775808.0, 0));  // 2^63: wraps
+  EXPECT_EQ(read<uint64_t>(u), (std::vector<uint64_t>{5, 0, top - 1, 0}));
+  SM_ASSERT_OK(sm_inplace_scalar(u, SM_OP_NEG, 0, 0));
+  EXPECT_EQ(read<uint64_t>(u), (std::vector<uint64_t>{0 - 5ull, 0, top + 1, 0}));
+  SM_ASSERT_OK(sm_inplace_scalar(u, SM_OP_CLAMP, NAN, 100.0));
+  EXPECT_EQ(read<uint64_t>(u), (std::vector<uint64_t>{100, 0, 100, 0}));
+  EXPECT_EQ(sm_inplace_scalar(u, SM_OP_SQRT, 0, 0), SM_ERR_DTYPE);
+  EXPECT_EQ(sm_inplace_scalar(u, SM_OP_ADD, 18446744073709551616.0, 0), SM_ERR_DTYPE);
+
+  Tensor w = make<uint32_t>({4000000000u, 7}, {2});
+  SM_ASSERT_OK(sm_inplace_scalar(w, SM_OP_MUL, 2, 0));
+  EXPECT_EQ(read<uint32_t>(w), (std::vector<uint32_t>{3705032704u, 14}));
+  SM_ASSERT_OK(sm_inplace_scalar(w, SM_OP_CLAMP, 10, 3705032703.0));
+  EXPECT_EQ(read<uint32_t>(w), (std::vector<uint32_t>{3705032703u, 14}));
+  Tensor h = make<uint16_t>({1, 65535}, {2});
+  Tensor i8 = make<int8_t>({-1, 1}, {2});
+  SM_ASSERT_OK(sm_inplace_tensor(h, SM_OP_ADD, i8, 3));  // 1 - 3, 65535 + 3: wrap
+  EXPECT_EQ(read<uint16_t>(h), (std::vector<uint16_t>{65534, 2}));
+  // float64 * uint64 computes in double: the unsigned value, not its int64 bits.
+  Tensor big = make<uint64_t>({UINT64_MAX - 2047}, {1});
+  Tensor half = make<double>({0.5}, {1});
+  SM_ASSERT_OK(sm_inplace_tensor(half, SM_OP_MUL, big, 1));
+  EXPECT_EQ(read<double>(half), (std::vector<double>{9223372036854774784.0}));
+}
