@@ -17,8 +17,21 @@ Every failing C call raises :class:`StrideMemError`, carrying ``.status`` (the
 frozen integer code), ``.status_name`` and ``.message`` (``sm_last_error``).
 
 NumPy is optional for the core of the module; ``numpy()``, ``from_numpy`` and
-the zero-copy wrappers need it. NumPy has no bfloat16: bfloat16 tensors are
-exchanged with NumPy as ``uint16`` arrays holding the raw bit patterns.
+the zero-copy wrappers need it. Every dtype but bfloat16 is exchanged with
+NumPy as the NumPy dtype of the same name (``complex64``/``complex128`` are
+NumPy's: two IEEE floats, real part first). NumPy has no bfloat16: bfloat16
+tensors are exchanged as ``uint16`` arrays holding the raw bit patterns, so a
+NumPy ``uint16`` array means the ``uint16`` dtype unless ``dtype="bfloat16"``
+is passed.
+
+Scalars: the C API takes real doubles (``sm_full``, ``sm_arange``, the
+scalar in-place ops, ``alpha``). A complex Python or NumPy scalar given to a
+complex tensor (``fill_``, ``add_``, ``sub_``, ``mul_``, ``div_``, ``full``,
+``copy_``, ``t[...] = z``) is sent as a 0-d tensor of the tensor's dtype
+through the tensor form of the op instead; a complex scalar with a nonzero
+imaginary part is refused (TypeError, nothing written) where the C API can
+only take a real value: a non-complex tensor, ``clamp_`` bounds, ``alpha``
+with a tensor operand, ``arange``.
 """
 
 import atexit
@@ -77,13 +90,20 @@ DTYPES = {
     "int16": (3, "int16"), "int32": (4, "int32"), "int64": (5, "int64"),
     "float16": (6, "float16"), "bfloat16": (7, "uint16"),
     "float32": (8, "float32"), "float64": (9, "float64"),
+    "uint16": (10, "uint16"), "uint32": (11, "uint32"), "uint64": (12, "uint64"),
+    "complex64": (13, "complex64"), "complex128": (14, "complex128"),
 }
+NUM_DTYPES = 15  # SM_NUM_DTYPES
+_COMPLEX_DTYPES = ("complex64", "complex128")
 _DTYPE_BY_CODE = {code: name for name, (code, _) in DTYPES.items()}
 _DTYPE_ALIASES = {"f16": "float16", "half": "float16", "bf16": "bfloat16",
                   "f32": "float32", "float": "float32", "f64": "float64",
                   "double": "float64", "u8": "uint8", "i8": "int8",
                   "i16": "int16", "i32": "int32", "i64": "int64", "long": "int64",
-                  "int": "int64", "bool_": "bool"}
+                  "int": "int64", "bool_": "bool", "u16": "uint16", "u32": "uint32",
+                  "u64": "uint64", "c64": "complex64", "c128": "complex128",
+                  "cfloat": "complex64", "cdouble": "complex128",
+                  "complex": "complex128"}
 
 DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST = 1, 2, 3
 
@@ -419,12 +439,13 @@ def dtype_name(dtype):
         except TypeError:
             nd = None
         if nd is not None:
+            # .name ignores the byte order: callers that exchange data compare
+            # the whole NumPy dtype with numpy_dtype() (native order).
             name = "bool" if nd == _np.bool_ else nd.name
-            if name in DTYPES and name != "uint16":
+            if name in DTYPES and nd.fields is None:
                 return name
-    raise ValueError("stridemem: unknown dtype %r (NumPy's uint16 maps to no "
-                     "stridemem dtype: pass dtype='bfloat16' to mean bfloat16 bits)"
-                     % (dtype,))
+    raise ValueError("stridemem: unknown dtype %r (NumPy's uint16 means uint16: "
+                     "pass dtype='bfloat16' to mean bfloat16 bits)" % (dtype,))
 
 
 def _dtype_code(dtype):
@@ -440,6 +461,40 @@ def numpy_dtype(dtype):
 
 def dtype_size(dtype):
     return int(lib.sm_dtype_size(_dtype_code(dtype)))
+
+
+def is_complex(dtype):
+    """True for complex64 and complex128."""
+    return dtype_name(dtype) in _COMPLEX_DTYPES
+
+
+def _is_complex_scalar(value):
+    return isinstance(value, complex) or (
+        _np is not None and isinstance(value, _np.complexfloating))
+
+
+def _complex_scalar_tensor(value, dtype, device):
+    """A 0-d complex tensor holding value (no NumPy needed): (re, im) as two
+    floats or doubles, the element layout of complex64/complex128."""
+    z = complex(value)
+    part = ctypes.c_float if dtype_name(dtype) == "complex64" else c_double
+    data = (part * 2)(z.real, z.imag)
+    out = _out()
+    _call("sm_from_host", ctypes.cast(data, c_void_p), None, 0, _dtype_code(dtype),
+          _dev(device), byref(out))
+    return Tensor._wrap(out)
+
+
+def _real_scalar(value, what):
+    """value as the C API's real double. A complex value is taken only when
+    its imaginary part is 0 (nothing is lost); else TypeError."""
+    if _is_complex_scalar(value):
+        z = complex(value)
+        if z.imag != 0:
+            raise TypeError("stridemem: %s takes a real scalar (the C API's scalars are "
+                            "doubles), got %r" % (what, value))
+        return z.real
+    return float(value)
 
 
 class Device(tuple):
@@ -665,9 +720,9 @@ def from_numpy_blob(arr, device="cpu", dtype=None):
                          "would allow writes (use from_numpy to copy)")
     if dtype is None:
         dtype = dtype_name(arr.dtype)
-    elif numpy_dtype(dtype) != arr.dtype:
+    if numpy_dtype(dtype) != arr.dtype:  # also a non-native byte order
         raise ValueError("stridemem: array dtype %s cannot hold %s"
-                         % (arr.dtype, dtype_name(dtype)))
+                         % (arr.dtype.str, dtype_name(dtype)))
     item = arr.itemsize
     if any(s % item for s in arr.strides):
         raise ValueError("stridemem: strides %r are not multiples of the item size %d"
@@ -1038,10 +1093,17 @@ class Tensor(object):
 
     # -- in-place ----------------------------------------------------------
     def _inplace(self, op, value=None, alpha=1.0, b=0.0):
+        name = op + "_"
+        if _is_complex_scalar(value) and self.dtype in _COMPLEX_DTYPES:
+            # The C API's scalars are real: a complex one travels as a 0-d
+            # tensor of this dtype, broadcast by the tensor form of the op
+            # (add_/sub_ have already scaled a scalar by alpha).
+            value, alpha = _complex_scalar_tensor(value, self.dtype, self.device), 1.0
         if isinstance(value, Tensor):
-            _call("sm_inplace_tensor", self._h, OPS[op], value._h, float(alpha))
+            _call("sm_inplace_tensor", self._h, OPS[op], value._h,
+                  _real_scalar(alpha, name + " alpha"))
         else:
-            a = 0.0 if value is None else float(value)
+            a = 0.0 if value is None else _real_scalar(value, name)
             _call("sm_inplace_scalar", self._h, OPS[op], a, float(b))
         return self
 
@@ -1053,13 +1115,19 @@ class Tensor(object):
 
     def add_(self, other, alpha=1.0):
         if not isinstance(other, Tensor) and alpha != 1.0:
-            other = float(other) * alpha
+            other = self._scaled(other, alpha)
         return self._inplace("add", other, alpha)
 
     def sub_(self, other, alpha=1.0):
         if not isinstance(other, Tensor) and alpha != 1.0:
-            other = float(other) * alpha
+            other = self._scaled(other, alpha)
         return self._inplace("sub", other, alpha)
+
+    @staticmethod
+    def _scaled(value, alpha):
+        if _is_complex_scalar(value) or _is_complex_scalar(alpha):
+            return complex(value) * complex(alpha)
+        return float(value) * alpha
 
     def mul_(self, other):
         return self._inplace("mul", other)
@@ -1068,8 +1136,8 @@ class Tensor(object):
         return self._inplace("div", other)
 
     def clamp_(self, min=None, max=None):
-        lo = float("nan") if min is None else float(min)
-        hi = float("nan") if max is None else float(max)
+        lo = float("nan") if min is None else _real_scalar(min, "clamp_")
+        hi = float("nan") if max is None else _real_scalar(max, "clamp_")
         _call("sm_inplace_scalar", self._h, OPS["clamp"], lo, hi)
         return self
 
@@ -1102,7 +1170,8 @@ class Tensor(object):
 
     # -- host exchange -----------------------------------------------------
     def numpy(self):
-        """A NumPy copy (row-major). bfloat16 comes out as uint16 bit patterns."""
+        """A NumPy copy (row-major) of the same dtype. bfloat16 comes out as
+        uint16 bit patterns."""
         arr = _np.empty(self.shape, dtype=numpy_dtype(self.dtype))
         _call("sm_copy_to_host", self._h, c_void_p(arr.ctypes.data), c_size_t(arr.nbytes))
         return arr
@@ -1189,8 +1258,13 @@ def _from_list(values, dtype, device="cpu"):
 
 
 def _to_tensor(value, dtype):
+    """A source for copy_: arrays as they are, a complex scalar as a 0-d
+    complex128 (copy_into converts: into a real tensor, the real part), any
+    other scalar as a 0-d tensor of dtype."""
     if _np is not None and isinstance(value, _np.ndarray):
         return from_numpy(value)
+    if _is_complex_scalar(value):
+        return full((), value, "complex128")
     return full((), float(value), dtype)
 
 
@@ -1481,34 +1555,42 @@ def zeros(*shape, dtype="float32", device="cpu"):
 
 
 def full(shape, value, dtype="float32", device="cpu"):
+    """Every element value (sm_full). A complex value for a complex dtype is
+    written by fill_ (sm_full takes a real double)."""
+    if _is_complex_scalar(value) and _DTYPE_BY_CODE.get(_dtype_code(dtype)) in _COMPLEX_DTYPES:
+        return empty(tuple(shape), dtype=dtype, device=device).fill_(value)
     a, n = _i64(shape)
     out = _out()
-    _call("sm_full", a, n, float(value), _dtype_code(dtype), _dev(device), byref(out))
+    _call("sm_full", a, n, _real_scalar(value, "full"), _dtype_code(dtype), _dev(device),
+          byref(out))
     return Tensor._wrap(out)
 
 
 def arange(start, step, n, dtype="float32", device="cpu"):
     """n elements start, start + step, ... (sm_arange's argument order)."""
     out = _out()
-    _call("sm_arange", float(start), float(step), int(n), _dtype_code(dtype),
+    _call("sm_arange", _real_scalar(start, "arange"), _real_scalar(step, "arange"), int(n),
+          _dtype_code(dtype),
           _dev(device), byref(out))
     return Tensor._wrap(out)
 
 
 def from_numpy(arr, device="cpu", dtype=None):
-    """A copy of a NumPy array (any layout) on device. dtype='bfloat16' takes
-    a uint16 array of bfloat16 bit patterns."""
+    """A copy of a NumPy array (any layout, any byte order) on device, of the
+    array's dtype or converted to dtype as NumPy's astype does.
+    dtype='bfloat16' takes a uint16 array of bfloat16 bit patterns."""
     arr = _np.asarray(arr)
     if dtype is None:
         dtype = dtype_name(arr.dtype)
-    else:
-        want = numpy_dtype(dtype)
-        if arr.dtype != want:
-            if dtype_name(dtype) == "bfloat16":
-                raise ValueError("stridemem: bfloat16 data must be a uint16 array of "
-                                 "bit patterns, got %s" % arr.dtype)
-            arr = arr.astype(want)
-    arr = _np.ascontiguousarray(arr)
+    want = numpy_dtype(dtype)
+    if arr.dtype != want:  # another dtype, or the same in non-native byte order
+        if dtype_name(dtype) == "bfloat16" and (arr.dtype.kind, arr.dtype.itemsize) != ("u", 2):
+            raise ValueError("stridemem: bfloat16 data must be a uint16 array of "
+                             "bit patterns, got %s" % arr.dtype)
+        arr = arr.astype(want)
+    if not arr.flags.c_contiguous:
+        # Not ascontiguousarray: it makes a 0-d array 1-d.
+        arr = _np.array(arr, order="C")
     a, n = _i64(arr.shape)
     out = _out()
     _call("sm_from_host", c_void_p(arr.ctypes.data), a, n, _dtype_code(dtype),

@@ -41,7 +41,12 @@ def api_surface():
     # Status codes and dtype codes agree with the header.
     for name, value in re.findall(r"\b(SM_(?:OK|ERR_\w+))\s*=\s*(\d+)", header):
         R.equal(sm.STATUS_NAMES.get(int(value)), name, "status %s" % name)
-    for name, value in re.findall(r"\bSM_(BOOL|UINT8|INT8|INT16|INT32|INT64|FLOAT16|BFLOAT16|FLOAT32|FLOAT64)\s*=\s*(\d+)", header):
+    dtype_codes = re.findall(r"\bSM_(BOOL|U?INT(?:8|16|32|64)|B?FLOAT(?:16|32|64)|COMPLEX(?:64|128))"
+                             r"\s*=\s*(\d+)", header)
+    R.equal(len(dtype_codes), len(sm.DTYPES), "every dtype of the header is in DTYPES")
+    m = re.search(r"\bSM_NUM_DTYPES\s*=\s*(\d+)", header)
+    R.check(m and int(m.group(1)) == sm.NUM_DTYPES == len(sm.DTYPES), "SM_NUM_DTYPES")
+    for name, value in dtype_codes:
         R.equal(sm.DTYPES[name.lower()][0], int(value), "dtype code %s" % name)
         R.equal(sm.lib.sm_dtype_name(int(value)).decode(), name.lower(), "sm_dtype_name(%s)" % name)
         R.equal(sm.dtype_size(name.lower()), sm.numpy_dtype(name.lower()).itemsize, "size of %s" % name)
@@ -81,7 +86,21 @@ def dtypes_devices():
     R.equal(sm.dtype_name(np.dtype(bool)), "bool", "NumPy bool")
     R.equal(sm.dtype_name("f32"), "float32", "alias f32")
     R.equal(sm.numpy_dtype("bfloat16"), np.dtype(np.uint16), "bfloat16 exchanges as uint16")
-    for bad in ("complex64", np.uint16, np.uint32, "nope"):
+    # The new dtypes: their NumPy dtypes, names and aliases.
+    for np_t, name, aliases in [(np.uint16, "uint16", ("u16",)), (np.uint32, "uint32", ("u32",)),
+                                (np.uint64, "uint64", ("u64",)),
+                                (np.complex64, "complex64", ("c64", "cfloat")),
+                                (np.complex128, "complex128", ("c128", "cdouble", "complex"))]:
+        R.equal(sm.dtype_name(np_t), name, "NumPy %s" % np.dtype(np_t))
+        R.equal(sm.dtype_name(np.dtype(np_t).newbyteorder()), name, "NumPy %s swapped" % name)
+        R.equal(sm.dtype_name(sm.DTYPES[name][0]), name, "code of %s" % name)
+        R.equal(sm.numpy_dtype(name), np.dtype(np_t), "%s exchanges as itself" % name)
+        for a in aliases:
+            R.equal(sm.dtype_name(a), name, "alias %s" % a)
+        R.equal(sm.is_complex(name), name.startswith("complex"), "is_complex(%s)" % name)
+    R.equal(sm.dtype_name(complex), "complex128", "Python complex")
+    for bad in ("complex32", np.float128, np.complex256, np.dtype([("a", np.uint16)]),
+                "uint128", "nope", 15, -1):
         try:
             sm.dtype_name(bad)
             R.fail("dtype %r accepted" % (bad,))
@@ -208,6 +227,371 @@ def tensors_and_indexing():
     e = sm.empty(0, 3, dtype="int16")
     R.equal((e.shape, e.numel, e.numpy().shape), ((0, 3), 0, (0, 3)), "empty tensor")
     R.check(isinstance(repr(t), str) and "int32" in repr(t), "repr")
+
+
+NEW_DTYPES = ("uint16", "uint32", "uint64", "complex64", "complex128")
+# Every dtype NumPy has (bfloat16 has no NumPy type to compare with).
+NUMPY_DTYPES = [d for d in sm.DTYPES if d != "bfloat16"]
+
+
+def _sample(dtype, n=12, seed=0, signed=True):
+    """n values of dtype that every other dtype can hold closely (small
+    magnitudes, halves), negative ones only with signed=True."""
+    rng = np.random.default_rng(seed)
+    nd = sm.numpy_dtype(dtype)
+    if dtype == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    lo = -100 if signed and nd.kind in "ifc" else 0
+    if nd.kind in "iu":
+        return rng.integers(lo, 101, n).astype(nd)
+    re = rng.integers(2 * lo, 201, n) / 2.0
+    if nd.kind == "f":
+        return re.astype(nd)
+    im = rng.integers(2 * lo, 201, n) / 2.0
+    im[::3] = 0  # some purely real elements
+    re[1::4] = 0  # and some purely imaginary ones (bool: still True)
+    return (re + 1j * im).astype(nd)
+
+
+def _same(got, want):
+    """Equal values, dtype and shape (NaNs equal)."""
+    return (got.dtype == want.dtype and got.shape == want.shape
+            and np.array_equal(got, want, equal_nan=want.dtype.kind in "fc"))
+
+
+def _close(got, want, rtol):
+    """got within rtol of want, measured against want's largest magnitude
+    (a component that cancels to near 0 has no relative accuracy)."""
+    scale = float(np.abs(want).max()) if want.size else 0.0
+    return got.dtype == want.dtype and got.shape == want.shape and bool(
+        np.all(np.abs(got.astype(np.complex128) - want) <= rtol * scale))
+
+
+def _raises_dtype(fn, what):
+    return R.raises(sm.ERR_DTYPE, fn, what)
+
+
+def new_dtypes_numpy_exchange():
+    """from_numpy/numpy(), zero-copy wrapping and DLPack for each new dtype,
+    through views, 0-d and empty tensors and non-native byte order."""
+    for name in NEW_DTYPES:
+        nd = sm.numpy_dtype(name)
+        a = _sample(name, 24, seed=1).reshape(2, 3, 4)
+        R.check(_same(sm.tensor(a.tolist(), dtype=name).numpy(), a), "%s tensor(list)" % name)
+        if nd.kind == "u":  # the whole range, the top bit included
+            a.flat[:3] = [np.iinfo(nd).max, np.iinfo(nd).max // 2 + 1, 0]
+        t = sm.from_numpy(a)
+        R.equal((t.dtype, t.itemsize, t.nbytes), (name, nd.itemsize, a.nbytes), "%s metadata" % name)
+        R.equal(sm.dtype_size(name), nd.itemsize, "sm_dtype_size(%s)" % name)
+        R.equal(sm.lib.sm_dtype_name(sm.DTYPES[name][0]).decode(), name, "sm_dtype_name(%s)" % name)
+        R.check(_same(t.numpy(), a), "%s round trip" % name)
+        v = t.permute(2, 0, 1)[1:, ::-1, ::2]
+        R.check(_same(v.numpy(), a.transpose(2, 0, 1)[1:, ::-1, ::2]), "%s strided view" % name)
+        R.check(_same(sm.from_numpy(a[:, ::-2].T).numpy(), a[:, ::-2].T), "%s from a strided array" % name)
+        R.check(_same(t.clone().numpy(), a) and _same(t.T.contiguous().numpy(), a.T),
+                "%s clone/contiguous" % name)
+        R.equal(t[1, 2, 3].item(), a[1, 2, 3].item(), "%s item()" % name)
+        R.equal(type(t[0, 0, 0].item()), type(a[0, 0, 0].item()), "%s item() type" % name)
+        R.equal(t.tolist(), a.tolist(), "%s tolist()" % name)
+        R.check(_same(sm.from_numpy(a[0, 0, 0]).numpy(), np.array(a[0, 0, 0])), "%s 0-d from a scalar" % name)
+        R.check(_same(sm.from_numpy(np.array(a[1, 2, 3])).numpy(), np.array(a[1, 2, 3])), "%s 0-d" % name)
+        R.check(_same(sm.empty(0, 3, dtype=name).numpy(), np.empty((0, 3), nd)), "%s empty" % name)
+        R.check(_same(sm.zeros(2, 2, dtype=name).numpy(), np.zeros((2, 2), nd)), "%s zeros" % name)
+        R.check(_same(sm.full((3,), 7, name).numpy(), np.full(3, 7, nd)), "%s full(7)" % name)
+        R.check(_same(sm.arange(2, 3, 4, name).numpy(), np.arange(2, 14, 3).astype(nd)),
+                "%s arange" % name)
+        # A byte-swapped array is converted, never read as native bytes.
+        swapped = a.astype(nd.newbyteorder())
+        R.check(_same(sm.from_numpy(swapped).numpy(), a), "%s from a byte-swapped array" % name)
+        try:
+            sm.from_numpy_blob(swapped)
+            R.fail("%s: a byte-swapped array wrapped without a copy" % name)
+        except ValueError:
+            R.ok()
+        # Zero copy both ways: writes through the tensor show in the array.
+        b = a.copy()
+        w = sm.from_numpy_blob(b[:, ::2, ::-1])
+        R.check(w.data_ptr == b[:, ::2, ::-1].ctypes.data and _same(w.numpy(), b[:, ::2, ::-1]),
+                "%s wraps a strided array" % name)
+        w[1, 0] = 5
+        R.check(np.all(b[1, 0] == 5) and np.array_equal(b[0], a[0]), "%s writes through a wrap" % name)
+        del w
+        # DLPack both ways, zero copy.
+        back = np.from_dlpack(t)
+        R.check(_same(back, a), "%s: np.from_dlpack" % name)
+        R.equal(back.ctypes.data, t.data_ptr, "%s: np.from_dlpack shares memory" % name)
+        c = a.copy()
+        d = sm.from_dlpack(c)
+        R.check(d.dtype == name and _same(d.numpy(), a), "%s: from_dlpack of NumPy" % name)
+        d[0, 0, 0] = 3
+        R.equal(c[0, 0, 0], 3, "%s: a DLPack import shares the array's memory" % name)
+        del d
+        R.check(_same(np.from_dlpack(t.T).T, a), "%s: DLPack of a transposed view" % name)
+    # Complex elements are (re, im) pairs: the float view NumPy's .real and
+    # .imag give of the same memory sees the library's writes.
+    for name, part in (("complex64", np.float32), ("complex128", np.float64)):
+        z = np.zeros(4, sm.numpy_dtype(name))
+        t = sm.from_numpy_blob(z)
+        t.fill_(1.5 - 2j)
+        R.check(np.all(z.real == 1.5) and np.all(z.imag == -2), "%s: fill_(complex) layout" % name)
+        re = sm.from_numpy_blob(z.real)
+        R.equal((re.dtype, re.strides), (np.dtype(part).name, (2,)), "%s: .real wraps with stride 2" % name)
+        re.fill_(4)
+        R.check(np.all(t.numpy() == 4 - 2j), "%s: writes through .real" % name)
+    # complex128 needs the alignment of a double, not of 16 bytes (NumPy's).
+    raw = np.zeros(8 * 10, np.uint8)
+    base = (-raw.ctypes.data) % 16 + 8  # 8 past a 16-byte boundary
+    u = np.ndarray((3,), np.complex128, buffer=raw, offset=base)
+    R.check(u.flags.aligned and u.ctypes.data % 16 == 8, "an 8-aligned complex128 array")
+    u[:] = [1 + 1j, 2, 3j]
+    w = sm.from_numpy_blob(u)
+    R.check(_same(w.numpy(), u) and _same(np.from_dlpack(w), u), "8-aligned complex128: wrap, read, export")
+    w.mul_(2)
+    R.check(_same(u, np.array([2 + 2j, 4, 6j])), "8-aligned complex128: written in place")
+    del w
+    # uint16 is NumPy's uint16 now; bfloat16 bits still come in as uint16.
+    bits = np.array([0x3F80, 0xC000], np.uint16)
+    R.equal(sm.from_numpy(bits).dtype, "uint16", "a uint16 array is uint16")
+    R.check(np.array_equal(sm.from_numpy(bits).to(dtype="float32").numpy(), [16256, 49152]),
+            "uint16 values convert as integers")
+    bf = sm.from_numpy(bits, dtype="bfloat16")
+    R.check(bf.dtype == "bfloat16" and np.array_equal(bf.to(dtype="float32").numpy(), [1, -2]),
+            "dtype='bfloat16' still reads uint16 bit patterns")
+    R.check(sm.from_numpy_blob(bits.copy(), dtype="bfloat16").dtype == "bfloat16", "bfloat16 wrap of uint16")
+    R.check(np.array_equal(sm.from_numpy(bits.astype(">u2"), dtype="bfloat16").to(dtype="float32").numpy(),
+                           [1, -2]), "bfloat16 bits from a byte-swapped uint16 array")
+    for other in (np.uint32, np.uint8, np.int16):
+        try:
+            sm.from_numpy(bits.astype(other), dtype="bfloat16")
+            R.fail("%s data accepted as bfloat16 bits" % np.dtype(other))
+        except ValueError:
+            R.ok()
+    # torch 1.13 has complex64/complex128 (not uint16/32/64): DLPack with it.
+    try:
+        import torch
+        import torch.utils.dlpack as tdl
+    except ImportError:
+        torch = None
+        R.skip("DLPack with PyTorch", "no torch")
+    if torch is not None:
+        for name in ("complex64", "complex128"):
+            a = _sample(name, 6, seed=3).reshape(2, 3)
+            tt = tdl.from_dlpack(sm.from_numpy(a).T.__dlpack__())
+            R.check(np.array_equal(tt.numpy(), a.T) and str(tt.dtype) == "torch." + name,
+                    "%s: torch.from_dlpack" % name)
+            src = torch.from_numpy(a.copy())
+            back = sm.from_dlpack(src)
+            R.check(back.dtype == name and _same(back.numpy(), a), "%s: from torch" % name)
+
+
+def new_dtypes_conversions():
+    """to(dtype=...) and copy_ between each new dtype and every other dtype,
+    against NumPy's astype."""
+    import warnings
+    for src in NUMPY_DTYPES:
+        for dst in NUMPY_DTYPES:
+            if src not in NEW_DTYPES and dst not in NEW_DTYPES:
+                continue
+            nd = sm.numpy_dtype(dst)
+            # Negative floats into an unsigned dtype have no defined value.
+            signed = not (nd.kind == "u" and sm.numpy_dtype(src).kind in "fc")
+            a = _sample(src, 16, seed=len(src) * 31 + len(dst), signed=signed).reshape(4, 4)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # NumPy's ComplexWarning: real part kept
+                want = a.astype(nd)
+            t = sm.from_numpy(a)
+            got, copied = t.to(dtype=dst, return_copied=True)
+            R.check(_same(got.numpy(), want), "%s -> %s: to()" % (src, dst))
+            R.equal(copied, src != dst, "%s -> %s: copied" % (src, dst))
+            out = sm.zeros(4, 4, dtype=dst)
+            out[:, ::-1].copy_(t.T)
+            R.check(_same(out.numpy(), want.T[:, ::-1]), "%s -> %s: copy_ through views" % (src, dst))
+    # uint64 past INT64_MAX, and the wrap between int64 and uint64.
+    big = np.array([2**64 - 1, 2**63, 2**63 + 2**11 + 1, 2**53 + 1, 12345], np.uint64)
+    t = sm.from_numpy(big)
+    for dst in ("float64", "float32", "float16", "complex64", "complex128", "int64", "uint32",
+                "uint16", "uint8", "int8", "bool"):
+        with np.errstate(over="ignore"):  # float16: 2^63 and up overflow to inf
+            want = big.astype(sm.numpy_dtype(dst))
+        R.check(_same(t.to(dtype=dst).numpy(), want), "uint64 %s -> %s" % (big.tolist(), dst))
+    neg = np.array([-1, -(2**63), 5, -7], np.int64)
+    for dst in ("uint64", "uint32", "uint16"):
+        R.check(_same(sm.from_numpy(neg).to(dtype=dst).numpy(), neg.astype(sm.numpy_dtype(dst))),
+                "int64 -> %s wraps" % dst)
+    # complex -> bool: true when either part is nonzero.
+    z = np.array([0, 1j, 1, -0.0 + 0j, 1e-300j], np.complex128)
+    R.check(np.array_equal(sm.from_numpy(z).to(dtype="bool").numpy(), [False, True, True, False, True]),
+            "complex -> bool")
+    R.check(np.array_equal(sm.from_numpy(z.astype(np.complex64)).to(dtype="bool").numpy(),
+                           z.astype(np.complex64).astype(bool)), "complex64 -> bool (1e-300 flushes)")
+    # complex128 -> complex64 rounds each part once; NaN and inf parts survive.
+    w = np.array([1 / 3 + 2j / 3, complex(np.inf, np.nan), complex(-np.inf, 1e300)], np.complex128)
+    with np.errstate(over="ignore"):
+        R.check(_same(sm.from_numpy(w).to(dtype="complex64").numpy(), w.astype(np.complex64)),
+                "complex128 -> complex64")
+        w64 = w.astype(np.complex64)
+    R.check(_same(sm.from_numpy(w64).to(dtype="complex128").numpy(), w64.astype(np.complex128)),
+            "complex64 -> complex128 exact")
+    # bfloat16 <-> the new dtypes: through float32 (NumPy has no bfloat16).
+    f = np.array([1.0, -2.5, 3.0, 0.5], np.float32)
+    bf = sm.from_numpy(f).to(dtype="bfloat16")
+    R.check(_same(bf.to(dtype="complex64").numpy(), f.astype(np.complex64)), "bfloat16 -> complex64")
+    R.check(_same(sm.from_numpy(f.astype(np.complex128) + 1j).to(dtype="bfloat16").to(dtype="float32")
+                  .numpy(), f), "complex128 -> bfloat16 keeps the real part")
+    R.check(_same(sm.from_numpy(np.array([3, 65535], np.uint16)).to(dtype="bfloat16").to(dtype="float32")
+                  .numpy(), np.array([3, 65536], np.float32)), "uint16 -> bfloat16 rounds")
+
+
+def new_dtypes_inplace():
+    """In-place ops on the new dtypes against NumPy, through views; the
+    refused ops change nothing."""
+    # Unsigned integers: integer rules, wrap-around.
+    for name in ("uint16", "uint32", "uint64"):
+        nd = sm.numpy_dtype(name)
+        top = np.iinfo(nd).max
+        a = np.array([0, 1, 2, 7, top, top - 1, top // 2 + 1, 100], nd)
+        t = sm.from_numpy(a)
+        with np.errstate(over="ignore"):
+            want = a.copy()
+            t.add_(3)
+            want += nd.type(3)
+            R.check(_same(t.numpy(), want), "%s add_ wraps" % name)
+            t.sub_(5)
+            want -= nd.type(5)
+            R.check(_same(t.numpy(), want), "%s sub_ wraps" % name)
+            t.mul_(3)
+            want *= nd.type(3)
+            R.check(_same(t.numpy(), want), "%s mul_ wraps" % name)
+            t.neg_()
+            want = (nd.type(0) - want).astype(nd)
+            R.check(_same(t.numpy(), want), "%s neg_ wraps" % name)
+            t.abs_()
+            t.relu_()
+            R.check(_same(t.numpy(), want), "%s abs_/relu_ are identities" % name)
+            t.clamp_(10, top // 2 + 1)  # bounds exact as doubles
+            R.check(_same(t.numpy(), np.clip(want, 10, top // 2 + 1)),
+                    "%s clamp_ compares as unsigned" % name)
+            o = sm.from_numpy(a)
+            o.add_(sm.from_numpy(a[::-1].copy()), alpha=2)
+            R.check(_same(o.numpy(), a + a[::-1] * nd.type(2)), "%s add_(tensor, alpha) wraps" % name)
+            o.copy_(sm.from_numpy(a))
+            o[::2].mul_(sm.from_numpy(a[1::2]))
+            w2 = a.copy()
+            w2[::2] *= a[1::2]
+            R.check(_same(o.numpy(), w2), "%s mul_ through a strided view" % name)
+            o.sub_(sm.from_numpy(np.array([1], nd)))
+            R.check(_same(o.numpy(), w2 - nd.type(1)), "%s sub_(broadcast tensor) wraps" % name)
+        o.fill_(9)
+        o[1:3].zero_()
+        R.check(_same(o.numpy(), np.array([9, 0, 0, 9, 9, 9, 9, 9], nd)), "%s fill_/zero_" % name)
+        keep = t.numpy()
+        v0 = t.version
+        for what, fn in [("div_", lambda: t.div_(2)), ("sqrt_", t.sqrt_), ("exp_", t.exp_),
+                         ("add_(0.5)", lambda: t.add_(0.5)),
+                         ("div_(tensor)", lambda: t.div_(sm.from_numpy(a)))]:
+            _raises_dtype(fn, "%s %s refused" % (name, what))
+        R.check(_same(t.numpy(), keep) and t.version == v0, "%s: refusals change nothing" % name)
+    # Complex: FILL, ZERO, ADD, SUB, MUL, DIV, NEG, SQRT, EXP against NumPy.
+    for name, rtol in (("complex64", 2e-6), ("complex128", 1e-14)):
+        nd = sm.numpy_dtype(name)
+        a = _sample(name, 12, seed=5).reshape(3, 4)
+        a[a == 0] = 1 + 1j  # no zero divisors
+        t = sm.from_numpy(a)
+        want = a.copy()
+        # Exact ops: real scalars that are powers of two, negation.
+        t.add_(2.5)
+        want += nd.type(2.5)
+        t.sub_(0.5)
+        want -= nd.type(0.5)
+        t.mul_(-2)
+        want *= nd.type(-2)
+        t.div_(4)
+        want /= nd.type(4)
+        t.neg_()
+        want = -want
+        R.check(_same(t.numpy(), want), "%s add_/sub_/mul_/div_ real scalars, neg_" % name)
+        # Complex scalars travel as 0-d tensors.
+        t.add_(1 - 2j)
+        want += nd.type(1 - 2j)
+        t.sub_(0.5j, alpha=2)
+        want -= nd.type(1j)
+        R.check(_same(t.numpy(), want), "%s add_/sub_ complex scalars" % name)
+        t.mul_(np.complex64(0.5 + 1.5j))
+        want *= nd.type(0.5 + 1.5j)
+        R.check(_close(t.numpy(), want, rtol), "%s mul_(complex)" % name)
+        t.div_(2 - 3j)
+        want /= nd.type(2 - 3j)
+        R.check(_close(t.numpy(), want, rtol), "%s div_(complex)" % name)
+        want = t.numpy()
+        # Tensor operands through views, broadcast, alpha real.
+        b = _sample(name, 4, seed=6)
+        b[b == 0] = 2j
+        t[1:, ::-1].add_(sm.from_numpy(b), alpha=2)
+        want[1:, ::-1] += b * nd.type(2)
+        R.check(_close(t.numpy(), want, rtol), "%s add_(tensor, alpha) in a view" % name)
+        t.T[::2].mul_(sm.from_numpy(b[::2, None]))
+        want.T[::2] *= b[::2, None]
+        R.check(_close(t.numpy(), want, rtol), "%s mul_(tensor) in a view" % name)
+        t.div_(sm.from_numpy(b))
+        want /= b
+        R.check(_close(t.numpy(), want, rtol), "%s div_(tensor)" % name)
+        s = sm.from_numpy(a)
+        s.sqrt_()
+        R.check(_close(s.numpy(), np.sqrt(a), rtol), "%s sqrt_" % name)
+        e = sm.from_numpy(a / 40)
+        e.exp_()
+        R.check(_close(e.numpy(), np.exp(a / 40), 4 * rtol), "%s exp_" % name)
+        # A real tensor operand converts (imag 0); FILL from real and complex.
+        r = sm.from_numpy(a)
+        r.add_(sm.from_numpy(np.array([1.0, 2.0, 3.0, 4.0])))
+        R.check(_same(r.numpy(), a + np.array([1, 2, 3, 4], nd)), "%s add_(float64 tensor)" % name)
+        r.fill_(sm.from_numpy(np.array([1, 2, 3, 4], np.int32)))
+        R.check(_same(r.numpy(), np.broadcast_to(np.array([1, 2, 3, 4], nd), (3, 4))),
+                "%s fill_(int32 tensor)" % name)
+        r.fill_(-1.5 + 0.25j)
+        R.check(_same(r.numpy(), np.full((3, 4), -1.5 + 0.25j, nd)), "%s fill_(complex)" % name)
+        r[1] = 2j
+        r[2, 1:3].zero_()
+        R.check(_same(r.numpy()[1:], np.array([[2j] * 4, [-1.5 + 0.25j, 0, 0, -1.5 + 0.25j]], nd)),
+                "%s t[i] = z, zero_ in a view" % name)
+        z = sm.full((2,), 3 - 4j, name)
+        R.check(_same(z.numpy(), np.full(2, 3 - 4j, nd)), "%s full(complex)" % name)
+        z.copy_(1 + 1j)
+        R.check(_same(z.numpy(), np.full(2, 1 + 1j, nd)), "%s copy_(complex scalar)" % name)
+        # Refused: clamp, relu, abs (SM_ERR_DTYPE), nothing changes.
+        keep = r.numpy()
+        v0 = r.version
+        for what, fn in [("clamp_", lambda: r.clamp_(0, 1)), ("clamp_(max)", lambda: r.clamp_(max=1)),
+                         ("relu_", r.relu_), ("abs_", r.abs_)]:
+            _raises_dtype(fn, "%s %s refused" % (name, what))
+        # What the C API cannot take: complex bounds, complex alpha (TypeError).
+        for what, fn in [("clamp_(complex)", lambda: r.clamp_(1j, None)),
+                         ("alpha complex", lambda: r.add_(sm.from_numpy(a), alpha=1j))]:
+            try:
+                fn()
+                R.fail("%s %s accepted" % (name, what))
+            except TypeError as ex:
+                R.check("real" in str(ex), "%s %s: says the C API wants a real scalar" % (name, what))
+        R.check(_same(r.numpy(), keep) and r.version == v0, "%s: refusals change nothing" % name)
+    # A complex value into a real tensor: refused unless its imaginary part is 0.
+    f = sm.from_numpy(np.array([1.0, 2.0]))
+    _raises_dtype(lambda: f.add_(sm.from_numpy(np.array([1j]))), "complex tensor into float64 add_ refused")
+    for what, fn in [("add_(1j)", lambda: f.add_(1 + 1j)), ("fill_(2j)", lambda: f.fill_(2j)),
+                     ("full", lambda: sm.full((2,), 1j, "float32")), ("arange", lambda: sm.arange(0, 1j, 3)),
+                     ("add_(1, alpha=1j)", lambda: f.add_(1, alpha=1j))]:
+        try:
+            fn()
+            R.fail("%s accepted" % what)
+        except TypeError:
+            R.ok()
+    R.check(_same(f.numpy(), np.array([1.0, 2.0])), "refused complex scalars change nothing")
+    f.add_(3 + 0j)
+    f.mul_(np.complex128(2))
+    R.check(_same(f.numpy(), np.array([8.0, 10.0])), "a complex scalar with imag 0 is real")
+    f.copy_(1 + 5j)  # copy_ converts as NumPy's astype: the real part
+    R.check(_same(f.numpy(), np.array([1.0, 1.0])), "copy_(complex scalar) into float64 keeps the real part")
+    f.fill_(sm.from_numpy(np.array([2 + 7j])))  # FILL converts like a copy
+    R.check(_same(f.numpy(), np.array([2.0, 2.0])), "fill_(complex tensor) into float64 keeps the real part")
 
 
 def errors():
@@ -431,6 +815,9 @@ def memory():
 def main():
     for name, fn in [("api surface", api_surface), ("versions", versions_and_loading),
                      ("dtypes and devices", dtypes_devices), ("tensors and indexing", tensors_and_indexing),
+                     ("new dtypes: NumPy exchange", new_dtypes_numpy_exchange),
+                     ("new dtypes: conversions", new_dtypes_conversions),
+                     ("new dtypes: in-place ops", new_dtypes_inplace),
                      ("errors", errors), ("lifetimes", lifetimes), ("blobs", blobs), ("one registry", one_registry),
                      ("memory", memory)]:
         R.run(name, fn)

@@ -1,5 +1,6 @@
 //! Element types: [`DType`], the Rust types that map to them ([`Element`]),
-//! and the two 16-bit float formats ([`Float16`], [`BFloat16`]).
+//! the two 16-bit float formats ([`Float16`], [`BFloat16`]) and the two
+//! complex formats ([`Complex32`], [`Complex64`]).
 
 use std::fmt;
 
@@ -29,11 +30,21 @@ pub enum DType {
     F32,
     /// `f64`.
     F64,
+    /// `u16`.
+    U16,
+    /// `u32`.
+    U32,
+    /// `u64`.
+    U64,
+    /// complex64: two `f32`, real part first ([`Complex32`]).
+    C64,
+    /// complex128: two `f64`, real part first ([`Complex64`]).
+    C128,
 }
 
 impl DType {
     /// Every dtype, in code order.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::U8,
         DType::I8,
@@ -44,9 +55,14 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::C64,
+        DType::C128,
     ];
 
-    /// The C code (`SM_BOOL`, ..., `SM_FLOAT64`).
+    /// The C code (`SM_BOOL`, ..., `SM_COMPLEX128`).
     pub fn code(self) -> sys::sm_dtype {
         match self {
             DType::Bool => sys::SM_BOOL,
@@ -59,6 +75,11 @@ impl DType {
             DType::BF16 => sys::SM_BFLOAT16,
             DType::F32 => sys::SM_FLOAT32,
             DType::F64 => sys::SM_FLOAT64,
+            DType::U16 => sys::SM_UINT16,
+            DType::U32 => sys::SM_UINT32,
+            DType::U64 => sys::SM_UINT64,
+            DType::C64 => sys::SM_COMPLEX64,
+            DType::C128 => sys::SM_COMPLEX128,
         }
     }
 
@@ -80,13 +101,25 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::Bool | DType::U8 | DType::I8 => 1,
-            DType::I16 | DType::F16 | DType::BF16 => 2,
-            DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
-    /// The short name (as `sm_dtype_name`): "bool", "uint8", ..., "float64".
+    /// The address alignment an element needs: its size, except for the
+    /// complex dtypes, which are aligned as their component (4 and 8 bytes,
+    /// as C's `_Complex` and NumPy's complex types).
+    pub fn alignment(self) -> usize {
+        match self {
+            DType::C64 => 4,
+            DType::C128 => 8,
+            d => d.size(),
+        }
+    }
+
+    /// The short name (as `sm_dtype_name`): "bool", "uint8", ..., "complex128".
     pub fn name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
@@ -99,12 +132,27 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
-    /// True for F16, BF16, F32, F64.
+    /// True for F16, BF16, F32, F64 (real floating point; complex is not).
     pub fn is_floating_point(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// True for C64 and C128.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// True for U8, U16, U32, U64.
+    pub fn is_unsigned(self) -> bool {
+        matches!(self, DType::U8 | DType::U16 | DType::U32 | DType::U64)
     }
 }
 
@@ -120,7 +168,8 @@ mod sealed {
 
 /// A Rust type whose values are a tensor element of [`Element::DTYPE`], bit
 /// for bit: `bool`, `u8`, `i8`, `i16`, `i32`, `i64`, [`Float16`],
-/// [`BFloat16`], `f32`, `f64`. Sealed: the list is the library's.
+/// [`BFloat16`], `f32`, `f64`, `u16`, `u32`, `u64`, [`Complex32`],
+/// [`Complex64`]. Sealed: the list is the library's.
 pub trait Element: sealed::Sealed + Copy + Send + Sync + 'static {
     /// The matching dtype.
     const DTYPE: DType;
@@ -154,6 +203,9 @@ element!(i32, DType::I32);
 element!(i64, DType::I64);
 element!(f32, DType::F32);
 element!(f64, DType::F64);
+element!(u16, DType::U16);
+element!(u32, DType::U32);
+element!(u64, DType::U64);
 
 impl sealed::Sealed for bool {}
 impl Element for bool {
@@ -177,6 +229,127 @@ impl Element for BFloat16 {
     const DTYPE: DType = DType::BF16;
     fn from_raw_bytes(bytes: &[u8]) -> Self {
         BFloat16(u16::from_ne_bytes([bytes[0], bytes[1]]))
+    }
+}
+
+impl sealed::Sealed for Complex32 {}
+impl Element for Complex32 {
+    const DTYPE: DType = DType::C64;
+    fn from_raw_bytes(bytes: &[u8]) -> Self {
+        let re = f32::from_ne_bytes(bytes[0..4].try_into().expect("element size"));
+        let im = f32::from_ne_bytes(bytes[4..8].try_into().expect("element size"));
+        Complex32 { re, im }
+    }
+}
+
+impl sealed::Sealed for Complex64 {}
+impl Element for Complex64 {
+    const DTYPE: DType = DType::C128;
+    fn from_raw_bytes(bytes: &[u8]) -> Self {
+        let re = f64::from_ne_bytes(bytes[0..8].try_into().expect("element size"));
+        let im = f64::from_ne_bytes(bytes[8..16].try_into().expect("element size"));
+        Complex64 { re, im }
+    }
+}
+
+// The two complex element types. One macro writes both, so that they cannot
+// drift apart; each is the C layout of `float _Complex` / `double _Complex`
+// (and NumPy's complex64 / complex128): the real part, then the imaginary
+// part, aligned as one component.
+macro_rules! complex_type {
+    ($name:ident, $t:ty, $variant:ident, $dtype:literal, $doc_example:literal) => {
+        #[doc = concat!("A complex number of two `", stringify!($t), "`, the element of ",
+                        $dtype, " ([`DType::", stringify!($variant), "`]): `re` then `im`, ",
+                        "`#[repr(C)]`, aligned as one `", stringify!($t), "`.")]
+        ///
+        /// Only storage and conversions live here: the arithmetic is the
+        /// library's in-place ops. Their scalars are real `f64` (the C
+        /// API's); for a complex scalar, pass a 0-d tensor to the tensor
+        /// form of the op ([`crate::Tensor::apply_tensor`]).
+        ///
+        /// ```
+        #[doc = $doc_example]
+        /// ```
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        #[repr(C)]
+        pub struct $name {
+            /// The real part.
+            pub re: $t,
+            /// The imaginary part.
+            pub im: $t,
+        }
+
+        impl $name {
+            /// `re + im i`.
+            pub const fn new(re: $t, im: $t) -> $name {
+                $name { re, im }
+            }
+
+            /// The complex conjugate `re - im i`.
+            pub fn conj(self) -> $name {
+                $name { re: self.re, im: -self.im }
+            }
+        }
+
+        impl From<$t> for $name {
+            /// A real number: imaginary part 0 (the library's real -> complex
+            /// conversion).
+            fn from(re: $t) -> $name {
+                $name { re, im: 0.0 }
+            }
+        }
+
+        impl From<($t, $t)> for $name {
+            /// `(re, im)`.
+            fn from((re, im): ($t, $t)) -> $name {
+                $name { re, im }
+            }
+        }
+
+        impl From<$name> for ($t, $t) {
+            fn from(z: $name) -> ($t, $t) {
+                (z.re, z.im)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                if self.im.is_sign_negative() {
+                    write!(f, "{}-{}i", self.re, -self.im)
+                } else {
+                    write!(f, "{}+{}i", self.re, self.im)
+                }
+            }
+        }
+    };
+}
+
+complex_type!(
+    Complex32,
+    f32,
+    C64,
+    "complex64",
+    "use stridemem::{Complex32, DType, Tensor};
+let t = Tensor::from_slice(&[Complex32::new(1.0, -2.0), Complex32::from(3.0)], &[2]).unwrap();
+assert_eq!(t.dtype(), DType::C64);
+assert_eq!(t.to_vec::<Complex32>().unwrap()[1], Complex32::new(3.0, 0.0));"
+);
+complex_type!(
+    Complex64,
+    f64,
+    C128,
+    "complex128",
+    "use stridemem::{Complex64, DType, Tensor};
+let t = Tensor::from_slice(&[Complex64::new(0.5, 4.0)], &[]).unwrap();
+assert_eq!(t.dtype(), DType::C128);
+// complex -> real keeps the real part.
+assert_eq!(t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(), vec![0.5]);"
+);
+
+impl From<Complex32> for Complex64 {
+    /// Exact: each part widened.
+    fn from(z: Complex32) -> Complex64 {
+        Complex64 { re: z.re as f64, im: z.im as f64 }
     }
 }
 
@@ -403,5 +576,30 @@ mod tests {
             assert_eq!(DType::from_code(d.code()), Some(d));
         }
         assert_eq!(DType::from_code(sys::SM_NUM_DTYPES), None);
+        assert_eq!(DType::ALL.len(), sys::SM_NUM_DTYPES as usize);
+        for (i, d) in DType::ALL.into_iter().enumerate() {
+            assert_eq!(d.code(), i as sys::sm_dtype, "ALL is in code order");
+        }
+    }
+
+    #[test]
+    fn complex_layout_is_c_complex() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!((size_of::<Complex32>(), align_of::<Complex32>()), (8, 4));
+        assert_eq!((size_of::<Complex64>(), align_of::<Complex64>()), (16, 8));
+        assert_eq!((offset_of!(Complex32, im), offset_of!(Complex64, im)), (4, 8));
+        assert_eq!((DType::C64.size(), DType::C64.alignment()), (8, 4));
+        assert_eq!((DType::C128.size(), DType::C128.alignment()), (16, 8));
+        let z = Complex64::new(1.5, -0.25);
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&1.5f64.to_ne_bytes());
+        bytes[8..].copy_from_slice(&(-0.25f64).to_ne_bytes());
+        assert_eq!(Complex64::from_raw_bytes(&bytes), z);
+        assert_eq!(Complex32::from_raw_bytes(&bytes[..8]), Complex32::new(0.0, 1.9375));
+        assert_eq!(z.conj(), Complex64::new(1.5, 0.25));
+        assert_eq!(Complex64::from(Complex32::new(0.1, 2.0)).re, 0.1f32 as f64);
+        assert_eq!(<(f32, f32)>::from(Complex32::from((1.0, 2.0))), (1.0, 2.0));
+        assert_eq!(Complex32::from(3.0).im, 0.0);
+        assert_eq!(format!("{} {}", Complex32::new(1.0, -2.0), Complex64::new(0.5, 0.0)), "1-2i 0.5+0i");
     }
 }

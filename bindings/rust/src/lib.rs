@@ -23,7 +23,7 @@ mod tensor;
 
 pub use device::{Device, cuda_device_count, num_threads, set_num_threads};
 pub use dlpack::{DlpackCopy, DlpackExport, DlpackTensor};
-pub use dtype::{BFloat16, DType, Element, Float16, MemoryFormat};
+pub use dtype::{BFloat16, Complex32, Complex64, DType, Element, Float16, MemoryFormat};
 pub use error::{Error, Result, Status};
 pub use memory::{MemoryStats, debug, empty_cache, memory_stats, memory_summary, reset_peak_stats};
 pub use stack::{Mark, Stack};

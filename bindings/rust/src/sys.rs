@@ -85,6 +85,13 @@ pub const SM_FLOAT16: sm_dtype = 6;
 pub const SM_BFLOAT16: sm_dtype = 7;
 pub const SM_FLOAT32: sm_dtype = 8;
 pub const SM_FLOAT64: sm_dtype = 9;
+pub const SM_UINT16: sm_dtype = 10;
+pub const SM_UINT32: sm_dtype = 11;
+pub const SM_UINT64: sm_dtype = 12;
+/// Two `float`s (re, im): `float _Complex`'s layout.
+pub const SM_COMPLEX64: sm_dtype = 13;
+/// Two `double`s (re, im): `double _Complex`'s layout.
+pub const SM_COMPLEX128: sm_dtype = 14;
 pub const SM_NUM_DTYPES: sm_dtype = 15;
 
 pub const SM_DEVICE_CPU: i32 = 1;

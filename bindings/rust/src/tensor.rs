@@ -1016,8 +1016,22 @@ impl Tensor {
 
     /// `self = op(self, a, b)` (`sm_inplace_scalar`). Dtype rules as
     /// PyTorch's in-place ops ([`Status::Dtype`] when the result cannot be
-    /// represented); [`Status::Overlap`] when `self`'s elements overlap.
-    /// Other views of the same storage see the write.
+    /// represented; on complex dtypes Clamp, Relu and Abs); [`Status::Overlap`]
+    /// when `self`'s elements overlap. Other views of the same storage see
+    /// the write.
+    ///
+    /// The scalars are real (the C API's `double`): on a complex tensor `a`
+    /// is `a + 0i`. For a complex scalar use a 0-d tensor and
+    /// [`apply_tensor`](Tensor::apply_tensor):
+    ///
+    /// ```
+    /// use stridemem::{Complex64, Op, Tensor};
+    /// let mut t = Tensor::from_slice(&[Complex64::new(1.0, 1.0)], &[1]).unwrap();
+    /// t.mul_scalar(2.0).unwrap();
+    /// let i = Tensor::from_slice(&[Complex64::new(0.0, 1.0)], &[]).unwrap();
+    /// t.apply_tensor(Op::Mul, &i, 1.0).unwrap();
+    /// assert_eq!(t.to_vec::<Complex64>().unwrap(), vec![Complex64::new(-2.0, 2.0)]);
+    /// ```
     pub fn apply_scalar(&mut self, op: Op, a: f64, b: f64) -> Result<()> {
         // SAFETY: value arguments.
         check(unsafe { sys::sm_inplace_scalar(self.as_raw(), op.code(), a, b) })

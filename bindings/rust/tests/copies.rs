@@ -4,7 +4,7 @@
 mod common;
 
 use common::{gather, iota};
-use stridemem::{BFloat16, DType, Device, Float16, MemoryFormat, Status, Tensor};
+use stridemem::{BFloat16, Complex32, Complex64, DType, Device, Float16, MemoryFormat, Status, Tensor};
 
 #[test]
 fn reshape_is_a_view_when_it_can_be_and_says_so() {
@@ -157,6 +157,49 @@ fn to_converts_dtypes() {
     let (m, _) = iota(&[2, 3]);
     let mt = m.transpose(0, 1).unwrap().to_dtype(DType::F64).unwrap();
     assert_eq!(mt.to_vec::<f64>().unwrap(), vec![0., 3., 1., 4., 2., 5.]);
+}
+
+#[test]
+fn new_dtype_conversions() {
+    // uint64 past INT64_MAX converts by value, not as a negative int64.
+    let big = Tensor::from_slice(&[u64::MAX, 1 << 63, 12345], &[3]).unwrap();
+    assert_eq!(big.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(), vec![u64::MAX as f64, (1u64 << 63) as f64, 12345.0]);
+    assert_eq!(big.to_dtype(DType::C128).unwrap().to_vec::<Complex64>().unwrap()[1], Complex64::new((1u64 << 63) as f64, 0.0));
+    assert_eq!(big.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap(), vec![-1, i64::MIN, 12345], "wraps as C casts");
+    assert_eq!(big.to_dtype(DType::U16).unwrap().to_vec::<u16>().unwrap(), vec![u16::MAX, 0, 12345]);
+    // Signed to unsigned wraps (NumPy's astype, C's conversion).
+    let neg = Tensor::from_slice(&[-1i32, -2, 70000], &[3]).unwrap();
+    assert_eq!(neg.to_dtype(DType::U16).unwrap().to_vec::<u16>().unwrap(), vec![u16::MAX, u16::MAX - 1, 4464], "70000 mod 2^16");
+    assert_eq!(neg.to_dtype(DType::U64).unwrap().to_vec::<u64>().unwrap(), vec![u64::MAX, u64::MAX - 1, 70000]);
+    assert_eq!(neg.to_dtype(DType::U32).unwrap().to_vec::<u32>().unwrap(), vec![u32::MAX, u32::MAX - 1, 70000]);
+    // Real -> complex: imaginary part 0.
+    let r = Tensor::from_slice(&[1.5f32, -2.0, 0.0], &[3]).unwrap();
+    let c = r.to_dtype(DType::C64).unwrap();
+    assert_eq!(c.to_vec::<Complex32>().unwrap(), vec![Complex32::new(1.5, 0.0), Complex32::new(-2.0, 0.0), Complex32::new(0.0, 0.0)]);
+    let u = Tensor::from_slice(&[7u32], &[1]).unwrap();
+    assert_eq!(u.to_dtype(DType::C128).unwrap().to_vec::<Complex64>().unwrap(), vec![Complex64::new(7.0, 0.0)]);
+    // Complex -> real keeps the real part; -> bool: either part nonzero.
+    let z = Tensor::from_slice(
+        &[Complex64::new(2.75, -1.0), Complex64::new(0.0, 3.0), Complex64::new(0.0, 0.0), Complex64::new(-1.5, 0.0)],
+        &[4],
+    )
+    .unwrap();
+    assert_eq!(z.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap(), vec![2.75, 0.0, 0.0, -1.5]);
+    assert_eq!(z.to_dtype(DType::I32).unwrap().to_vec::<i32>().unwrap(), vec![2, 0, 0, -1]);
+    assert_eq!(z.to_dtype(DType::Bool).unwrap().to_vec::<bool>().unwrap(), vec![true, true, false, true]);
+    assert_eq!(z.to_dtype(DType::BF16).unwrap().to_vec::<BFloat16>().unwrap()[0], BFloat16::from_f32(2.75));
+    // complex128 -> complex64 rounds each part once; back is exact.
+    let third = Tensor::from_slice(&[Complex64::new(1.0 / 3.0, -2.0 / 3.0)], &[1]).unwrap();
+    let narrow = third.to_dtype(DType::C64).unwrap().to_vec::<Complex32>().unwrap();
+    assert_eq!(narrow, vec![Complex32::new((1.0f64 / 3.0) as f32, (-2.0f64 / 3.0) as f32)]);
+    let wide = third.to_dtype(DType::C64).unwrap().to_dtype(DType::C128).unwrap().to_vec::<Complex64>().unwrap();
+    assert_eq!(wide, vec![Complex64::from(narrow[0])]);
+    // copy_from converts through strided views too.
+    let mut dst = Tensor::zeros(&[2, 2], DType::C64, Device::Cpu).unwrap();
+    let src = Tensor::from_slice(&[1u16, 2, 3, 4], &[2, 2]).unwrap();
+    dst.copy_from(&src.transpose(0, 1).unwrap()).unwrap();
+    let got: Vec<f32> = dst.to_vec::<Complex32>().unwrap().iter().map(|z| z.re).collect();
+    assert_eq!(got, vec![1.0, 3.0, 2.0, 4.0]);
 }
 
 /// The library's f32 -> f16 / bf16 conversion against the bindings' own

@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{iota, numel};
-use stridemem::{BFloat16, DType, Device, Element, Float16, MemoryFormat, Status, Tensor, sys};
+use stridemem::{BFloat16, Complex32, Complex64, DType, Device, Element, Float16, MemoryFormat, Status, Tensor, sys};
 
 fn round_trip<T: Element + PartialEq + std::fmt::Debug>(data: &[T], shape: &[i64]) {
     let t = Tensor::from_slice(data, shape).unwrap();
@@ -38,6 +38,70 @@ fn from_slice_round_trips_every_element_type() {
     round_trip(&halves, &[6]);
     let bhalves: Vec<BFloat16> = [0.5f32, -2.0, 1e30, 1e-30, 0.0, 3.0].iter().map(|&x| BFloat16::from_f32(x)).collect();
     round_trip(&bhalves, &[2, 3]);
+    round_trip(&[0u16, 1, 0x7fff, 0x8000, u16::MAX, 300], &[3, 2]);
+    round_trip(&[0u32, 1, 0x7fff_ffff, 0x8000_0000, u32::MAX, 70000], &[6]);
+    round_trip(&[0u64, 1, i64::MAX as u64, 1 << 63, u64::MAX, 1 << 40], &[2, 3]);
+    let c32 = [(1.5f32, -2.0f32), (0.0, 0.0), (-0.0, 1e-30), (f32::MAX, f32::MIN_POSITIVE), (3.0, 4.0), (-1.0, -1.0)];
+    round_trip(&c32.map(Complex32::from), &[6]);
+    let c64 = [(1.5f64, -2.0f64), (0.0, 0.0), (-0.0, 1e-300), (f64::MAX, f64::MIN_POSITIVE), (3.0, 4.0), (-1.0, -1.0)];
+    round_trip(&c64.map(Complex64::from), &[1, 6]);
+}
+
+#[test]
+fn new_dtypes_creation_and_zero_copy() {
+    // zeros / full / arange for the unsigned and complex dtypes.
+    for dtype in [DType::U16, DType::U32, DType::U64, DType::C64, DType::C128] {
+        let z = Tensor::zeros(&[2, 2], dtype, Device::Cpu).unwrap();
+        assert_eq!((z.dtype(), z.nbytes() as usize), (dtype, 4 * dtype.size()));
+        assert!(z.raw_bytes().unwrap().iter().all(|&b| b == 0), "{dtype}");
+        let f = Tensor::full(&[3], 7.0, dtype, Device::Cpu).unwrap();
+        let back = f.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(back, vec![7.0; 3], "{dtype}");
+    }
+    let a = Tensor::arange(1.0, 3.0, 4, DType::U64, Device::Cpu).unwrap();
+    assert_eq!(a.to_vec::<u64>().unwrap(), vec![1, 4, 7, 10]);
+    let f = Tensor::full(&[2], -1.5, DType::C128, Device::Cpu).unwrap();
+    assert_eq!(f.to_vec::<Complex64>().unwrap(), vec![Complex64::new(-1.5, 0.0); 2], "a real value: imag 0");
+    // from_vec wraps the vector in place; a complex element is aligned as
+    // its component, and writes through the tensor land in the vector.
+    let data = vec![Complex64::new(1.0, 2.0), Complex64::new(3.0, 4.0), Complex64::new(5.0, 6.0)];
+    let ptr = data.as_ptr() as usize;
+    let t = Tensor::from_vec(data, &[3]).unwrap();
+    assert_eq!(t.data_ptr().unwrap() as usize, ptr, "zero copy");
+    let mut tail = t.narrow(0, 1, 2).unwrap();
+    tail.mul_scalar(2.0).unwrap();
+    assert_eq!(t.to_vec::<Complex64>().unwrap(),
+               vec![Complex64::new(1.0, 2.0), Complex64::new(6.0, 8.0), Complex64::new(10.0, 12.0)]);
+    // A complex128 element 8 (not 16) bytes aligned is fine: wrap the
+    // doubles of a Vec<f64> starting at the second one.
+    let doubles: Vec<f64> = (0..7).map(f64::from).collect();
+    let base = doubles.as_ptr() as usize;
+    let start = if base % 16 == 0 { 1 } else { 0 }; // 8 past a 16-byte boundary
+    // SAFETY: 3 complex128 elements = 6 doubles from `start`, alive and
+    // untouched while `w` lives; no deleter.
+    let w = unsafe {
+        Tensor::from_blob(doubles.as_ptr().add(start) as *mut c_void, &[3], None, DType::C128, Device::Cpu, None,
+                          std::ptr::null_mut())
+    }
+    .unwrap();
+    assert_eq!(w.data_ptr().unwrap() as usize % 16, 8);
+    let s = start as f64;
+    assert_eq!(w.to_vec::<Complex64>().unwrap()[2], Complex64::new(s + 4.0, s + 5.0));
+    drop(w);
+    // Four-byte alignment is not enough for complex128 (nor for uint64).
+    // SAFETY: refused before anything is read.
+    let bad = unsafe {
+        Tensor::from_blob((doubles.as_ptr() as *mut u8).add(4) as *mut c_void, &[2], None, DType::C128, Device::Cpu,
+                          None, std::ptr::null_mut())
+    };
+    assert!(bad.is_err());
+    // The wrong element type for the dtype is refused.
+    let u = Tensor::from_slice(&[1u32, 2], &[2]).unwrap();
+    assert_eq!(u.to_vec::<i32>().unwrap_err().status(), Status::Dtype);
+    assert_eq!(u.to_vec::<u32>().unwrap(), vec![1, 2]);
+    let c = Tensor::from_slice(&[Complex32::new(1.0, 2.0)], &[1]).unwrap();
+    assert_eq!(c.to_vec::<Complex64>().unwrap_err().status(), Status::Dtype);
+    assert_eq!(c.to_vec::<u64>().unwrap_err().status(), Status::Dtype);
 }
 
 #[test]

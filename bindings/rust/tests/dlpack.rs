@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{gather, iota};
-use stridemem::{DType, Device, DlpackCopy, DlpackExport, DlpackTensor, Status, Tensor, sys};
+use stridemem::{Complex32, DType, Device, DlpackCopy, DlpackExport, DlpackTensor, Status, Tensor, sys};
 
 /// What a test-made managed tensor owns; freed by its deleter.
 struct Owned {
@@ -133,7 +133,13 @@ fn export_dtype_codes() {
         (DType::BF16, sys::sm_kDLBfloat, 16),
         (DType::F32, sys::sm_kDLFloat, 32),
         (DType::F64, sys::sm_kDLFloat, 64),
+        (DType::U16, sys::sm_kDLUInt, 16),
+        (DType::U32, sys::sm_kDLUInt, 32),
+        (DType::U64, sys::sm_kDLUInt, 64),
+        (DType::C64, sys::sm_kDLComplex, 64),
+        (DType::C128, sys::sm_kDLComplex, 128),
     ];
+    assert_eq!(expect.len(), DType::ALL.len(), "every dtype");
     for (dtype, code, bits) in expect {
         let t = Tensor::zeros(&[3], dtype, Device::Cpu).unwrap();
         let m = t.to_dlpack(true).unwrap();
@@ -228,6 +234,7 @@ fn read_only_imports_refuse_writes() {
 #[test]
 fn refused_imports_stay_with_the_caller() {
     static DELETES: AtomicUsize = AtomicUsize::new(0);
+    // complex32 (two halves) has no stridemem dtype.
     let complex = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLComplex, bits: 32, lanes: 1 }, ..plain() };
     let lanes = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLFloat, bits: 32, lanes: 4 }, ..plain() };
     let odd_bits = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLFloat, bits: 24, lanes: 1 }, ..plain() };
@@ -254,6 +261,33 @@ fn refused_imports_stay_with_the_caller() {
     unsafe { (*(m.as_ptr() as *mut sys::sm_DLManagedTensorVersioned)).version.major = 99 };
     assert!(Tensor::from_dlpack(m).is_err());
     assert_eq!(DELETES.load(Ordering::SeqCst), refused + 1);
+}
+
+#[test]
+fn imports_of_the_new_dtypes_read_the_foreign_memory() {
+    static DELETES: AtomicUsize = AtomicUsize::new(0);
+    // Four f32 seen as two complex64 elements (re, im pairs), zero copy.
+    let spec = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLComplex, bits: 64, lanes: 1 }, ..plain() };
+    let m = foreign(vec![1.0, 2.0, 3.0, -4.0], &[2], None, true, spec, &DELETES);
+    let ptr = m.dl_tensor().data;
+    let mut t = Tensor::from_dlpack(m).unwrap();
+    assert_eq!((t.dtype(), t.data_ptr().unwrap()), (DType::C64, ptr));
+    assert_eq!(t.to_vec::<Complex32>().unwrap(), vec![Complex32::new(1.0, 2.0), Complex32::new(3.0, -4.0)]);
+    t.neg().unwrap();
+    let back = t.to_dlpack(true).unwrap();
+    assert_eq!(back.dl_tensor().dtype, sys::sm_DLDataType { code: sys::sm_kDLComplex, bits: 64, lanes: 1 });
+    // SAFETY: the export points at two complex64 = four f32 of live memory.
+    let floats = unsafe { std::slice::from_raw_parts(back.dl_tensor().data as *const f32, 4) };
+    assert_eq!(floats, &[-1.0, -2.0, -3.0, 4.0]);
+    drop((t, back));
+    assert_eq!(DELETES.load(Ordering::SeqCst), 1);
+    // The same bits as uint32 (kDLUInt 32), through a byte offset.
+    let spec = Spec { dtype: sys::sm_DLDataType { code: sys::sm_kDLUInt, bits: 32, lanes: 1 }, byte_offset: 4, ..plain() };
+    let m = foreign(vec![0.0, 1.0, -2.0], &[2], None, false, spec, &DELETES);
+    let u = Tensor::from_dlpack(m).unwrap();
+    assert_eq!(u.to_vec::<u32>().unwrap(), vec![1.0f32.to_bits(), (-2.0f32).to_bits()]);
+    drop(u);
+    assert_eq!(DELETES.load(Ordering::SeqCst), 2);
 }
 
 #[test]

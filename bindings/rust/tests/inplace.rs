@@ -4,7 +4,7 @@
 mod common;
 
 use common::iota;
-use stridemem::{DType, Device, Float16, Op, Status, Tensor};
+use stridemem::{Complex32, Complex64, DType, Device, Float16, Op, Status, Tensor};
 
 fn f32s(v: &[f32]) -> Tensor {
     Tensor::from_slice(v, &[v.len() as i64]).unwrap()
@@ -229,4 +229,132 @@ fn version_counter_bumps_on_every_write() {
     let mut e = t.narrow(0, 0, 1).unwrap().expand(&[2]).unwrap();
     assert!(e.fill(0.0).is_err());
     assert_eq!(t.version_counter().unwrap(), before);
+}
+
+#[test]
+fn unsigned_integers_wrap() {
+    let mut t = Tensor::from_slice(&[0u16, 1, u16::MAX, 0x8000], &[4]).unwrap();
+    t.add_scalar(2.0).unwrap();
+    assert_eq!(t.to_vec::<u16>().unwrap(), vec![2, 3, 1, 0x8002]);
+    t.sub_scalar(3.0).unwrap();
+    assert_eq!(t.to_vec::<u16>().unwrap(), vec![u16::MAX, 0, u16::MAX - 1, 0x7fff]);
+    t.mul_scalar(2.0).unwrap();
+    assert_eq!(t.to_vec::<u16>().unwrap(), vec![u16::MAX - 1, 0, u16::MAX - 3, 0xfffe]);
+    t.neg().unwrap();
+    assert_eq!(t.to_vec::<u16>().unwrap(), vec![2, 0, 4, 2]);
+    // ABS and RELU leave unsigned values as they are.
+    let mut u = Tensor::from_slice(&[u64::MAX, 1 << 63, 0, 5], &[4]).unwrap();
+    u.abs().unwrap();
+    u.relu().unwrap();
+    assert_eq!(u.to_vec::<u64>().unwrap(), vec![u64::MAX, 1 << 63, 0, 5]);
+    // CLAMP compares as unsigned: 2^63 and up are large, not negative.
+    u.clamp(Some(1.0), Some((1u64 << 63) as f64)).unwrap(); // bounds 1 and 2^63
+    assert_eq!(u.to_vec::<u64>().unwrap(), vec![1 << 63, 1 << 63, 1, 5]);
+    u.clamp(Some(6.0), None).unwrap();
+    assert_eq!(u.to_vec::<u64>().unwrap(), vec![1 << 63, 1 << 63, 6, 6]);
+    // Tensor ops wrap too, and broadcast through views.
+    let mut w = Tensor::from_slice(&[u32::MAX, 1, 2, 3], &[2, 2]).unwrap();
+    let one = Tensor::from_slice(&[1u32, 2], &[2]).unwrap();
+    w.add_scaled(&one, 3.0).unwrap();
+    assert_eq!(w.to_vec::<u32>().unwrap(), vec![2, 7, 5, 9]);
+    let mut col = w.select(1, 0).unwrap();
+    col.sub(&Tensor::from_slice(&[10u32], &[1]).unwrap()).unwrap();
+    assert_eq!(w.to_vec::<u32>().unwrap(), vec![u32::MAX - 7, 7, u32::MAX - 4, 9]);
+    // Integer rules: no DIV, SQRT, EXP or fractional scalar.
+    let before = w.to_vec::<u32>().unwrap();
+    assert_eq!(w.div_scalar(2.0).unwrap_err().status(), Status::Dtype);
+    assert_eq!(w.sqrt().unwrap_err().status(), Status::Dtype);
+    assert_eq!(w.exp().unwrap_err().status(), Status::Dtype);
+    assert_eq!(w.add_scalar(0.5).unwrap_err().status(), Status::Dtype);
+    assert_eq!(w.div(&one).unwrap_err().status(), Status::Dtype);
+    assert_eq!(w.to_vec::<u32>().unwrap(), before, "refused ops write nothing");
+}
+
+fn c64s(v: &[(f64, f64)]) -> Tensor {
+    let z: Vec<Complex64> = v.iter().map(|&p| Complex64::from(p)).collect();
+    Tensor::from_slice(&z, &[z.len() as i64]).unwrap()
+}
+
+fn pairs(t: &Tensor) -> Vec<(f64, f64)> {
+    t.to_vec::<Complex64>().unwrap().into_iter().map(<(f64, f64)>::from).collect()
+}
+
+fn close(got: &[(f64, f64)], want: &[(f64, f64)], tol: f64) -> bool {
+    got.len() == want.len()
+        && got.iter().zip(want).all(|(g, w)| (g.0 - w.0).abs() <= tol && (g.1 - w.1).abs() <= tol)
+}
+
+#[test]
+fn complex_ops() {
+    // Real scalars act as re + 0i.
+    let mut t = c64s(&[(1.0, 2.0), (-3.0, 0.5), (0.0, -1.0)]);
+    t.add_scalar(1.5).unwrap();
+    assert_eq!(pairs(&t), vec![(2.5, 2.0), (-1.5, 0.5), (1.5, -1.0)]);
+    t.sub_scalar(0.5).unwrap();
+    t.mul_scalar(-2.0).unwrap();
+    assert_eq!(pairs(&t), vec![(-4.0, -4.0), (4.0, -1.0), (-2.0, 2.0)]);
+    t.div_scalar(4.0).unwrap();
+    assert_eq!(pairs(&t), vec![(-1.0, -1.0), (1.0, -0.25), (-0.5, 0.5)]);
+    t.neg().unwrap();
+    assert_eq!(pairs(&t), vec![(1.0, 1.0), (-1.0, 0.25), (0.5, -0.5)]);
+    // A complex scalar: a 0-d tensor through the tensor form.
+    let i = Tensor::from_slice(&[Complex64::new(0.0, 1.0)], &[]).unwrap();
+    t.apply_tensor(Op::Mul, &i, 1.0).unwrap();
+    assert_eq!(pairs(&t), vec![(-1.0, 1.0), (-0.25, -1.0), (0.5, 0.5)]);
+    t.add_scaled(&i, 2.0).unwrap();
+    assert_eq!(pairs(&t), vec![(-1.0, 3.0), (-0.25, 1.0), (0.5, 2.5)]);
+    // (1 + 2i)(3 - i) = 5 + 5i, and back by division.
+    let mut m = c64s(&[(1.0, 2.0), (2.0, -1.0)]);
+    let f = c64s(&[(3.0, -1.0), (0.0, 2.0)]);
+    m.mul(&f).unwrap();
+    assert_eq!(pairs(&m), vec![(5.0, 5.0), (2.0, 4.0)]);
+    m.div(&f).unwrap();
+    assert!(close(&pairs(&m), &[(1.0, 2.0), (2.0, -1.0)], 1e-14), "{:?}", pairs(&m));
+    // sqrt and exp.
+    let mut s = c64s(&[(-4.0, 0.0), (3.0, 4.0), (0.0, 2.0)]);
+    s.sqrt().unwrap();
+    assert!(close(&pairs(&s), &[(0.0, 2.0), (2.0, 1.0), (1.0, 1.0)], 1e-14), "{:?}", pairs(&s));
+    let mut e = c64s(&[(0.0, 0.0), (0.0, std::f64::consts::PI), (1.0, std::f64::consts::FRAC_PI_2)]);
+    e.exp().unwrap();
+    assert!(close(&pairs(&e), &[(1.0, 0.0), (-1.0, 0.0), (0.0, std::f64::consts::E)], 1e-14), "{:?}", pairs(&e));
+    // complex64 computes in single precision.
+    let mut h = Tensor::from_slice(&[Complex32::new(1.0, 1.0), Complex32::new(0.5, -2.0)], &[2]).unwrap();
+    h.mul_scalar(3.0).unwrap();
+    h.fill(2.0).unwrap();
+    assert_eq!(h.to_vec::<Complex32>().unwrap(), vec![Complex32::new(2.0, 0.0); 2]);
+    h.zero().unwrap();
+    assert_eq!(h.to_vec::<Complex32>().unwrap(), vec![Complex32::default(); 2]);
+    // FILL from a tensor, through a view, broadcast.
+    let mut g = c64s(&[(9.0, 9.0); 4]);
+    let mut odd = g.slice(0, Some(1), None, 2).unwrap();
+    odd.assign(&Tensor::from_slice(&[Complex64::new(1.0, -1.0)], &[1]).unwrap()).unwrap();
+    assert_eq!(pairs(&g), vec![(9.0, 9.0), (1.0, -1.0), (9.0, 9.0), (1.0, -1.0)]);
+    // A real tensor operand converts (imag 0).
+    g.add(&Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap()).unwrap();
+    assert_eq!(pairs(&g), vec![(10.0, 9.0), (3.0, -1.0), (12.0, 9.0), (5.0, -1.0)]);
+}
+
+#[test]
+fn complex_refusals_change_nothing() {
+    let mut t = c64s(&[(1.0, 2.0), (-3.0, 0.5)]);
+    let v0 = t.version_counter().unwrap();
+    for (what, status) in [
+        ("clamp", t.clamp(Some(0.0), Some(1.0)).map_err(|e| e.status())),
+        ("clamp max", t.clamp(None, Some(1.0)).map_err(|e| e.status())),
+        ("relu", t.relu().map_err(|e| e.status())),
+        ("abs", t.abs().map_err(|e| e.status())),
+    ] {
+        assert_eq!(status, Err(Status::Dtype), "{what}");
+    }
+    assert_eq!(pairs(&t), vec![(1.0, 2.0), (-3.0, 0.5)]);
+    assert_eq!(t.version_counter().unwrap(), v0);
+    // A complex operand into a real tensor: refused, except FILL, which
+    // converts as a copy does (the real part).
+    let mut r = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    for op in [Op::Add, Op::Sub, Op::Mul, Op::Div] {
+        assert_eq!(r.apply_tensor(op, &t, 1.0).unwrap_err().status(), Status::Dtype, "{op:?}");
+    }
+    assert_eq!(vals(&r), vec![1.0, 2.0]);
+    r.assign(&t).unwrap();
+    assert_eq!(vals(&r), vec![1.0, -3.0]);
 }

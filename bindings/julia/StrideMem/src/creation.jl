@@ -47,12 +47,20 @@ end
 zeros(::Type{T}, dims::Integer...; kw...) where {T} = zeros(T, map(Int, dims); kw...)
 zeros(dims::Integer...; kw...) = zeros(Float64, map(Int, dims); kw...)
 
-# Scalars cross the C API as double: refuse a value that would change.
+# Scalars cross the C API as double: refuse a value that would change. A
+# complex value is a double only when its imaginary part is 0; the in-place
+# ops send other complex values to a complex tensor as a 0-d tensor instead.
 function _scalar(x::Real)
     d = Float64(x)
     (isnan(d) || d == x) ||
         _argument_error("$(x) cannot be passed exactly as a double (the C API's scalar type)")
     return d
+end
+function _scalar(x::Complex)
+    iszero(imag(x)) ||
+        _argument_error("$(x) is not real: the C API's scalars are doubles (a complex " *
+                        "value goes to a complex tensor only)")
+    return _scalar(real(x))
 end
 _scalar(::Nothing) = NaN
 
@@ -60,10 +68,15 @@ _scalar(::Nothing) = NaN
     StrideMem.fill(x, dims...; device = cpu())
 
 A tensor of `typeof(x)` with every element `x` (`sm_full`). For another
-element type convert first: `StrideMem.fill(Float32(1), 3, 4)`.
+element type convert first: `StrideMem.fill(Float32(1), 3, 4)`. A complex
+`x` with a nonzero imaginary part is written by `fill!` (`sm_full` takes a
+double).
 """
 function fill(x::SMElType, dims::Dims{N}; device::SMDevice = cpu()) where {N}
     T = typeof(x)
+    if x isa Complex && !iszero(imag(x))
+        return fill!(StridedTensor{T}(undef, dims; device = device), x)
+    end
     out = Ref{sm_tensor}(C_NULL)
     check(sm_full(_cshape(dims), Int32(N), _scalar(x), dtype_code(T), device, out))
     return _new_tensor_of(T, Val(N), out)

@@ -5,9 +5,13 @@
 
 The Julia element types a `StridedTensor` can hold, one per C dtype:
 `Bool` (SM_BOOL), `UInt8`, `Int8`, `Int16`, `Int32`, `Int64`, `Float16`,
-`BFloat16`, `Float32`, `Float64`.
+`BFloat16`, `Float32`, `Float64`, `UInt16`, `UInt32`, `UInt64`, `ComplexF32`
+(SM_COMPLEX64) and `ComplexF64` (SM_COMPLEX128). Julia's complex numbers
+have the library's element layout: the real part, then the imaginary part,
+aligned as one component.
 """
-const SMElType = Union{Bool,UInt8,Int8,Int16,Int32,Int64,Float16,BFloat16,Float32,Float64}
+const SMElType = Union{Bool,UInt8,Int8,Int16,Int32,Int64,Float16,BFloat16,Float32,Float64,
+                       UInt16,UInt32,UInt64,ComplexF32,ComplexF64}
 
 dtype_code(::Type{Bool}) = SM_BOOL
 dtype_code(::Type{UInt8}) = SM_UINT8
@@ -19,10 +23,17 @@ dtype_code(::Type{Float16}) = SM_FLOAT16
 dtype_code(::Type{BFloat16}) = SM_BFLOAT16
 dtype_code(::Type{Float32}) = SM_FLOAT32
 dtype_code(::Type{Float64}) = SM_FLOAT64
+dtype_code(::Type{UInt16}) = SM_UINT16
+dtype_code(::Type{UInt32}) = SM_UINT32
+dtype_code(::Type{UInt64}) = SM_UINT64
+dtype_code(::Type{ComplexF32}) = SM_COMPLEX64
+dtype_code(::Type{ComplexF64}) = SM_COMPLEX128
 dtype_code(::Type{T}) where {T} =
     _argument_error("$(T) is not a stridemem element type (one of $(SMElType))")
 
-const _JULIA_TYPES = (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64)
+# Indexed by code + 1: the order of the C enum.
+const _JULIA_TYPES = (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
+                      UInt16, UInt32, UInt64, ComplexF32, ComplexF64)
 
 """
     julia_type(code) -> Type

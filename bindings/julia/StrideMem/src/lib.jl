@@ -120,6 +120,11 @@ const SM_FLOAT16 = sm_dtype(6)
 const SM_BFLOAT16 = sm_dtype(7)
 const SM_FLOAT32 = sm_dtype(8)
 const SM_FLOAT64 = sm_dtype(9)
+const SM_UINT16 = sm_dtype(10)
+const SM_UINT32 = sm_dtype(11)
+const SM_UINT64 = sm_dtype(12)
+const SM_COMPLEX64 = sm_dtype(13)   # ComplexF32: (re, im) as two Float32
+const SM_COMPLEX128 = sm_dtype(14)  # ComplexF64: (re, im) as two Float64
 const SM_NUM_DTYPES = sm_dtype(15)
 
 const SM_DEVICE_CPU = Int32(1)

@@ -44,6 +44,29 @@ end
     @test !same_storage(F, A)
 end
 
+@testset "to: the unsigned and complex element types" begin
+    A = StridedTensor(M)                       # 1.0:12.0
+    @test Array(to(A, UInt16)) == UInt16.(M)
+    @test Array(to(A, UInt64)) == UInt64.(M)
+    C = to(A, ComplexF32)                      # real -> complex: imaginary part 0
+    @test C isa StridedTensor{ComplexF32,2} && Array(C) == ComplexF32.(M)
+    @test Array(to(C, ComplexF64)) == ComplexF64.(M)
+    Z = StridedTensor(ComplexF64[2.75 - 1im, 3im, 0im, -1.5 + 0im])
+    @test Array(to(Z, Float32)) == Float32[2.75, 0, 0, -1.5]   # complex -> real: the real part
+    @test Array(to(Z, Int32)) == Int32[2, 0, 0, -1]
+    @test Array(to(Z, Bool)) == [true, true, false, true]     # either part nonzero
+    @test Array(to(Z, ComplexF32)) == ComplexF32.(Array(Z))   # each part rounded once
+    # uint64 beyond typemax(Int64) converts by value; signed -> unsigned wraps.
+    U = StridedTensor(UInt64[typemax(UInt64), UInt64(2)^63, 7])
+    @test Array(to(U, Float64)) == Float64.(Array(U))
+    @test Array(to(U, Int64)) == Int64[-1, typemin(Int64), 7]
+    @test Array(to(StridedTensor(Int32[-1, -2, 70000]), UInt16)) == UInt16[0xffff, 0xfffe, 4464]
+    # copy_into! converts through views.
+    D = StrideMem.zeros(ComplexF64, 2, 2)
+    copy_into!(D, swapdims(StridedTensor(UInt32[1 2; 3 4]), 1, 2))
+    @test Array(D) == ComplexF64[1 3; 2 4]
+end
+
 @testset "contiguous_copied and to_copied: the library says whether it copied" begin
     A = StridedTensor(M)
     B, copied = contiguous_copied(A)

@@ -41,6 +41,15 @@ end
     @test Array(R) == [1.0, 1.5, 2.0, 2.5, 3.0]
     @test Array(arange(Int64, 10, -3, 4)) == [10, 7, 4, 1]
     @test_throws StrideMemError StrideMem.fill(2^60 + 1, 2)  # not exact as a double
+    # The unsigned and complex element types.
+    @test Array(StrideMem.zeros(UInt64, 3)) == zeros(UInt64, 3)
+    @test Array(StrideMem.ones(ComplexF32, 2, 2)) == ones(ComplexF32, 2, 2)
+    C = StrideMem.fill(1.5 - 2.0im, 3)          # written by fill! (sm_full takes a double)
+    @test C isa StridedTensor{ComplexF64,1} && Array(C) == fill(1.5 - 2.0im, 3)
+    @test Array(StrideMem.fill(ComplexF32(4), 2)) == ComplexF32[4, 4]
+    @test Array(StrideMem.fill(UInt32(7), 2)) == UInt32[7, 7]
+    @test Array(arange(UInt16, 1, 3, 4)) == UInt16[1, 4, 7, 10]
+    @test Array(StrideMem.fill(UInt64(2)^63, 1)) == [UInt64(2)^63]  # exact as a double
 end
 
 @testset "copy of a Julia array" begin
@@ -58,10 +67,21 @@ end
     @test size(T0) == ()
     @test T0[] == 7
     @test Array(StridedTensor(BitVector([true, false, true]))) == [true, false, true]
-    for E in (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64)
+    for E in (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
+              UInt16, UInt32, UInt64, ComplexF32, ComplexF64)
         X = E[one(E), zero(E), one(E), one(E)]
         @test Array(StridedTensor(X)) == X
     end
+    # Whole ranges and both parts survive the trip, bit for bit.
+    U = UInt64[typemax(UInt64), UInt64(2)^63, 0, 12345]
+    @test Array(StridedTensor(U)) == U
+    @test Array(StridedTensor(UInt16[typemax(UInt16), 0x8000])) == UInt16[typemax(UInt16), 0x8000]
+    Z = ComplexF64[1.5 - 2im, -0.0 + 1e-300im, floatmax(Float64) + 0im]
+    @test Array(StridedTensor(Z)) == Z
+    ZT = StridedTensor(reshape(ComplexF32.(1:6, -(1:6)), 2, 3))
+    @test ZT[2, 3] == ComplexF32(6, -6)
+    ZT[1, 2] = 9 + 9im                          # direct element write, the C layout
+    @test Array(ZT)[1, 2] == ComplexF32(9, 9)
 end
 
 @testset "zero-copy wrap" begin
@@ -81,4 +101,12 @@ end
     @test strides(WS) == strides(S)
     @test Array(WS) == S
     @test_throws StrideMemError wrap(view(M, 3:-1:1, :))  # negative strides: refused
+    # Complex arrays wrap as complex tensors; the library writes both parts.
+    Z = ComplexF64[1 + 2im, 3 - 4im, 5im]
+    WZ = wrap(Z)
+    @test eltype(WZ) == ComplexF64 && pointer(WZ) == pointer(Z)
+    mult!(WZ, 2)
+    @test Z == ComplexF64[2 + 4im, 6 - 8im, 10im]
+    WU = wrap(view(UInt32[1, 2, 3, 4, 5], 1:2:5))
+    @test Array(WU) == UInt32[1, 3, 5]
 end

@@ -63,3 +63,18 @@ end
     release!(a)
     @test Array(B) == [1.0, 2.0, 3.0]
 end
+
+@testset "the unsigned and complex element types" begin
+    for X in (ComplexF32[1 + 2im 3 - 4im; 5im -6], ComplexF64[1 + 2im, -0.5im],
+              UInt16[1, 0xffff], UInt32[7, typemax(UInt32)], UInt64[typemax(UInt64), 2])
+        A = StridedTensor(X)
+        for versioned in (true, false)
+            B = from_dlpack(to_dlpack(A; versioned = versioned); versioned = versioned)
+            @test eltype(B) == eltype(X) && same_storage(B, A) && Array(B) == X
+        end
+        m, copied = to_dlpack_ex(A; copy = true)
+        @test copied
+        C = from_dlpack(m)
+        @test !same_storage(C, A) && Array(C) == X
+    end
+end

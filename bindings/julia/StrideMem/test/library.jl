@@ -8,15 +8,30 @@
 end
 
 @testset "dtypes" begin
-    for T in (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64)
+    all_types = (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
+                 UInt16, UInt32, UInt64, ComplexF32, ComplexF64)
+    @test length(all_types) == LibStrideMem.SM_NUM_DTYPES
+    for (i, T) in enumerate(all_types)
         code = StrideMem.dtype_code(T)
+        @test code == i - 1                     # the C enum's order
+        @test T <: StrideMem.SMElType
         @test LibStrideMem.sm_dtype_size(code) == sizeof(T)
         @test StrideMem.julia_type(code) === T
     end
     @test StrideMem.dtype_name(Float32) == "float32"
     @test StrideMem.dtype_name(BFloat16) == "bfloat16"
+    for (T, name) in ((UInt16, "uint16"), (UInt32, "uint32"), (UInt64, "uint64"),
+                      (ComplexF32, "complex64"), (ComplexF64, "complex128"))
+        @test StrideMem.dtype_name(T) == name
+    end
+    @test LibStrideMem.SM_COMPLEX64 == 13 && LibStrideMem.SM_COMPLEX128 == 14
+    # Julia's complex numbers are the C layout: re then im, a component's alignment.
+    @test fieldoffset(ComplexF64, 2) == 8 && Base.datatype_alignment(ComplexF64) == 8
+    @test fieldoffset(ComplexF32, 2) == 4 && Base.datatype_alignment(ComplexF32) == 4
     @test LibStrideMem.sm_dtype_size(LibStrideMem.SM_NUM_DTYPES) == 0
-    @test_throws StrideMemError StrideMem.dtype_code(ComplexF64)
+    @test_throws StrideMemError StrideMem.julia_type(LibStrideMem.SM_NUM_DTYPES)
+    @test_throws StrideMemError StrideMem.dtype_code(ComplexF16)
+    @test_throws StrideMemError StrideMem.dtype_code(Int128)
 end
 
 @testset "C struct layouts" begin
