@@ -327,8 +327,8 @@ def chk_overlap_exact():
     u, tu = a.unfold(0, 2, 1), ta.unfold(0, 2, 1)
     e, te = sm.zeros(1).expand(3), torch.zeros(1).expand(3)
     b, tb = sm.arange(0, 1, 6, "float32"), torch.arange(6.0)
-    d, td = b.as_strided((2, 2), (2, 1), 0), tb.as_strided((2, 2), (2, 1), 0)
-    s, ts = b.as_strided((2, 2), (1, 2), 1), tb.as_strided((2, 2), (1, 2), 1)
+    d, td = b.as_strided((2, 2), (3, 1), 0), tb.as_strided((2, 2), (3, 1), 0)
+    s, ts = b.as_strided((2, 2), (1, 3), 1), tb.as_strided((2, 2), (1, 3), 1)
     return [
         ("stridemem refuses add_ through overlapping unfold windows",
          _sm_raises(lambda: u.add_(1), sm.ERR_OVERLAP)),
