@@ -161,10 +161,16 @@ SM_API sm_status sm_empty_strided(const int64_t* shape, const int64_t* strides,
                                   sm_tensor* out);
 SM_API sm_status sm_zeros(const int64_t* shape, int32_t ndim, sm_dtype dtype,
                           sm_device device, sm_tensor* out);
-/* Every element set to value converted to dtype (as sm_inplace_scalar FILL). */
+/* Every element set to value converted to dtype (as sm_inplace_scalar FILL).
+ * A value the dtype cannot hold is SM_ERR_DTYPE, as in PyTorch: for integers
+ * NaN, +-inf and values outside [min, max] (a fraction inside truncates);
+ * for floats finite values beyond the largest finite one (65504 for
+ * float16); bool takes every value (nonzero, NaN included, is true). */
 SM_API sm_status sm_full(const int64_t* shape, int32_t ndim, double value,
                          sm_dtype dtype, sm_device device, sm_tensor* out);
-/* 1-D tensor of n elements: start, start + step, ... (computed in double). */
+/* 1-D tensor of n elements: start, start + step, ... (computed in double,
+ * each value converted once). For an integer dtype every value must fit
+ * (SM_ERR_DTYPE otherwise; PyTorch would wrap); floats overflow to inf. */
 SM_API sm_status sm_arange(double start, double step, int64_t n, sm_dtype dtype,
                            sm_device device, sm_tensor* out);
 /* Copies numel * dtype_size bytes of row-major host data in. */
@@ -328,7 +334,8 @@ SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor*
  * other or src partially overlaps dst. Bumps dst's version counter. */
 SM_API sm_status sm_copy_into(sm_tensor dst, sm_tensor src);
 /* Gathers index (1-D, SM_INT32 or SM_INT64, negative wraps once) along dim
- * into a new tensor; an index outside [-size, size) is SM_ERR_OUT_OF_BOUNDS
+ * into a new tensor (a 0-d t takes exactly one index value, else
+ * SM_ERR_SHAPE, and gives a 0-d result); an index outside [-size, size) is SM_ERR_OUT_OF_BOUNDS
  * (checked before anything is allocated, also when the result is empty).
  * The index is read where it lives, through its strides, never copied: an
  * expanded index costs one element whatever its length. The result is the
@@ -363,12 +370,21 @@ enum {
  * with the destination cannot be settled is read through a private copy.
  * Dtype rules as PyTorch's in-place ops: the result must be representable
  * in t's dtype (a fractional scalar on an integer tensor, DIV/SQRT/EXP on an
- * integer tensor, arithmetic on bool: SM_ERR_DTYPE). Integer arithmetic
- * wraps. Floating f16/bf16 compute in float32. t with overlapping elements:
- * SM_ERR_OVERLAP. Bumps the version counter. */
+ * integer tensor, arithmetic on bool: SM_ERR_DTYPE). A scalar that becomes
+ * an element (the FILL value, CLAMP bounds) must fit t's dtype as for
+ * sm_full, else SM_ERR_DTYPE (int8 FILL 300 or uint8 CLAMP(NaN, -5) are
+ * refused, never wrapped). ADD/SUB/MUL scalars on integers are whole numbers
+ * of the int64 compute type and wrap (int8 ADD 300 adds 44, as PyTorch).
+ * Integer arithmetic wraps. Floating f16/bf16 compute in float32. t with
+ * overlapping elements: SM_ERR_OVERLAP. Bumps the version counter. */
 SM_API sm_status sm_inplace_scalar(sm_tensor t, sm_op op, double a, double b);
 /* other broadcasts to t's shape; FILL, ADD, SUB, MUL, DIV. other may be t
- * itself (or an identical view); a partial overlap is SM_ERR_OVERLAP. */
+ * itself (or an identical view); a partial overlap is SM_ERR_OVERLAP.
+ * alpha (ADD, SUB) must fit the promoted dtype of t and other (PyTorch's
+ * promote_types: int8 with uint8 is int16, float16 with float32 is float32;
+ * an unsigned type also takes -max..-1, which wrap) and be whole for integer
+ * t, else SM_ERR_DTYPE. SUB of a bool other is SM_ERR_DTYPE (as in PyTorch;
+ * ADD and MUL take bool others as 0/1). */
 SM_API sm_status sm_inplace_tensor(sm_tensor t, sm_op op, sm_tensor other, double alpha);
 
 /* ------------------------------------------------------------------------ */

@@ -215,6 +215,14 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim_arg, const TensorPtr& ind
   const Layout il = as_vector(index->layout());
   const int64_t n = il.sizes[0];
   const int64_t size = src.sizes[dim];
+  // A 0-d tensor has one element to pick: PyTorch 2 refuses other counts
+  // (1.13 corrupts its heap on them) and gives a 0-d result.
+  const bool scalar_out = t->layout().ndim == 0;
+  if (scalar_out && n != 1)
+    fail(SM_ERR_SHAPE,
+         "t is 0-d, so index must hold exactly one value (got %lld); unsqueeze t to a 1-element "
+         "vector (sm_unsqueeze) to repeat its element",
+         (long long)n);
   // Checked where the index lives, through its stride, before anything is
   // allocated or written (also when the result will be empty). The index is
   // never copied: an expanded one is checked through its one element.
@@ -225,7 +233,6 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim_arg, const TensorPtr& ind
   int64_t out_shape[kMaxDims];
   for (int i = 0; i < src.ndim; ++i) out_shape[i] = src.sizes[i];
   out_shape[dim] = n;
-  const bool scalar_out = t->layout().ndim == 0 && index->layout().ndim == 0;
   // The only allocation (besides moving the index between devices).
   TensorPtr out = empty(out_shape, scalar_out ? 0 : src.ndim, t->dtype(), t->device());
   if (out->numel() == 0) return out;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/scalar_checks.hpp"
 #include "engine/ops.hpp"
 
 namespace sm {
@@ -36,6 +37,7 @@ TensorPtr empty_strided(const int64_t* shape, const int64_t* strides, int ndim, 
 }
 
 TensorPtr full(const int64_t* shape, int ndim, double value, DType dtype, Device device) {
+  require_scalar_fits(dtype, value, "value", "sm_full refuses it");
   TensorPtr t = empty(shape, ndim, dtype, device);
   if (t->numel() > 0) kernels_for(device).scalar_op(t->desc(), SM_OP_FILL, value, 0.0);
   return t;
@@ -44,6 +46,15 @@ TensorPtr full(const int64_t* shape, int ndim, double value, DType dtype, Device
 TensorPtr arange(double start, double step, int64_t n, DType dtype, Device device) {
   if (n < 0) fail(SM_ERR_SHAPE, "n must be >= 0 (got %lld)", (long long)n);
   const int64_t shape[1] = {n};
+  // Integer values must fit (PyTorch's arange wraps them: a listed
+  // difference, docs/PYTORCH_DIFFERENCES.md). The values are linear in i, so
+  // the first and the last bound them all; floats overflow to inf as in
+  // PyTorch and NumPy.
+  if (is_integral(dtype) && n > 0) {
+    require_scalar_fits(dtype, start, "start", "sm_arange refuses it");
+    require_scalar_fits(dtype, start + step * static_cast<double>(n - 1),
+                        "the last value (start + step*(n-1))", "sm_arange refuses it");
+  }
   // Filled on the host in the target dtype (each value rounded once from
   // double), straight into the result when it is host memory.
   const Device host = host_accessible(device) ? device : Device{SM_DEVICE_CPU, 0};

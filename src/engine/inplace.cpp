@@ -2,9 +2,11 @@
 // (core/element_ops.hpp; PyTorch's: the result must be representable in the
 // destination's dtype), the write rules (copies.cpp), version bumps.
 #include <cmath>
+#include <string>
 
 #include "core/element_ops.hpp"
 #include "core/error.hpp"
+#include "core/scalar_checks.hpp"
 #include "engine/ops.hpp"
 
 namespace sm {
@@ -19,6 +21,15 @@ void check_integral_scalar(double v, const char* what, DType d, sm_op op) {
          "%s = %g is not a whole number representable in %s: in-place %s on an integer tensor "
          "would need a floating result",
          what, v, dtype_name(d), op_name(op));
+}
+
+// A scalar that becomes an element of dtype d (a fill value, a clamp bound)
+// must fit it: PyTorch refuses it rather than wrapping or saturating, and so
+// do we. alpha is a multiplier in the promoted type: an unsigned type also
+// takes -max..-1 (they wrap, as PyTorch's integer alpha does).
+void check_scalar_fits(double v, const char* what, DType d, sm_op op, bool multiplier = false) {
+  const std::string context = std::string("in-place ") + op_name(op) + " refuses it";
+  require_scalar_fits(d, v, what, context.c_str(), multiplier);
 }
 
 // The dtype rules every op form shares: bool tensors take only the ops marked
@@ -39,14 +50,19 @@ void inplace_scalar(const TensorPtr& t, sm_op op, double a, double b) {
   if (!traits || !traits->scalar_form) fail(SM_ERR_INVALID_ARGUMENT, "unknown op %d", op);
   const DType d = t->dtype();
   check_dtype_takes(*traits, d);
+  const bool bounds = op == SM_OP_CLAMP;  // a NaN bound means no bound
   if (is_integral(d)) {
-    // Scalars must be whole numbers (a NaN CLAMP bound means no bound).
-    const bool bounds = op == SM_OP_CLAMP;
+    // Operands of integer arithmetic are whole numbers of the int64 compute
+    // type (ADD 300 on int8 wraps as PyTorch's add_ does).
     if (traits->whole_scalars >= 1 && !(bounds && std::isnan(a)))
       check_integral_scalar(a, bounds ? "a (min)" : "a", d, op);
     if (traits->whole_scalars >= 2 && !(bounds && std::isnan(b)))
       check_integral_scalar(b, bounds ? "b (max)" : "b", d, op);
   }
+  // Values that become elements must fit the dtype.
+  if (op == SM_OP_FILL) check_scalar_fits(a, "a (the fill value)", d, op);
+  if (bounds && !std::isnan(a)) check_scalar_fits(a, "a (min)", d, op);
+  if (bounds && !std::isnan(b)) check_scalar_fits(b, "b (max)", d, op);
   check_writable(*t, "the tensor");
   if (t->numel() > 0) kernels_for(t->device()).scalar_op(t->desc(), op, a, b);
   t->storage()->bump_version();
@@ -65,7 +81,16 @@ void inplace_tensor(const TensorPtr& t, sm_op op, const TensorPtr& other_in, dou
       fail(SM_ERR_DTYPE,
            "in-place %s of a %s operand into a %s tensor: the %s result cannot be cast to %s",
            traits->name, dtype_name(od), dtype_name(d), dtype_name(od), dtype_name(d));
-    if (is_integral(d) && traits->scales_by_alpha) check_integral_scalar(alpha, "alpha", d, op);
+    if (op == SM_OP_SUB && od == DType::Bool)
+      fail(SM_ERR_DTYPE,
+           "in-place SUB of a bool operand is not defined (as in PyTorch): subtracting truth "
+           "values is ambiguous; convert other to an integer dtype with sm_to first");
+    if (traits->scales_by_alpha) {
+      // alpha scales other in the promoted type of the two operands (PyTorch
+      // converts it to that type), so it must be whole for integers and fit.
+      if (is_integral(d)) check_integral_scalar(alpha, "alpha", d, op);
+      check_scalar_fits(alpha, "alpha", promote_types(d, od), op, /*multiplier=*/true);
+    }
   }
   const Layout& tl = t->layout();
   if (!broadcastable_to(other_in->layout().sizes, other_in->layout().ndim, tl.sizes, tl.ndim))

@@ -806,10 +806,22 @@ TEST(IndexSelect, ZeroDimOperands) {
   SM_ASSERT_OK(sm_index_select(s, 0, i0, r.out()));
   EXPECT_EQ(shape_of(r), Shape{});
   EXPECT_EQ(read<double>(r), std::vector<double>{2.5});
-  Tensor i1 = make<int32_t>({0, -1, 0}, {3}), r1;
+  // A 0-d tensor takes exactly one index value and gives a 0-d result, a
+  // 1-element index vector too (torch.tensor(2.5).index_select(0,
+  // torch.tensor([0])).shape == ()); other counts are refused as PyTorch 2
+  // refuses them ("Index to scalar can have only 1 value").
+  Tensor i1 = make<int32_t>({-1}, {1}), r1;
   SM_ASSERT_OK(sm_index_select(s, 0, i1, r1.out()));
-  EXPECT_EQ(shape_of(r1), Shape{3});
-  EXPECT_EQ(read<double>(r1), (std::vector<double>{2.5, 2.5, 2.5}));
+  EXPECT_EQ(shape_of(r1), Shape{});
+  EXPECT_EQ(read<double>(r1), std::vector<double>{2.5});
+  for (const Shape& n : {Shape{3}, Shape{0}}) {
+    Tensor many;
+    SM_ASSERT_OK(sm_zeros(n.data(), 1, SM_INT64, cpu(), many.out()));
+    sm_tensor o = sentinel_tensor();
+    EXPECT_EQ(sm_index_select(s, 0, many, &o), SM_ERR_SHAPE) << n[0] << " values";
+    EXPECT_EQ(o, sentinel_tensor());
+    expect_error_mentions({"sm_index_select", "0-d", "exactly one"});
+  }
   Tensor v = make<double>({1, 2, 3}, {3}), r2;
   SM_ASSERT_OK(sm_index_select(v, 0, i0, r2.out()));
   EXPECT_EQ(shape_of(r2), Shape{1});

@@ -470,3 +470,64 @@ TEST(Creation, EmptyTensorsWithHugeOtherSizesAreCreatableAndCopyable) {
     EXPECT_EQ(shape_of(conv), sh);
   }
 }
+
+// PyTorch's full refuses a value its dtype cannot hold ("value cannot be
+// converted to type int8_t without overflow"): torch.full((2,), 300,
+// dtype=torch.int8), torch.full((2,), nan, dtype=torch.int8) and
+// torch.full((2,), 1e6, dtype=torch.float16) all raise. Nothing is made.
+TEST(Creation, FullRefusesValuesTheDtypeCannotHold) {
+  const int64_t shape[1] = {2};
+  struct Case {
+    double v;
+    sm_dtype d;
+  };
+  for (const Case c : {Case{300, SM_INT8}, Case{-129, SM_INT8}, Case{127.5, SM_INT8},
+                       Case{-1, SM_UINT8}, Case{256, SM_UINT8}, Case{INFINITY, SM_INT32},
+                       Case{NAN, SM_INT32}, Case{1e30, SM_INT64}, Case{9223372036854775808.0, SM_INT64},
+                       Case{32768, SM_INT16}, Case{1e6, SM_FLOAT16}, Case{65520, SM_FLOAT16},
+                       Case{1e300, SM_FLOAT32}, Case{-1e300, SM_BFLOAT16}}) {
+    sm_tensor t = nullptr;
+    EXPECT_EQ(sm_full(shape, 1, c.v, c.d, cpu(), &t), SM_ERR_DTYPE)
+        << c.v << " into " << sm_dtype_name(c.d);
+    EXPECT_EQ(t, nullptr);
+    expect_error_mentions({"sm_full", sm_dtype_name(c.d), "without overflow"});
+  }
+  // The edges fit: int8 [-128, 127] (fractions truncate), int64 up to 2^63 - 1
+  // as a double can say it (-2^63), float16 65504, inf and NaN for floats,
+  // anything for bool (NaN is nonzero: true, as torch.full(..., nan, bool)).
+  Tensor a, b, c, d, e, f;
+  SM_ASSERT_OK(sm_full(shape, 1, -128, SM_INT8, cpu(), a.out()));
+  EXPECT_EQ(read<int8_t>(a), std::vector<int8_t>(2, -128));
+  SM_ASSERT_OK(sm_full(shape, 1, 126.9, SM_INT8, cpu(), b.out()));
+  EXPECT_EQ(read<int8_t>(b), std::vector<int8_t>(2, 126));
+  SM_ASSERT_OK(sm_full(shape, 1, -9223372036854775808.0, SM_INT64, cpu(), c.out()));
+  EXPECT_EQ(read<int64_t>(c), std::vector<int64_t>(2, INT64_MIN));
+  SM_ASSERT_OK(sm_full(shape, 1, 65504, SM_FLOAT16, cpu(), d.out()));
+  EXPECT_EQ(read<uint16_t>(d), std::vector<uint16_t>(2, 0x7BFF));
+  SM_ASSERT_OK(sm_full(shape, 1, -INFINITY, SM_FLOAT16, cpu(), e.out()));
+  EXPECT_EQ(read<uint16_t>(e), std::vector<uint16_t>(2, 0xFC00));
+  SM_ASSERT_OK(sm_full(shape, 1, NAN, SM_BOOL, cpu(), f.out()));
+  EXPECT_EQ(read_bool(f), std::vector<uint8_t>(2, 1));
+}
+
+// Integer aranges must fit (the first and the last value bound them all);
+// PyTorch wraps them instead (torch.arange(100, 130, dtype=torch.int8) ends
+// 127, -128, -127): a listed difference (docs/PYTORCH_DIFFERENCES.md).
+TEST(Creation, IntegerArangeRefusesValuesTheDtypeCannotHold) {
+  sm_tensor t = nullptr;
+  EXPECT_EQ(sm_arange(100, 1, 30, SM_INT8, cpu(), &t), SM_ERR_DTYPE);
+  expect_error_mentions({"sm_arange", "last value", "int8"});
+  EXPECT_EQ(sm_arange(300, -1, 5, SM_UINT8, cpu(), &t), SM_ERR_DTYPE);
+  expect_error_mentions({"sm_arange", "start", "uint8"});
+  EXPECT_EQ(sm_arange(NAN, 1, 1, SM_INT32, cpu(), &t), SM_ERR_DTYPE);
+  EXPECT_EQ(sm_arange(0, 1, 257, SM_UINT8, cpu(), &t), SM_ERR_DTYPE);
+  EXPECT_EQ(t, nullptr);
+  Tensor ok, none, f16;
+  SM_ASSERT_OK(sm_arange(0, 1, 256, SM_UINT8, cpu(), ok.out()));
+  EXPECT_EQ(read<uint8_t>(ok).back(), 255);
+  SM_ASSERT_OK(sm_arange(1e300, 1, 0, SM_INT8, cpu(), none.out()));  // no values, nothing to fit
+  // Floats overflow to inf as PyTorch's and NumPy's do: torch.arange(0, 1e6,
+  // 1e5, dtype=torch.float16) is [0, inf, ...].
+  SM_ASSERT_OK(sm_arange(0, 1e5, 2, SM_FLOAT16, cpu(), f16.out()));
+  EXPECT_EQ(read<uint16_t>(f16), (std::vector<uint16_t>{0x0000, 0x7C00}));
+}

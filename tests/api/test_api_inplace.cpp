@@ -370,3 +370,105 @@ TEST(InplaceTensor, ZeroDimAndEmpty) {
   SM_EXPECT_OK(sm_inplace_tensor(e, SM_OP_ADD, eo, 1.0));
   SM_EXPECT_OK(sm_inplace_tensor(e, SM_OP_ADD, o, 1.0));  // 0-d broadcasts to (0, 3)
 }
+
+// Scalars that become elements must fit the dtype, as PyTorch refuses them
+// ("value cannot be converted to type int8_t without overflow"):
+// torch.zeros(2, dtype=torch.int8).fill_(300), .fill_(-129), .fill_(inf);
+// int32 .fill_(nan); int64 .fill_(1e30); uint8 .clamp_(0, 300); int8
+// .clamp_(-1000, 1000); float16 .fill_(1e6); float32 .clamp_(-1e300, 1e300).
+// A NaN clamp bound is no bound (the C API's way to leave one out).
+TEST(InplaceScalar, ValuesThatBecomeElementsMustFitTheDtype) {
+  expect_refused<int8_t>({1, 2}, SM_OP_FILL, 300, 0, SM_ERR_DTYPE);
+  expect_error_mentions({"sm_inplace_scalar", "300", "int8", "without overflow"});
+  expect_refused<int8_t>({1, 2}, SM_OP_FILL, -129, 0, SM_ERR_DTYPE);
+  expect_refused<int8_t>({1, 2}, SM_OP_FILL, INFINITY, 0, SM_ERR_DTYPE);
+  expect_refused<int8_t>({1, 2}, SM_OP_FILL, 127.5, 0, SM_ERR_DTYPE);
+  expect_refused<int32_t>({1, 2}, SM_OP_FILL, NAN, 0, SM_ERR_DTYPE);
+  expect_refused<int64_t>({1, 2}, SM_OP_FILL, 1e30, 0, SM_ERR_DTYPE);
+  expect_refused<int64_t>({1, 2}, SM_OP_FILL, 9223372036854775808.0, 0, SM_ERR_DTYPE);
+  expect_refused<uint8_t>({1, 2}, SM_OP_FILL, -1, 0, SM_ERR_DTYPE);
+  expect_refused<uint8_t>({1, 2}, SM_OP_CLAMP, 300, NAN, SM_ERR_DTYPE);
+  expect_refused<uint8_t>({1, 2}, SM_OP_CLAMP, NAN, -5, SM_ERR_DTYPE);
+  expect_refused<uint8_t>({1, 2}, SM_OP_CLAMP, 0, 300, SM_ERR_DTYPE);
+  expect_refused<int8_t>({1, 2}, SM_OP_CLAMP, -1000, 1000, SM_ERR_DTYPE);
+  expect_refused<uint16_t>({0, 0}, SM_OP_FILL, 1e6, 0, SM_ERR_DTYPE, SM_FLOAT16);
+  expect_refused<uint16_t>({0, 0}, SM_OP_FILL, 65520, 0, SM_ERR_DTYPE, SM_FLOAT16);
+  expect_refused<float>({0, 0}, SM_OP_CLAMP, -1e300, 1e300, SM_ERR_DTYPE);
+  expect_refused<uint16_t>({0, 0}, SM_OP_CLAMP, -1e300, NAN, SM_ERR_DTYPE, SM_BFLOAT16);
+  // The edges and the fill rules that do fit.
+  EXPECT_EQ(after_scalar(std::vector<int8_t>{0}, SM_OP_FILL, -128), std::vector<int8_t>{-128});
+  EXPECT_EQ(after_scalar(std::vector<int8_t>{0}, SM_OP_FILL, 1.5), std::vector<int8_t>{1})
+      << "a fraction in range truncates (torch int8 .fill_(1.5) gives 1)";
+  EXPECT_EQ(after_scalar(std::vector<int64_t>{0}, SM_OP_FILL, -9223372036854775808.0),
+            std::vector<int64_t>{INT64_MIN});
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1}, SM_OP_FILL, NAN, 0, SM_BOOL),
+            (std::vector<uint8_t>{1, 1}))
+      << "bool takes everything; NaN is nonzero (torch bool .fill_(nan) gives True)";
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0}, SM_OP_FILL, INFINITY, 0, SM_FLOAT16),
+            std::vector<uint16_t>{0x7C00});
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 9, 200}, SM_OP_CLAMP, NAN, 5),
+            (std::vector<uint8_t>{0, 5, 5}));
+  // Arithmetic operands are not elements: integer ADD 300 on int8 wraps in
+  // the int64 compute type, as torch int8 .add_(300) gives 44.
+  EXPECT_EQ(after_scalar(std::vector<int8_t>{0}, SM_OP_ADD, 300), std::vector<int8_t>{44});
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0}, SM_OP_ADD, -1), std::vector<uint8_t>{255});
+}
+
+// alpha is converted to the promoted type of the two operands, as PyTorch
+// does: int8 + int8 refuses alpha 300 (int8_t overflow), int8 + uint8
+// promotes to int16 (alpha 1000 fine, 40000 refused), int8 + int64 takes 300;
+// float16 + float16 refuses 1e6, float16 + float32 takes it. Unsigned types
+// take negative multipliers down to -max, which wrap (torch uint8
+// .add_(uint8, alpha=-255) works, -256 does not).
+TEST(InplaceTensor, AlphaMustFitThePromotedType) {
+  const auto refused = [](Tensor& t, Tensor& o, double alpha) {
+    const TensorSnap before = snap(t);
+    EXPECT_EQ(sm_inplace_tensor(t, SM_OP_ADD, o, alpha), SM_ERR_DTYPE)
+        << "alpha " << alpha << " for " << sm_dtype_name(dtype_of(t)) << " + "
+        << sm_dtype_name(dtype_of(o));
+    EXPECT_EQ(snap(t), before);
+  };
+  Tensor i8 = make<int8_t>({1, 2}, {2}), o8 = make<int8_t>({1, 1}, {2});
+  Tensor u8 = make<uint8_t>({1, 1}, {2}, SM_UINT8), i64 = make<int64_t>({1, 1}, {2});
+  refused(i8, o8, 300);
+  expect_error_mentions({"sm_inplace_tensor", "alpha", "int8"});
+  refused(i8, u8, 40000);
+  expect_error_mentions({"int16"});
+  SM_EXPECT_OK(sm_inplace_tensor(i8, SM_OP_ADD, u8, 1000));  // 1 + 1000, 2 + 1000 wrap in int8
+  EXPECT_EQ(read<int8_t>(i8), (std::vector<int8_t>{static_cast<int8_t>(1001 - 1024),
+                                                   static_cast<int8_t>(1002 - 1024)}));
+  SM_EXPECT_OK(sm_inplace_tensor(i8, SM_OP_ADD, i64, 300));
+  Tensor uu = make<uint8_t>({5, 6}, {2}, SM_UINT8);
+  SM_EXPECT_OK(sm_inplace_tensor(uu, SM_OP_ADD, u8, -1));
+  EXPECT_EQ(read<uint8_t>(uu), (std::vector<uint8_t>{4, 5}));
+  SM_EXPECT_OK(sm_inplace_tensor(uu, SM_OP_SUB, u8, -255));
+  EXPECT_EQ(read<uint8_t>(uu), (std::vector<uint8_t>{3, 4}));  // x + 255*1 wraps to x - 1
+  refused(uu, u8, -256);
+  Tensor h = make<uint16_t>({0, 0}, {2}, SM_FLOAT16), h2 = make<uint16_t>({0x3C00, 0x3C00}, {2}, SM_FLOAT16);
+  Tensor f = make<float>({1, 1}, {2});
+  refused(h, h2, 1e6);
+  SM_EXPECT_OK(sm_inplace_tensor(h, SM_OP_ADD, f, 1e6));  // promoted to float32
+  Tensor f2 = make<float>({1, 1}, {2});
+  refused(f2, f, 1e300);
+}
+
+// PyTorch refuses SUB with a bool operand ("Subtraction, the `-` operator,
+// with a bool tensor is not supported"), for any destination dtype; ADD and
+// MUL with a bool operand are fine (bool promotes to the other type).
+TEST(InplaceTensor, SubOfABoolOperandIsRefused) {
+  Tensor b = make_bool({1, 0}, {2});
+  for (sm_dtype d : {SM_INT32, SM_UINT8, SM_FLOAT32, SM_FLOAT64}) {
+    Tensor t;
+    const int64_t shape[1] = {2};
+    SM_ASSERT_OK(sm_zeros(shape, 1, d, cpu(), t.out()));
+    const TensorSnap before = snap(t);
+    EXPECT_EQ(sm_inplace_tensor(t, SM_OP_SUB, b, 1.0), SM_ERR_DTYPE) << sm_dtype_name(d);
+    expect_error_mentions({"sm_inplace_tensor", "SUB", "bool"});
+    EXPECT_EQ(snap(t), before);
+  }
+  Tensor i = make<int32_t>({5, 5}, {2});
+  SM_EXPECT_OK(sm_inplace_tensor(i, SM_OP_ADD, b, 2.0));
+  EXPECT_EQ(read<int32_t>(i), (std::vector<int32_t>{7, 5}));
+  SM_EXPECT_OK(sm_inplace_tensor(i, SM_OP_MUL, b, 1.0));
+  EXPECT_EQ(read<int32_t>(i), (std::vector<int32_t>{7, 0}));
+}

@@ -1099,7 +1099,8 @@ class Chain(object):
                 getattr(t, op + "_")()
 
         dtype_error = ((dt == "bool" and op not in ("fill", "zero")) or
-                       (dt in INTS and op in ("div", "sqrt", "exp", "fracadd")))
+                       (dt in INTS and op in ("div", "sqrt", "exp", "fracadd")) or
+                       (op == "fill" and not value_fits(dt, a)))
         so = self.self_overlap(p)
         overlap = so != "no"
         if dtype_error or so == "yes":
@@ -1448,11 +1449,20 @@ def creation_checks(res, device):
     values = TRICKY + [0.0, -0.0, 1.0, -1.5, 65504.0, 65505.0, 1e30, -1e-30, 3.4e38, 1e300,
                        float("inf"), float("-inf"), float("nan")] + [rng.uniform(-1e4, 1e4) for _ in range(20)]
     bad = []
+    refused = 0
     for dt in DTYPES:
         for v in values:
-            if dt in INTS:
-                info = np.iinfo(EXCH[dt])
-                v = float(int(v)) if np.isfinite(v) and info.min <= int(v) <= info.max else 7.0
+            if not value_fits(dt, v):
+                # PyTorch's rule (NumPy would write inf or a wrapped value):
+                # a value the dtype cannot hold is refused and nothing is made.
+                try:
+                    sm.full((2, 3), v, dt, device=device).close()
+                    bad.append("full(%r, %s) was accepted; the value does not fit" % (v, dt))
+                except sm.StrideMemError as e:
+                    if e.status != sm.ERR_DTYPE:
+                        bad.append("full(%r, %s): %s, want SM_ERR_DTYPE" % (v, dt, e))
+                    refused += 1
+                continue
             t = sm.full((2, 3), v, dt, device=device)
             want = convert(np.full((2, 3), v, dtype=np.float64), "float64", dt) if dt not in INTS \
                 else np.full((2, 3), int(v), dtype=EXCH[dt])
@@ -1480,10 +1490,30 @@ def creation_checks(res, device):
             bad.append("empty_strided((3, 4), (-1, 3), %s): strides %s, storage %d bytes, offset %d"
                        % (dt, e.strides, e.storage_nbytes, e.storage_offset))
         e.close()
+    if refused < len(DTYPES):
+        bad.append("only %d out-of-range full() values were refused" % refused)
     for b in bad:
         res.fail("creation on %s: %s" % (device, b))
     if not bad:
         res.ok()
+
+
+# The largest finite value of each float dtype (bfloat16's: 0x7F7F).
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": float(np.finfo(np.float32).max), "float64": float(np.finfo(np.float64).max)}
+
+
+def value_fits(dt, v):
+    """Whether PyTorch converts v into dtype dt without overflow
+    (c10::overflows): integers take finite values in [min, max] (fractions
+    truncate), bool everything, floats NaN, inf and finite values up to
+    their largest finite value."""
+    if dt == "bool":
+        return True
+    if dt in FLOAT_MAX:
+        return not np.isfinite(v) or abs(v) <= FLOAT_MAX[dt]
+    info = np.iinfo(EXCH[dt])
+    return bool(np.isfinite(v)) and info.min <= v <= info.max
 
 
 def main():

@@ -2582,7 +2582,13 @@ struct Fuzz {
       if (valid)
         for (int k = 0; k < pm.ndim; ++k)
           if (k != dd) out_numel = sat_mul(out_numel, pm.shape[k]);
-      const sm_status want = !valid ? SM_ERR_INVALID_HANDLE : (!in_range ? SM_ERR_OUT_OF_BOUNDS : SM_OK);
+      // A 0-d source takes exactly one index value (and gives a 0-d result).
+      const bool scalar_src = valid && pm.ndim == 0;
+      const sm_status want = !valid                           ? SM_ERR_INVALID_HANDLE
+                             : !dim_ok                        ? SM_ERR_OUT_OF_BOUNDS
+                             : scalar_src && len != 1         ? SM_ERR_SHAPE
+                             : !in_range                      ? SM_ERR_OUT_OF_BOUNDS
+                                                              : SM_OK;
       // Never ask for a big result (the harness compares it element by element).
       if (!(want == SM_OK && out_numel > kMaxTouch)) {
         sm_tensor out = kSentT;
@@ -2600,12 +2606,12 @@ struct Fuzz {
           rel::Meta m;
           const bool have_m = check_view(out, nullptr, "sm_index_select (expanded index)", &m);
           if (have_m) {
-            const int want_nd = nds;  // an expanded index is 1-d: never a 0-d result
+            const int want_nd = pm.ndim;  // a 0-d source gives a 0-d result
             REL_CHECK(m.ndim == want_nd && m.dtype == pm.dtype && m.numel == static_cast<int64_t>(out_numel) &&
                           m.storage_nbytes == m.nbytes,
                       "sm_index_select (expanded index): ndim %d dtype %d numel %lld, expected %d %d %lld", m.ndim,
                       m.dtype, (long long)m.numel, want_nd, pm.dtype, (long long)out_numel);
-            if (m.ndim == nds) REL_CHECK(m.shape[dd] == len, "sm_index_select: size %lld at dim %d, expected %lld",
+            if (m.ndim == nds && m.ndim > 0) REL_CHECK(m.shape[dd] == len, "sm_index_select: size %lld at dim %d, expected %lld",
                                          (long long)m.shape[dd], dd, (long long)len);
             if (len <= kMaxTouch && m.numel > 0 && m.numel <= kMaxTouch) check_index_select(pm, m, idx, d);
           }
