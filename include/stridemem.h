@@ -212,8 +212,10 @@ SM_API sm_status sm_storage_nbytes(sm_tensor t, int64_t* out);
 /* Address of element [0, ..., 0] (storage base + offset * dtype size). */
 SM_API sm_status sm_data_ptr(sm_tensor t, void** out);
 /* *out = 1 if t is dense in that memory format (SM_PRESERVE: dense in some
- * order, non-overlapping), else 0. Size-1 dims and empty tensors follow
- * PyTorch: their strides do not matter. */
+ * order, non-overlapping), else 0. Follows PyTorch: a size-1 dim's stride
+ * never matters; every empty tensor is SM_CONTIGUOUS and SM_PRESERVE, but
+ * SM_CHANNELS_LAST(_3D) only with the strides those formats give it (sizes
+ * multiplied plainly, so a size-0 dim makes the strides outside it 0). */
 SM_API sm_status sm_is_contiguous(sm_tensor t, sm_memory_format format, int* out);
 /* *out = 1 if a and b view the same storage. */
 SM_API sm_status sm_same_storage(sm_tensor a, sm_tensor b, int* out);
@@ -265,7 +267,8 @@ SM_API sm_status sm_as_strided(sm_tensor t, const int64_t* shape, const int64_t*
  * a negative stride), step 0 is SM_ERR_INVALID_ARGUMENT. */
 SM_API sm_status sm_slice(sm_tensor t, int32_t dim, int64_t start, int64_t stop,
                           int64_t step, sm_tensor* out);
-/* Elements [start, start + length) of dim; start may be negative. No clamping. */
+/* Elements [start, start + length) of dim; start may be negative. No clamping.
+ * start lies in [-size, size] ([-1, 0] for a size-0 dim), as torch.narrow. */
 SM_API sm_status sm_narrow(sm_tensor t, int32_t dim, int64_t start, int64_t length,
                            sm_tensor* out);
 /* Removes dim, keeping index (negative counts from the end). */
@@ -275,7 +278,9 @@ SM_API sm_status sm_transpose(sm_tensor t, int32_t dim0, int32_t dim1, sm_tensor
 SM_API sm_status sm_movedim(sm_tensor t, const int32_t* source, const int32_t* destination,
                             int32_t n, sm_tensor* out);
 /* Broadcast to shape (new leading dims allowed, -1 keeps a size); expanded
- * dims get stride 0. */
+ * dims get stride 0, kept dims keep theirs, a new size-1 leading dim gets
+ * size * stride of the dim after it (PyTorch); every dim of an expanded 0-d
+ * tensor has stride 0. */
 SM_API sm_status sm_expand(sm_tensor t, const int64_t* shape, int32_t ndim, sm_tensor* out);
 /* Removes the listed dims that have size 1 (others are left, as PyTorch);
  * dims == NULL and n == 0 removes every size-1 dim. */
@@ -284,7 +289,8 @@ SM_API sm_status sm_unsqueeze(sm_tensor t, int32_t dim, sm_tensor* out);
 /* Merges dims start_dim..end_dim; a view when the strides allow, else
  * SM_ERR_SHAPE (use sm_reshape to copy). */
 SM_API sm_status sm_flatten(sm_tensor t, int32_t start_dim, int32_t end_dim, sm_tensor* out);
-/* Splits dim into sizes (one -1 inferred). Always a view. */
+/* Splits dim into sizes (one -1 inferred). Always a view, with the strides
+ * sm_view gives the new shape (PyTorch's unflatten is a view). */
 SM_API sm_status sm_unflatten(sm_tensor t, int32_t dim, const int64_t* sizes, int32_t n,
                               sm_tensor* out);
 /* All windows of `size` elements along dim, `step` apart: dim becomes the
@@ -322,11 +328,15 @@ SM_API sm_status sm_reshape(sm_tensor t, const int64_t* shape, int32_t ndim, sm_
  * *copied (may be NULL) says which. */
 SM_API sm_status sm_contiguous(sm_tensor t, sm_memory_format format, sm_tensor* out,
                                int* copied);
-/* Always a copy, laid out in format (SM_PRESERVE keeps t's dense order). */
+/* Always a copy, laid out in format. SM_PRESERVE (PyTorch's clone): a
+ * non-overlapping and dense t keeps its strides exactly (size-1 dims and empty
+ * tensors included; negative strides become positive), any other t gets dense
+ * strides in t's stride order (PyTorch's infer_dense_strides: sorted by
+ * |stride|, ties by size, stride-0 dims left in place). */
 SM_API sm_status sm_clone(sm_tensor t, sm_memory_format format, sm_tensor* out);
 /* Device and/or dtype change: a new handle to the same data when neither
- * changes, else a copy (t's dense dim order kept); *copied (may be NULL)
- * says which. */
+ * changes, else a copy laid out as sm_clone(t, SM_PRESERVE) (PyTorch's .to);
+ * *copied (may be NULL) says which. */
 SM_API sm_status sm_to(sm_tensor t, sm_device device, sm_dtype dtype, sm_tensor* out,
                        int* copied);
 /* dst[...] = src broadcast to dst's shape, converted to dst's dtype, any pair

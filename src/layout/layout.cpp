@@ -174,24 +174,34 @@ int wrap_dim(int64_t dim, int ndim, const char* what, bool allow_scalar) {
 
 namespace {
 
-// Fills strides innermost-first along `order` (order[0] outermost), each the
-// product of max(size, 1) of the dims inside it (PyTorch's rule). A product
+// Fills strides innermost-first along `order` (order[0] outermost). A product
 // can pass int64 only when the tensor is empty (it is at most numel, which
 // checked_numel bounds otherwise): an empty tensor addresses no element, so
 // its strides are free and the product saturates at INT64_MAX rather than
-// making an empty tensor impossible to create or copy.
-void strides_in_order(const int64_t* sizes, int ndim, const int* order, int64_t* strides) {
+// making an empty tensor impossible to create or copy. Row-major
+// takes the product of max(size, 1) of the dims inside (PyTorch's
+// contiguous strides: a size-0 dim does not zero the dims outside it);
+// channels_last(_3d) takes the plain product, as PyTorch's
+// get_channels_last_strides_2d/3d do, so a size-0 dim zeroes every stride
+// outside it (torch.empty(2,0,4,5, memory_format=torch.channels_last).stride()
+// is (0, 1, 0, 0)).
+void strides_in_order(const int64_t* sizes, int ndim, const int* order, bool zero_collapses,
+                      int64_t* strides) {
   const bool empty = std::any_of(sizes, sizes + ndim, [](int64_t n) { return n == 0; });
   int64_t s = 1;
   for (int k = ndim - 1; k >= 0; --k) {
     int d = order[k];
     strides[d] = s;
-    if (k > 0 && mul_overflows(s, std::max<int64_t>(sizes[d], 1), &s)) {
+    if (k == 0) break;
+    const int64_t f = zero_collapses ? sizes[d] : std::max<int64_t>(sizes[d], 1);
+    int64_t next;
+    if (mul_overflows(s, f, &next)) {
       if (!empty)
         fail(SM_ERR_OVERFLOW, "dense strides of shape %s overflow int64",
              dims_str(sizes, ndim).c_str());
-      s = INT64_MAX;
+      next = INT64_MAX;
     }
+    s = next;
   }
 }
 
@@ -229,7 +239,7 @@ void dense_strides(const int64_t* sizes, int ndim, sm_memory_format format, int6
     default:
       fail(SM_ERR_INVALID_ARGUMENT, "unknown memory format %d", static_cast<int>(format));
   }
-  strides_in_order(sizes, ndim, order, strides);
+  strides_in_order(sizes, ndim, order, format != SM_CONTIGUOUS, strides);
 }
 
 Layout dense_layout(const int64_t* sizes, int ndim, sm_memory_format format) {
@@ -250,31 +260,57 @@ Layout strided_layout(const int64_t* sizes, const int64_t* strides, int ndim) {
 }
 
 Layout dense_like(const Layout& l) {
-  // PyTorch's infer_dense_strides on |stride|: an insertion sort, innermost
-  // first, where a stride-0 dim compares as "ambiguous" (never moves past
-  // another) so expanded dims keep their row-major place; equal |strides| keep
-  // the later dim innermost.
+  Layout r;
+  r.ndim = l.ndim;
+  std::copy(l.sizes, l.sizes + l.ndim, r.sizes);
+  // A non-overlapping and dense input keeps its strides exactly, those of
+  // size-1 dims and of empty tensors included, as PyTorch's clone and
+  // empty_like(preserve_format) do (torch.empty_strided((4,1,2),(1,7,4))
+  // .clone().stride() is (1, 7, 4)). Only the signs go: the copy starts at
+  // offset 0, and |strides| of a dense layout are dense too.
+  if (is_non_overlapping_and_dense(l)) {
+    bool all_fit = true;
+    for (int i = 0; i < l.ndim; ++i) {
+      // INT64_MIN has no positive twin; it can only sit on a size <= 1 dim
+      // or in an empty tensor (a dense layout bounds the others by numel).
+      if (l.strides[i] == INT64_MIN) {
+        all_fit = false;
+        break;
+      }
+      r.strides[i] = l.strides[i] < 0 ? -l.strides[i] : l.strides[i];
+    }
+    if (all_fit) return r;
+  }
+  // Otherwise PyTorch's infer_dense_strides, on |stride|: an insertion sort
+  // from the innermost dim outward. A dim moves inside another when its
+  // |stride| is smaller, or, at equal |strides|, when its size is smaller;
+  // a stride-0 dim and equal (|stride|, size) pairs compare as "ambiguous":
+  // no move, but the scan goes on past them, so expanded dims keep their
+  // row-major place. Size 0 and 1 dims add no factor to the strides outside.
   int perm[kMaxDims];  // perm[0] innermost
   for (int i = 0; i < l.ndim; ++i) perm[i] = l.ndim - 1 - i;
+  // > 0: a belongs outside b; < 0: inside; 0: ambiguous.
+  auto compare = [&](int a, int b) {
+    const uint64_t sa = uabs(l.strides[a]), sb = uabs(l.strides[b]);
+    if (sa == 0 || sb == 0) return 0;
+    if (sa != sb) return sa > sb ? 1 : -1;
+    return l.sizes[a] > l.sizes[b] ? 1 : 0;
+  };
   for (int i = 1; i < l.ndim; ++i) {
     int pos = i;
     for (int j = i - 1; j >= 0; --j) {
-      uint64_t inner = uabs(l.strides[perm[j]]), outer = uabs(l.strides[perm[pos]]);
-      if (inner == 0 || outer == 0) continue;
-      if (inner > outer) {
+      const int c = compare(perm[j], perm[pos]);
+      if (c > 0) {
         std::swap(perm[j], perm[pos]);
         pos = j;
-      } else if (inner < outer) {
+      } else if (c < 0) {
         break;
       }
     }
   }
   int order[kMaxDims];  // outermost first
   for (int i = 0; i < l.ndim; ++i) order[i] = perm[l.ndim - 1 - i];
-  Layout r;
-  r.ndim = l.ndim;
-  std::copy(l.sizes, l.sizes + l.ndim, r.sizes);
-  strides_in_order(l.sizes, l.ndim, order, r.strides);
+  strides_in_order(l.sizes, l.ndim, order, false, r.strides);
   return r;
 }
 
@@ -301,13 +337,24 @@ bool is_contiguous(const Layout& l, sm_memory_format format) {
     default:
       fail(SM_ERR_INVALID_ARGUMENT, "unknown memory format %d", static_cast<int>(format));
   }
-  if (has_zero_size(l)) return true;
+  // Row-major: every empty tensor is contiguous (c10's compute_contiguous).
+  // Channels-last has no such rule in PyTorch (compute_channels_last_
+  // contiguous_2d/3d): an empty tensor is channels-last contiguous only when
+  // its strides are the plain products, a size-0 dim zeroing the ones outside
+  // it (torch.empty(0,3,1,5).is_contiguous(memory_format=torch.channels_last)
+  // is False), which is what dense_strides gives it.
+  if (format == SM_CONTIGUOUS && has_zero_size(l)) return true;
   int64_t expected = 1;
   for (int k = l.ndim - 1; k >= 0; --k) {
     int d = order[k];
     if (l.sizes[d] == 1) continue;  // any stride is fine for a size-1 dim
     if (l.strides[d] != expected) return false;
-    if (mul_overflows(expected, l.sizes[d], &expected)) return false;
+    if (mul_overflows(expected, l.sizes[d], &expected)) {
+      // Only an empty tensor's product can pass int64 without its layout
+      // reaching past it: saturate as strides_in_order does.
+      if (!has_zero_size(l)) return false;
+      expected = INT64_MAX;
+    }
   }
   return true;
 }
@@ -796,10 +843,14 @@ Layout narrow(const Layout& l, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = l.sizes[d];
   if (length < 0)
     fail(SM_ERR_SHAPE, "narrow: length %" PRId64 " is negative", length);
-  if (start < -n || start > n)
+  // PyTorch wraps start like a dim index of a dim of size n, and also takes
+  // start == n (the end); a size-0 dim wraps like a size-1 one, so -1 is
+  // accepted there too and means 0 (torch.empty(0, 3).narrow(0, -1, 0)).
+  const int64_t lo = n == 0 ? -1 : -n;
+  if (start < lo || start > n)
     fail(SM_ERR_OUT_OF_BOUNDS, "narrow: start %" PRId64 " is out of range [%" PRId64
-         ", %" PRId64 "] for dim %d of size %" PRId64, start, -n, n, d, n);
-  if (start < 0) start += n;
+         ", %" PRId64 "] for dim %d of size %" PRId64, start, lo, n, d, n);
+  if (start < 0) start += std::max<int64_t>(n, 1);
   if (length > n - start)
     fail(SM_ERR_OUT_OF_BOUNDS, "narrow: start %" PRId64 " + length %" PRId64
          " exceeds size %" PRId64 " of dim %d", start, length, n, d);
@@ -889,7 +940,10 @@ Layout expand(const Layout& l, const int64_t* shape, int ndim) {
     if (od >= 0) {
       stride = l.strides[od];
     } else if (i == ndim - 1) {
-      stride = 1;
+      // Only a 0-d input has no dim to chain from: every dim of the result
+      // is new and its one element repeats, so stride 0 throughout
+      // (torch.tensor(5.).expand(3, 1).stride() is (0, 0)).
+      stride = 0;
     } else if (mul_overflows(r.sizes[i + 1], r.strides[i + 1], &stride)) {
       stride = 0;  // a new size-1 dim: the value never matters
     }
@@ -1008,28 +1062,21 @@ Layout unflatten(const Layout& l, int64_t dim, const int64_t* sizes, int n) {
     fail(err.status(), "unflatten: sizes %s do not split dim %d of size %" PRId64 ": %s",
          dims_str(sizes, n).c_str(), d, l.sizes[d], err.what());
   }
-  // The split dims chain from the old stride outward, so this is always a view.
-  int64_t st[kMaxDims];
-  st[n - 1] = l.strides[d];
-  for (int i = n - 2; i >= 0; --i)
-    st[i] = mul_or_fail(st[i + 1], std::max<int64_t>(sz[static_cast<size_t>(i) + 1], 1),
-                        "unflatten stride");
-  Layout r;
-  r.offset = l.offset;
+  // PyTorch's unflatten is a view() of the whole tensor to the new shape, so
+  // its strides are view's, not a chain from the old stride alone: size-1
+  // dims take the stride computeStride gives them (torch.arange(24).view(2,
+  // 12).unflatten(1, (3, 1, 4)).stride() is (12, 4, 4, 1)) and an empty
+  // tensor gets row-major strides unless the shape is unchanged. Splitting
+  // one dim always is a view, so view_or_fail cannot refuse here.
+  int64_t shape[kMaxDims];
+  int nd = 0;
   for (int i = 0; i < l.ndim; ++i) {
-    if (i == d) {
-      for (int k = 0; k < n; ++k) {
-        r.sizes[r.ndim] = sz[static_cast<size_t>(k)];
-        r.strides[r.ndim] = st[k];
-        ++r.ndim;
-      }
-    } else {
-      r.sizes[r.ndim] = l.sizes[i];
-      r.strides[r.ndim] = l.strides[i];
-      ++r.ndim;
-    }
+    if (i == d)
+      for (int k = 0; k < n; ++k) shape[nd++] = sz[static_cast<size_t>(k)];
+    else
+      shape[nd++] = l.sizes[i];
   }
-  return r;
+  return view_or_fail(l, shape, nd, "unflatten");
 }
 
 Layout unfold(const Layout& l, int64_t dim, int64_t size, int64_t step) {

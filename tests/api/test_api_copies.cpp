@@ -258,7 +258,8 @@ TEST(Clone, ChannelsLastStridesArePyTorchs) {
   expect_layout(cl3, {2, 3, 4, 5, 6}, {360, 1, 90, 18, 3}, 0);
   EXPECT_EQ(read<float>(cl3), read<float>(y));
 
-  // Size-1 dims get PyTorch's strides (products of max(size, 1)).
+  // Size-1 dims get PyTorch's strides (plain size products):
+  // torch.empty(2,3,1,2).clone(memory_format=torch.channels_last).stride() -> (6, 1, 6, 3)
   Tensor z = iota({2, 3, 1, 2}), cz;
   SM_ASSERT_OK(sm_clone(z, SM_CHANNELS_LAST, cz.out()));
   expect_layout(cz, {2, 3, 1, 2}, {6, 1, 6, 3}, 0);
@@ -285,6 +286,170 @@ TEST(Clone, ZeroDimAndEmpty) {
   Tensor co;
   SM_ASSERT_OK(sm_contiguous(e, SM_CONTIGUOUS, co.out(), nullptr));
   EXPECT_EQ(numel_of(co), 0);
+}
+
+namespace {
+
+// A view of `shape`/`strides` over a fresh iota storage of `storage` floats.
+Tensor strided_view(const Tensor& base, const Shape& shape, const Shape& strides,
+                    int64_t offset = 0) {
+  Tensor v;
+  const sm_status st =
+      sm_as_strided(base, shape.empty() ? nullptr : shape.data(),
+                    strides.empty() ? nullptr : strides.data(),
+                    static_cast<int32_t>(shape.size()), offset, v.out());
+  EXPECT_EQ(st, SM_OK) << "sm_as_strided: " << sm_last_error();
+  return v;
+}
+
+struct StrideCase {
+  Shape shape, strides, want;
+};
+
+// clone(SM_PRESERVE) and to(float64) of each case: the PyTorch strides,
+// offset 0, the same values.
+void expect_preserve_strides(const std::vector<StrideCase>& cases) {
+  Tensor base = iota({64});
+  for (const StrideCase& c : cases) {
+    Tensor v = strided_view(base, c.shape, c.strides, 3);
+    Tensor cl, to64;
+    SM_ASSERT_OK(sm_clone(v, SM_PRESERVE, cl.out()));
+    expect_layout(cl, c.shape, c.want, 0, "clone");
+    EXPECT_EQ(read<float>(cl), read<float>(v));
+    int copied = -1;
+    SM_ASSERT_OK(sm_to(v, cpu(), SM_FLOAT64, to64.out(), &copied));
+    EXPECT_EQ(copied, 1);
+    expect_layout(to64, c.shape, c.want, 0, "to");
+    const std::vector<float> vf = read<float>(v);
+    EXPECT_EQ(read<double>(to64), std::vector<double>(vf.begin(), vf.end()));
+  }
+}
+
+}  // namespace
+
+TEST(Clone, PreserveKeepsDenseStridesOfSizeOneAndEmptyDims) {
+  expect_preserve_strides({
+      // torch.empty_strided((4,1,2),(1,7,4)).clone().stride() -> (1, 7, 4),
+      // .to(torch.float64).stride() -> (1, 7, 4)
+      {{4, 1, 2}, {1, 7, 4}, {1, 7, 4}},
+      // torch.empty_strided((1,1),(9,3)).clone().stride() -> (9, 3)
+      {{1, 1}, {9, 3}, {9, 3}},
+      // torch.empty_strided((1,2,2),(8,1,2)).clone().stride() -> (8, 1, 2)
+      {{1, 2, 2}, {8, 1, 2}, {8, 1, 2}},
+      // torch.empty_strided((2,1,3),(3,40,1)).clone().stride() -> (3, 40, 1)
+      {{2, 1, 3}, {3, 40, 1}, {3, 40, 1}},
+      // torch.empty_strided((0,),(4,)).clone().stride() -> (4,)
+      {{0}, {4}, {4}},
+      // torch.empty_strided((2,0,3),(5,7,1)).clone().stride() -> (5, 7, 1)
+      {{2, 0, 3}, {5, 7, 1}, {5, 7, 1}},
+      // torch.empty_strided((0,3),(1,0)).clone().stride() -> (1, 0)
+      {{0, 3}, {1, 0}, {1, 0}},
+  });
+  // The kept size-1 stride costs no storage: 8 elements for (4,1,2).
+  Tensor base = iota({64});
+  Tensor v = strided_view(base, {4, 1, 2}, {1, 7, 4}), c;
+  SM_ASSERT_OK(sm_clone(v, SM_PRESERVE, c.out()));
+  EXPECT_EQ(storage_nbytes_of(c), 8 * 4);
+  // A flipped size-1 stride is kept as its magnitude (offset 0 needs it
+  // positive; PyTorch has no negative strides).
+  Tensor f = strided_view(base, {2, 1, 3}, {3, -5, 1}, 10), cf;
+  SM_ASSERT_OK(sm_clone(f, SM_PRESERVE, cf.out()));
+  expect_layout(cf, {2, 1, 3}, {3, 5, 1}, 0);
+  EXPECT_EQ(read<float>(cf), read<float>(f));
+}
+
+TEST(Clone, PreserveOfOverlappingInputFollowsPyTorchStrideOrder) {
+  expect_preserve_strides({
+      // Unfold windows: torch.arange(10.).unfold(0,4,2).clone().stride() -> (4, 1)
+      {{4, 4}, {2, 1}, {4, 1}},
+      // torch.arange(10.).unfold(0,4,2).t().clone().stride() -> (1, 4)
+      {{4, 4}, {1, 2}, {1, 4}},
+      // Equal strides, the smaller size inside:
+      // torch.empty_strided((2,3),(1,1)).clone().stride() -> (1, 2)
+      {{2, 3}, {1, 1}, {1, 2}},
+      // torch.empty_strided((3,2),(1,1)).clone().stride() -> (2, 1)
+      {{3, 2}, {1, 1}, {2, 1}},
+      // torch.empty_strided((2,3,4),(12,1,1)).clone().stride() -> (12, 1, 3)
+      {{2, 3, 4}, {12, 1, 1}, {12, 1, 3}},
+      // Expanded dims keep their row-major place:
+      // torch.zeros(1,3).expand(4,3).clone().stride() -> (3, 1)
+      {{4, 3}, {0, 1}, {3, 1}},
+      // torch.empty_strided((3,1,4),(0,3,1)).clone().stride() -> (4, 4, 1)
+      {{3, 1, 4}, {0, 3, 1}, {4, 4, 1}},
+      // Gaps: torch.empty_strided((3,4),(4,2)).clone().stride() -> (4, 1)
+      {{3, 4}, {4, 2}, {4, 1}},
+  });
+  // Through the real view calls: unfold of a transposed matrix.
+  Tensor m = iota({4, 5}), t, u, c;
+  SM_ASSERT_OK(sm_transpose(m, 0, 1, t.out()));  // (5,4) strides (1,5)
+  SM_ASSERT_OK(sm_unfold(t, 0, 2, 1, u.out()));  // (4,4,2) strides (1,5,1)
+  expect_layout(u, {4, 4, 2}, {1, 5, 1}, 0);
+  SM_ASSERT_OK(sm_clone(u, SM_PRESERVE, c.out()));
+  // torch.arange(20.).view(4,5).t().unfold(0,2,1).clone().stride() -> (2, 8, 1)
+  expect_layout(c, {4, 4, 2}, {2, 8, 1}, 0);
+  EXPECT_EQ(read<float>(c), read<float>(u));
+}
+
+TEST(Contiguous, ChannelsLastOfEmptyAndSizeOneDims) {
+  // A row-major empty tensor is not channels-last: sm_contiguous copies it
+  // into PyTorch's channels-last strides (plain size products).
+  struct Case {
+    Shape shape, want;
+    sm_memory_format format;
+  };
+  const Case cases[] = {
+      // torch.empty(0,3,1,5).contiguous(memory_format=torch.channels_last).stride()
+      //   -> (15, 1, 15, 3)
+      {{0, 3, 1, 5}, {15, 1, 15, 3}, SM_CHANNELS_LAST},
+      // torch.empty(2,0,4,5).contiguous(memory_format=torch.channels_last).stride()
+      //   -> (0, 1, 0, 0)
+      {{2, 0, 4, 5}, {0, 1, 0, 0}, SM_CHANNELS_LAST},
+      // torch.empty(2,3,4,0).contiguous(memory_format=torch.channels_last).stride()
+      //   -> (0, 1, 0, 3)
+      {{2, 3, 4, 0}, {0, 1, 0, 3}, SM_CHANNELS_LAST},
+      // torch.empty(0,3,1,5,2).contiguous(memory_format=torch.channels_last_3d)
+      //   .stride() -> (30, 1, 30, 6, 3)
+      {{0, 3, 1, 5, 2}, {30, 1, 30, 6, 3}, SM_CHANNELS_LAST_3D},
+      // torch.empty(2,3,4,0,6).contiguous(memory_format=torch.channels_last_3d)
+      //   .stride() -> (0, 1, 0, 18, 3)
+      {{2, 3, 4, 0, 6}, {0, 1, 0, 18, 3}, SM_CHANNELS_LAST_3D},
+  };
+  for (const Case& c : cases) {
+    Tensor e;
+    SM_ASSERT_OK(sm_empty(c.shape.data(), static_cast<int32_t>(c.shape.size()), SM_FLOAT32,
+                          cpu(), e.out()));
+    // torch.empty(0,3,1,5).is_contiguous(memory_format=torch.channels_last) -> False
+    EXPECT_EQ(is_contig(e, c.format), 0);
+    EXPECT_EQ(is_contig(e, SM_CONTIGUOUS), 1);
+    Tensor ce, cc;
+    int copied = -1;
+    SM_ASSERT_OK(sm_contiguous(e, c.format, ce.out(), &copied));
+    EXPECT_EQ(copied, 1);
+    expect_layout(ce, c.shape, c.want, 0, "contiguous");
+    // torch.empty(..., memory_format=cl).is_contiguous(memory_format=cl) -> True
+    EXPECT_EQ(is_contig(ce, c.format), 1);
+    // Now it is: no second copy.
+    SM_ASSERT_OK(sm_contiguous(ce, c.format, cc.out(), &copied));
+    EXPECT_EQ(copied, 0);
+    EXPECT_EQ(same_storage(ce, cc), 1);
+    // clone(format) gives the same strides.
+    Tensor cl;
+    SM_ASSERT_OK(sm_clone(e, c.format, cl.out()));
+    expect_layout(cl, c.shape, c.want, 0, "clone");
+  }
+  // Size-1 dims: (2,1,1,3) row-major already is channels-last, so no copy.
+  // torch.empty(2,1,1,3).contiguous(memory_format=torch.channels_last).stride()
+  //   -> (3, 3, 3, 1)
+  Tensor x = iota({2, 1, 1, 3}), cx, kx;
+  int copied = -1;
+  SM_ASSERT_OK(sm_contiguous(x, SM_CHANNELS_LAST, cx.out(), &copied));
+  EXPECT_EQ(copied, 0);
+  expect_layout(cx, {2, 1, 1, 3}, {3, 3, 3, 1}, 0);
+  // ...while clone(channels_last) lays it out afresh:
+  // torch.empty(2,1,1,3).clone(memory_format=torch.channels_last).stride() -> (3, 1, 3, 1)
+  SM_ASSERT_OK(sm_clone(x, SM_CHANNELS_LAST, kx.out()));
+  expect_layout(kx, {2, 1, 1, 3}, {3, 1, 3, 1}, 0);
+  EXPECT_EQ(read<float>(kx), read<float>(x));
 }
 
 TEST(To, SameDeviceAndDtypeIsTheSameData) {

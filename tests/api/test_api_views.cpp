@@ -213,6 +213,40 @@ TEST(Views, Narrow) {
   EXPECT_EQ(out, sentinel_tensor());
 }
 
+TEST(Views, NarrowStartWrapsAsPyTorch) {
+  // A size-0 dim accepts start -1 (wrapped as for a size-1 dim) and 0:
+  // torch.empty(0,3).narrow(0,-1,0).shape -> (0, 3)
+  Tensor base = iota({6});
+  Tensor e, n;
+  const int64_t es[2] = {0, 3}, est[2] = {3, 1};
+  SM_ASSERT_OK(sm_as_strided(base, es, est, 2, 2, e.out()));
+  SM_ASSERT_OK(sm_narrow(e, 0, -1, 0, n.out()));
+  expect_layout(n, {0, 3}, {3, 1}, 2);
+  EXPECT_EQ(same_storage(base, n), 1);
+  // torch.empty(0,3).narrow(0,-2,0): "expected to be in range of [-1, 0], but got -2"
+  sm_tensor out = sentinel_tensor();
+  const TensorSnap before = snap(e);
+  EXPECT_EQ(sm_narrow(e, 0, -2, 0, &out), SM_ERR_OUT_OF_BOUNDS);
+  expect_error_mentions({"sm_narrow", "[-1, 0]"});
+  // torch.empty(0,3).narrow(0,1,0): the same error
+  EXPECT_EQ(sm_narrow(e, 0, 1, 0, &out), SM_ERR_OUT_OF_BOUNDS);
+  // torch.empty(0,3).narrow(0,-1,1): the length does not fit
+  EXPECT_EQ(sm_narrow(e, 0, -1, 1, &out), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_EQ(out, sentinel_tensor());
+  EXPECT_EQ(snap(e), before);
+  // Size n: start in [-n, n]. torch.empty(3,3).narrow(0,-1,0).storage_offset() -> 6
+  Tensor m = iota({3, 3}), a, b;
+  SM_ASSERT_OK(sm_narrow(m, 0, -1, 0, a.out()));
+  expect_layout(a, {0, 3}, {3, 1}, 6);
+  // torch.empty(3,3).narrow(0,3,0).storage_offset() -> 9
+  SM_ASSERT_OK(sm_narrow(m, 0, 3, 0, b.out()));
+  expect_layout(b, {0, 3}, {3, 1}, 9);
+  // torch.empty(3,3).narrow(0,-4,0): "expected to be in range of [-3, 2]"
+  EXPECT_EQ(sm_narrow(m, 0, -4, 0, &out), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_EQ(sm_narrow(m, 0, 4, 0, &out), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_EQ(out, sentinel_tensor());
+}
+
 TEST(Views, Select) {
   Tensor base = iota({3, 4});
   Tensor r, c, last;
@@ -308,6 +342,48 @@ TEST(Views, ExpandGivesStrideZero) {
   EXPECT_EQ(out, sentinel_tensor());
 }
 
+TEST(Views, ExpandStridesOfNewAndSizeOneDimsArePyTorchs) {
+  Tensor one = iota({1}), z0;
+  SM_ASSERT_OK(sm_view(one, nullptr, 0, z0.out()));
+  struct Case {
+    Shape shape, want;
+  };
+  // A 0-d tensor: every dim is new, stride 0 even where the size is 1.
+  const Case from0d[] = {
+      {{3, 1}, {0, 0}},        // torch.tensor(5.).expand(3, 1).stride() -> (0, 0)
+      {{1, 1}, {0, 0}},        // torch.tensor(5.).expand(1, 1).stride() -> (0, 0)
+      {{1}, {0}},              // torch.tensor(5.).expand(1).stride() -> (0,)
+      {{2, 1, 1}, {0, 0, 0}},  // torch.tensor(5.).expand(2, 1, 1).stride() -> (0, 0, 0)
+      {{1, 0}, {0, 0}},        // torch.tensor(5.).expand(1, 0).stride() -> (0, 0)
+  };
+  for (const Case& c : from0d) {
+    Tensor e;
+    SM_ASSERT_OK(sm_expand(z0, c.shape.data(), static_cast<int32_t>(c.shape.size()), e.out()));
+    expect_layout(e, c.shape, c.want, 0);
+    EXPECT_EQ(same_storage(one, e), 1);
+    EXPECT_EQ(read<float>(e), std::vector<float>(static_cast<size_t>(numel_of(e)), 0.0f));
+  }
+  // A (1,3) row of stride 7: kept size-1 dims keep their stride, new size-1
+  // leading dims chain from it, expanded dims get 0.
+  Tensor base = iota({16}), row;
+  const int64_t rs[2] = {1, 3}, rst[2] = {7, 1};
+  SM_ASSERT_OK(sm_as_strided(base, rs, rst, 2, 0, row.out()));
+  const Case fromrow[] = {
+      {{1, 3}, {7, 1}},              // torch.empty_strided((1,3),(7,1)).expand(1,3) -> (7, 1)
+      {{1, 1, 3}, {7, 7, 1}},        // ... .expand(1,1,3).stride() -> (7, 7, 1)
+      {{2, 1, 3}, {0, 7, 1}},        // ... .expand(2,1,3).stride() -> (0, 7, 1)
+      {{5, 1, 1, 3}, {0, 7, 7, 1}},  // ... .expand(5,1,1,3).stride() -> (0, 7, 7, 1)
+      {{4, 3}, {0, 1}},              // ... .expand(4,3).stride() -> (0, 1)
+      {{1, 0, 3}, {0, 0, 1}},        // ... .expand(1,0,3).stride() -> (0, 0, 1)
+  };
+  for (const Case& c : fromrow) {
+    Tensor e;
+    SM_ASSERT_OK(sm_expand(row, c.shape.data(), static_cast<int32_t>(c.shape.size()), e.out()));
+    expect_layout(e, c.shape, c.want, 0);
+    expect_view_of(base, e, iota_values(16));
+  }
+}
+
 TEST(Views, SqueezeAndUnsqueeze) {
   Tensor base = iota({1, 3, 1, 2});
   Tensor all;
@@ -397,6 +473,65 @@ TEST(Views, FlattenAndUnflatten) {
   expect_view_of(base, ut, iota_values(24));
   const int64_t bad[2] = {5, 3};
   EXPECT_EQ(sm_unflatten(f, 1, bad, 2, &out), SM_ERR_SHAPE);
+  expect_error_mentions({"sm_unflatten"});
+  EXPECT_EQ(out, sentinel_tensor());
+}
+
+TEST(Views, UnflattenStridesAreViews) {
+  // PyTorch's unflatten is view() to the new shape.
+  Tensor base = iota({2, 12});
+  struct Case {
+    Shape sizes, want_shape, want;
+  };
+  const Case cases[] = {
+      // torch.arange(24).view(2,12).unflatten(1,(3,1,4)).stride() -> (12, 4, 4, 1)
+      {{3, 1, 4}, {2, 3, 1, 4}, {12, 4, 4, 1}},
+      // torch.arange(24).view(2,12).unflatten(1,(1,12)).stride() -> (12, 12, 1)
+      {{1, 12}, {2, 1, 12}, {12, 12, 1}},
+      // torch.arange(24).view(2,12).unflatten(1,(12,1)).stride() -> (12, 1, 1)
+      {{12, 1}, {2, 12, 1}, {12, 1, 1}},
+      // torch.arange(24).view(2,12).unflatten(1,(-1,1,4)).stride() -> (12, 4, 4, 1)
+      {{-1, 1, 4}, {2, 3, 1, 4}, {12, 4, 4, 1}},
+  };
+  for (const Case& c : cases) {
+    Tensor u;
+    SM_ASSERT_OK(sm_unflatten(base, 1, c.sizes.data(), static_cast<int32_t>(c.sizes.size()),
+                              u.out()));
+    expect_layout(u, c.want_shape, c.want, 0);
+    expect_view_of(base, u, iota_values(24));
+  }
+  // Transposed: torch.empty_strided((2,12),(1,2)).unflatten(1,(3,1,4)).stride()
+  //   -> (1, 8, 8, 2)
+  Tensor t, ut;
+  const int64_t ts[2] = {2, 12}, tst[2] = {1, 2};
+  SM_ASSERT_OK(sm_as_strided(base, ts, tst, 2, 0, t.out()));
+  const int64_t s314[3] = {3, 1, 4};
+  SM_ASSERT_OK(sm_unflatten(t, 1, s314, 3, ut.out()));
+  expect_layout(ut, {2, 3, 1, 4}, {1, 8, 8, 2}, 0);
+  expect_view_of(base, ut, iota_values(24));
+  // A size-1 dim with a stray stride: torch.empty_strided((2,1,3),(3,100,1))
+  //   .unflatten(1,(1,)).stride() -> (3, 3, 1)
+  Tensor big = iota({200}), o, uo;
+  const int64_t os[3] = {2, 1, 3}, ost[3] = {3, 100, 1};
+  SM_ASSERT_OK(sm_as_strided(big, os, ost, 3, 0, o.out()));
+  const int64_t s1[1] = {1};
+  SM_ASSERT_OK(sm_unflatten(o, 1, s1, 1, uo.out()));
+  expect_layout(uo, {2, 1, 3}, {3, 3, 1}, 0);
+  // Empty: torch.empty(2,0,3).unflatten(1,(0,5)).stride() -> (15, 15, 3, 1)
+  Tensor e, ue;
+  const int64_t es[3] = {2, 0, 3};
+  SM_ASSERT_OK(sm_empty(es, 3, SM_FLOAT32, cpu(), e.out()));
+  const int64_t s05[2] = {0, 5};
+  SM_ASSERT_OK(sm_unflatten(e, 1, s05, 2, ue.out()));
+  expect_layout(ue, {2, 0, 5, 3}, {15, 15, 3, 1}, 0);
+  // torch.empty(2,0,3).unflatten(1,(1,-1)).stride() -> (3, 3, 3, 1)
+  const int64_t s1m[2] = {1, -1};
+  SM_ASSERT_OK(sm_unflatten(e, 1, s1m, 2, ue.out()));
+  expect_layout(ue, {2, 1, 0, 3}, {3, 3, 3, 1}, 0);
+  // torch.empty(2,0,3).unflatten(1,(-1,0)): the -1 is ambiguous
+  sm_tensor out = sentinel_tensor();
+  const int64_t amb[2] = {-1, 0};
+  EXPECT_EQ(sm_unflatten(e, 1, amb, 2, &out), SM_ERR_SHAPE);
   expect_error_mentions({"sm_unflatten"});
   EXPECT_EQ(out, sentinel_tensor());
 }
@@ -653,11 +788,23 @@ TEST(Views, IsContiguousIgnoresSizeOneAndEmpty) {
   SM_ASSERT_OK(sm_view(base, s4, 4, b.out()));
   EXPECT_EQ(is_contig(b, SM_CONTIGUOUS), 1);
   EXPECT_EQ(is_contig(b, SM_CHANNELS_LAST), 1);
-  // Empty tensors are contiguous whatever their strides.
+  // Empty tensors are contiguous whatever their strides
+  // (torch.empty_strided((0,3),(1,7)).is_contiguous() -> True).
   Tensor e;
   const int64_t es[2] = {0, 3}, est[2] = {1, 7};
   SM_ASSERT_OK(sm_as_strided(base, es, est, 2, 0, e.out()));
   EXPECT_EQ(is_contig(e, SM_CONTIGUOUS), 1);
+  EXPECT_EQ(is_contig(e, SM_PRESERVE), 1);
+  // ...but not channels-last: PyTorch checks those strides even when empty.
+  // torch.empty_strided((2,0,4,5),(1,2,3,4)).is_contiguous(memory_format=
+  //   torch.channels_last) -> False; with (0,1,0,0) -> True
+  Tensor e4, c4;
+  const int64_t e4s[4] = {2, 0, 4, 5}, e4st[4] = {1, 2, 3, 4}, c4st[4] = {0, 1, 0, 0};
+  SM_ASSERT_OK(sm_as_strided(base, e4s, e4st, 4, 0, e4.out()));
+  EXPECT_EQ(is_contig(e4, SM_CONTIGUOUS), 1);
+  EXPECT_EQ(is_contig(e4, SM_CHANNELS_LAST), 0);
+  SM_ASSERT_OK(sm_as_strided(base, e4s, c4st, 4, 0, c4.out()));
+  EXPECT_EQ(is_contig(c4, SM_CHANNELS_LAST), 1);
   // 0-d.
   Tensor z;
   SM_ASSERT_OK(sm_as_strided(base, nullptr, nullptr, 0, 5, z.out()));

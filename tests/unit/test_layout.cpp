@@ -186,8 +186,11 @@ TEST(LayoutDense, ChannelsLastStrides) {
   V s5 = {2, 3, 4, 5, 6};
   Layout cl3 = sm::dense_layout(s5.data(), 5, SM_CHANNELS_LAST_3D);
   EXPECT_EQ(strides_of(cl3), (V{360, 1, 90, 18, 3}));
+  // Channels-last multiplies sizes plainly: a size-0 dim zeroes the strides
+  // outside it (torch.empty(2,0,4,5).contiguous(memory_format=
+  // torch.channels_last).stride() is (0, 1, 0, 0)).
   V s0 = {2, 0, 4, 5};
-  EXPECT_EQ(strides_of(sm::dense_layout(s0.data(), 4, SM_CHANNELS_LAST)), (V{20, 1, 5, 1}));
+  EXPECT_EQ(strides_of(sm::dense_layout(s0.data(), 4, SM_CHANNELS_LAST)), (V{0, 1, 0, 0}));
   V s3 = {2, 3, 4};
   std::string m = EXPECT_SM_ERROR(sm::dense_layout(s3.data(), 3, SM_CHANNELS_LAST), SM_ERR_SHAPE);
   EXPECT_TRUE(contains(m, "[2, 3, 4]")) << m;
@@ -201,9 +204,16 @@ TEST(LayoutDense, ChannelsLastStrides) {
   V huge = {0, int64_t(1) << 40, int64_t(1) << 40};
   EXPECT_EQ(strides_of(sm::dense_layout(huge.data(), 3, SM_CONTIGUOUS)),
             (V{INT64_MAX, int64_t(1) << 40, 1}));
+  // C * W passes int64 and saturates; the size-0 H then zeroes N's stride.
   V huge_cl = {int64_t(1) << 40, int64_t(1) << 40, 0, int64_t(1) << 40};
   EXPECT_EQ(strides_of(sm::dense_layout(huge_cl.data(), 4, SM_CHANNELS_LAST)),
-            (V{INT64_MAX, 1, INT64_MAX, int64_t(1) << 40}));
+            (V{0, 1, INT64_MAX, int64_t(1) << 40}));
+  Layout hl = sm::dense_layout(huge_cl.data(), 4, SM_CHANNELS_LAST);
+  EXPECT_TRUE(sm::is_contiguous(hl, SM_CHANNELS_LAST));
+  V huge_cl2 = {0, int64_t(1) << 40, int64_t(1) << 40, int64_t(1) << 40};
+  Layout hl2 = sm::dense_layout(huge_cl2.data(), 4, SM_CHANNELS_LAST);
+  EXPECT_EQ(strides_of(hl2), (V{INT64_MAX, 1, INT64_MAX, int64_t(1) << 40}));
+  EXPECT_TRUE(sm::is_contiguous(hl2, SM_CHANNELS_LAST));
   // Without a zero size the same strides are a real overflow.
   V full = {2, int64_t(1) << 40, int64_t(1) << 40};
   EXPECT_SM_ERROR(sm::dense_layout(full.data(), 3, SM_CONTIGUOUS), SM_ERR_OVERFLOW);
@@ -236,7 +246,8 @@ TEST(LayoutDense, DenseLike) {
   V s4 = {2, 3, 4, 5};
   Layout cl = sm::dense_layout(s4.data(), 4, SM_CHANNELS_LAST);
   EXPECT_EQ(sm::dense_like(cl), cl);
-  // Ties (expanded stride 0, size-1 dims) keep the later dim innermost.
+  // Stride-0 dims compare as ambiguous and keep their row-major place
+  // (torch.zeros(1,4).expand(3,4).clone().stride() -> (4, 1)).
   V es = {3, 4};
   Layout e = sm::expand(C({1, 4}), es.data(), 2);  // strides [0, 1]
   EXPECT_EQ(strides_of(sm::dense_like(e)), (V{4, 1}));
@@ -246,6 +257,140 @@ TEST(LayoutDense, DenseLike) {
   Layout p = L({4, 2, 3}, {1, 12, 4});
   EXPECT_EQ(strides_of(sm::dense_like(p)), (V{1, 12, 4}));
   EXPECT_EQ(sm::dense_like(C({})).ndim, 0);
+}
+
+// What clone(preserve) / .to() lay out for a non-overlapping and dense input:
+// its own strides, size-1 and size-0 dims included (PyTorch copies them).
+TEST(LayoutDense, DenseLikeKeepsDenseStridesExactly) {
+  struct Case {
+    V sizes, strides, want;
+  };
+  const Case cases[] = {
+      // torch.empty_strided((4,1,2),(1,7,4)).clone().stride() -> (1, 7, 4)
+      {{4, 1, 2}, {1, 7, 4}, {1, 7, 4}},
+      // torch.empty_strided((1,1),(9,3)).clone().stride() -> (9, 3)
+      {{1, 1}, {9, 3}, {9, 3}},
+      // torch.empty_strided((1,2,2),(8,1,2)).clone().stride() -> (8, 1, 2)
+      {{1, 2, 2}, {8, 1, 2}, {8, 1, 2}},
+      // torch.empty_strided((3,1,1,1),(1,100,3,0)).clone().stride() -> (1, 100, 3, 0)
+      {{3, 1, 1, 1}, {1, 100, 3, 0}, {1, 100, 3, 0}},
+      // torch.empty_strided((0,),(4,)).clone().stride() -> (4,)
+      {{0}, {4}, {4}},
+      // torch.empty_strided((2,0,3),(5,7,1)).clone().stride() -> (5, 7, 1)
+      {{2, 0, 3}, {5, 7, 1}, {5, 7, 1}},
+      // torch.empty_strided((0,3),(1,0)).clone().stride() -> (1, 0)
+      {{0, 3}, {1, 0}, {1, 0}},
+      // torch.empty_strided((2,1,3),(3,100,1)).clone().stride() -> (3, 100, 1)
+      {{2, 1, 3}, {3, 100, 1}, {3, 100, 1}},
+      // A dense flipped layout: the same strides, made positive (PyTorch has
+      // no negative strides; offset 0 needs them positive).
+      {{2, 1, 3}, {-3, -9, 1}, {3, 9, 1}},
+      // Empty with a huge stride: kept, it addresses nothing.
+      {{0, 2}, {INT64_MAX, 1}, {INT64_MAX, 1}},
+  };
+  for (const Case& c : cases) {
+    Layout in = L(c.sizes, c.strides, 5);
+    Layout d = sm::dense_like(in);
+    EXPECT_EQ(d, L(c.sizes, c.want)) << "strides " << sm::format_dims(c.strides.data(), in.ndim);
+  }
+  // INT64_MIN has no positive twin: a size-1 dim holding it gets the
+  // inferred dense stride instead (any value is right for it).
+  Layout m = sm::dense_like(L({1, 3}, {INT64_MIN, 1}));
+  EXPECT_EQ(strides_of(m), (V{3, 1}));
+  m = sm::dense_like(L({0, 3}, {INT64_MIN, 1}));
+  EXPECT_EQ(strides_of(m), (V{3, 1}));
+}
+
+// Overlapping or gapped inputs: PyTorch's infer_dense_strides order.
+TEST(LayoutDense, DenseLikeInfersPyTorchOrder) {
+  struct Case {
+    V sizes, strides, want;
+  };
+  const Case cases[] = {
+      // Equal strides: the smaller size goes inside.
+      // torch.empty_strided((2,3),(1,1)).clone().stride() -> (1, 2)
+      {{2, 3}, {1, 1}, {1, 2}},
+      // torch.empty_strided((3,2),(1,1)).clone().stride() -> (2, 1)
+      {{3, 2}, {1, 1}, {2, 1}},
+      // Equal strides and sizes: row-major order kept.
+      // torch.empty_strided((2,2),(2,2)).clone().stride() -> (2, 1)
+      {{2, 2}, {2, 2}, {2, 1}},
+      // torch.empty_strided((2,3,4),(1,1,1)).clone().stride() -> (1, 2, 6)
+      {{2, 3, 4}, {1, 1, 1}, {1, 2, 6}},
+      // torch.empty_strided((4,3,2),(1,1,1)).clone().stride() -> (6, 2, 1)
+      {{4, 3, 2}, {1, 1, 1}, {6, 2, 1}},
+      // torch.empty_strided((2,3,4),(12,1,1)).clone().stride() -> (12, 1, 3)
+      {{2, 3, 4}, {12, 1, 1}, {12, 1, 3}},
+      // Gaps: the order of the strides, made dense.
+      // torch.empty_strided((3,4),(4,2)).clone().stride() -> (4, 1)
+      {{3, 4}, {4, 2}, {4, 1}},
+      // Stride-0 dims never move and never stop the scan.
+      // torch.empty_strided((3,1,4),(0,3,1)).clone().stride() -> (4, 4, 1)
+      {{3, 1, 4}, {0, 3, 1}, {4, 4, 1}},
+      // torch.empty_strided((4,3),(0,1)).clone().stride() -> (3, 1)
+      {{4, 3}, {0, 1}, {3, 1}},
+      // torch.empty_strided((6,5,4,3,2),(6,0,120,0,1)).clone().stride()
+      //   -> (6, 36, 180, 2, 1)
+      {{6, 5, 4, 3, 2}, {6, 0, 120, 0, 1}, {6, 36, 180, 2, 1}},
+      // torch.empty_strided((3,1),(0,0)).clone().stride() -> (1, 1)
+      {{3, 1}, {0, 0}, {1, 1}},
+      // torch.empty_strided((1,3),(5,0)).clone().stride() -> (3, 1)
+      {{1, 3}, {5, 0}, {3, 1}},
+      // Unfold windows: torch.arange(10.).unfold(0,4,2).clone().stride() -> (4, 1)
+      {{4, 4}, {2, 1}, {4, 1}},
+      // ...transposed: torch.arange(10.).unfold(0,4,2).t().clone().stride() -> (1, 4)
+      {{4, 4}, {1, 2}, {1, 4}},
+      // Expanded: torch.zeros(1,3).expand(4,3).clone().stride() -> (3, 1)
+      {{4, 3}, {0, 1}, {3, 1}},
+      // Negative strides compare by |stride| (the library's extension):
+      // as torch.empty_strided((2,3),(1,1)) above.
+      {{2, 3}, {-1, 1}, {1, 2}},
+  };
+  for (const Case& c : cases) {
+    Layout in = L(c.sizes, c.strides, 2);
+    ASSERT_FALSE(sm::is_non_overlapping_and_dense(in));
+    EXPECT_EQ(sm::dense_like(in), L(c.sizes, c.want))
+        << "strides " << sm::format_dims(c.strides.data(), in.ndim);
+  }
+}
+
+// Properties over random layouts: the result is always non-overlapping and
+// dense with positive strides, offset 0; a dense input keeps |strides|; the
+// result is a fixed point (cloning a clone keeps its strides).
+TEST(LayoutDense, DenseLikeRandomizedProperties) {
+  std::mt19937_64 rng(1313);
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + static_cast<long>(rng() % v.size()));
+  };
+  for (int it = 0; it < 20000; ++it) {
+    const int nd = static_cast<int>(rng() % 6);
+    V sizes(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
+    for (int d = 0; d < nd; ++d) {
+      sizes[static_cast<size_t>(d)] = pick({0, 1, 1, 2, 3, 4});
+      strides[static_cast<size_t>(d)] = pick({0, 1, 2, 3, 4, 6, 12, 24, -1, -2, 100});
+    }
+    if (rng() % 2) {  // a permuted dense layout, size-1 strides arbitrary
+      std::vector<int> perm(static_cast<size_t>(nd));
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      int64_t cur = 1;
+      for (int k = nd - 1; k >= 0; --k) {
+        const size_t d = static_cast<size_t>(perm[static_cast<size_t>(k)]);
+        strides[d] = sizes[d] == 1 ? pick({0, 7, -5, 1000}) : cur * pick({1, -1});
+        cur *= std::max<int64_t>(sizes[d], 1);
+      }
+    }
+    const Layout in = L(sizes, strides, 3);
+    const Layout d = sm::dense_like(in);
+    ASSERT_EQ(sizes_of(d), sizes);
+    ASSERT_EQ(d.offset, 0);
+    for (int i = 0; i < nd; ++i) ASSERT_GE(d.strides[i], 0);
+    ASSERT_TRUE(sm::is_non_overlapping_and_dense(d)) << ::testing::PrintToString(in);
+    if (sm::is_non_overlapping_and_dense(in))
+      for (int i = 0; i < nd; ++i)
+        ASSERT_EQ(d.strides[i], std::abs(in.strides[i])) << ::testing::PrintToString(in);
+    ASSERT_EQ(sm::dense_like(d), d);
+  }
 }
 
 TEST(LayoutContiguity, Contiguous) {
@@ -295,9 +440,80 @@ TEST(LayoutContiguity, ChannelsLast) {
   // A channels-last slice with a gap is not channels-last.
   Layout sl = sm::slice(cl, 3, 0, SM_SLICE_NONE, 2);
   EXPECT_FALSE(sm::is_contiguous(sl, SM_CHANNELS_LAST));
-  // Empty channels-last.
-  EXPECT_TRUE(sm::is_contiguous(L({2, 0, 4, 5}, {1, 2, 3, 4}), SM_CHANNELS_LAST));
+  // Empty channels-last: PyTorch checks the strides (no numel-0 shortcut as
+  // for row-major), size-0 dims included.
+  // torch.empty_strided((2,0,4,5),(1,2,3,4)).is_contiguous(memory_format=cl): False
+  EXPECT_FALSE(sm::is_contiguous(L({2, 0, 4, 5}, {1, 2, 3, 4}), SM_CHANNELS_LAST));
+  // torch.empty_strided((2,0,4,5),(0,1,0,0)).is_contiguous(memory_format=cl): True
+  EXPECT_TRUE(sm::is_contiguous(L({2, 0, 4, 5}, {0, 1, 0, 0}), SM_CHANNELS_LAST));
   EXPECT_SM_ERROR(sm::is_contiguous(cl, 9), SM_ERR_INVALID_ARGUMENT);
+}
+
+// Channels-last strides and contiguity of empty tensors and size-1 dims,
+// against PyTorch (cl = torch.channels_last, cl3 = torch.channels_last_3d).
+TEST(LayoutContiguity, ChannelsLastEmptyAndSizeOne) {
+  struct Case {
+    V sizes, want;
+  };
+  const Case cl[] = {
+      // torch.empty(0,3,1,5).contiguous(memory_format=cl).stride() -> (15, 1, 15, 3)
+      {{0, 3, 1, 5}, {15, 1, 15, 3}},
+      // torch.empty(2,0,4,5).contiguous(memory_format=cl).stride() -> (0, 1, 0, 0)
+      {{2, 0, 4, 5}, {0, 1, 0, 0}},
+      // torch.empty(2,3,0,5).contiguous(memory_format=cl).stride() -> (0, 1, 15, 3)
+      {{2, 3, 0, 5}, {0, 1, 15, 3}},
+      // torch.empty(2,3,4,0).contiguous(memory_format=cl).stride() -> (0, 1, 0, 3)
+      {{2, 3, 4, 0}, {0, 1, 0, 3}},
+      // torch.empty(0,0,0,0).contiguous(memory_format=cl).stride() -> (0, 1, 0, 0)
+      {{0, 0, 0, 0}, {0, 1, 0, 0}},
+      // torch.empty(0,1,0,1).clone(memory_format=cl).stride() -> (0, 1, 1, 1)
+      {{0, 1, 0, 1}, {0, 1, 1, 1}},
+      // torch.empty(2,1,1,3).clone(memory_format=cl).stride() -> (3, 1, 3, 1)
+      {{2, 1, 1, 3}, {3, 1, 3, 1}},
+      // torch.empty(2,3,1,1).clone(memory_format=cl).stride() -> (3, 1, 3, 3)
+      {{2, 3, 1, 1}, {3, 1, 3, 3}},
+      // torch.empty(1,1,1,1).clone(memory_format=cl).stride() -> (1, 1, 1, 1)
+      {{1, 1, 1, 1}, {1, 1, 1, 1}},
+      // torch.empty(1,3,4,5).clone(memory_format=cl).stride() -> (60, 1, 15, 3)
+      {{1, 3, 4, 5}, {60, 1, 15, 3}},
+  };
+  for (const Case& c : cl) {
+    Layout d = sm::dense_layout(c.sizes.data(), 4, SM_CHANNELS_LAST);
+    EXPECT_EQ(strides_of(d), c.want) << sm::format_dims(c.sizes.data(), 4);
+    // torch.empty(..., memory_format=cl).is_contiguous(memory_format=cl) -> True
+    EXPECT_TRUE(sm::is_contiguous(d, SM_CHANNELS_LAST)) << sm::format_dims(c.sizes.data(), 4);
+  }
+  const Case cl3[] = {
+      // torch.empty(0,3,1,5,2).contiguous(memory_format=cl3).stride() -> (30, 1, 30, 6, 3)
+      {{0, 3, 1, 5, 2}, {30, 1, 30, 6, 3}},
+      // torch.empty(2,0,4,5,1).contiguous(memory_format=cl3).stride() -> (0, 1, 0, 0, 0)
+      {{2, 0, 4, 5, 1}, {0, 1, 0, 0, 0}},
+      // torch.empty(2,3,4,0,6).contiguous(memory_format=cl3).stride() -> (0, 1, 0, 18, 3)
+      {{2, 3, 4, 0, 6}, {0, 1, 0, 18, 3}},
+      // torch.empty(2,1,1,1,3).clone(memory_format=cl3).stride() -> (3, 1, 3, 3, 1)
+      {{2, 1, 1, 1, 3}, {3, 1, 3, 3, 1}},
+  };
+  for (const Case& c : cl3) {
+    Layout d = sm::dense_layout(c.sizes.data(), 5, SM_CHANNELS_LAST_3D);
+    EXPECT_EQ(strides_of(d), c.want) << sm::format_dims(c.sizes.data(), 5);
+    EXPECT_TRUE(sm::is_contiguous(d, SM_CHANNELS_LAST_3D)) << sm::format_dims(c.sizes.data(), 5);
+  }
+  // Row-major empties are not channels-last unless their strides say so.
+  // torch.empty(0,3,1,5).is_contiguous(memory_format=cl) -> False
+  EXPECT_FALSE(sm::is_contiguous(C({0, 3, 1, 5}), SM_CHANNELS_LAST));
+  // torch.empty(2,0,4,5,6).is_contiguous(memory_format=cl3) -> False
+  EXPECT_FALSE(sm::is_contiguous(C({2, 0, 4, 5, 6}), SM_CHANNELS_LAST_3D));
+  // torch.empty_strided((2,0,4,5),(20,1,5,1)).is_contiguous(memory_format=cl) -> False
+  EXPECT_FALSE(sm::is_contiguous(L({2, 0, 4, 5}, {20, 1, 5, 1}), SM_CHANNELS_LAST));
+  // ...while every empty tensor stays row-major contiguous:
+  // torch.empty_strided((2,3,4,0),(0,1,0,3)).is_contiguous() -> True
+  EXPECT_TRUE(sm::is_contiguous(L({2, 3, 4, 0}, {0, 1, 0, 3}), SM_CONTIGUOUS));
+  // Size-1 dims are skipped in both: torch.empty(2,1,1,3) is channels-last
+  // contiguous as it is (torch.empty(2,1,1,3).contiguous(memory_format=cl)
+  // .stride() -> (3, 3, 3, 1), no copy).
+  EXPECT_TRUE(sm::is_contiguous(C({2, 1, 1, 3}), SM_CHANNELS_LAST));
+  // torch.empty(2,1,1,1,3).is_contiguous(memory_format=cl3) -> True
+  EXPECT_TRUE(sm::is_contiguous(C({2, 1, 1, 1, 3}), SM_CHANNELS_LAST_3D));
 }
 
 TEST(LayoutContiguity, NonOverlappingAndDense) {
@@ -960,6 +1176,27 @@ TEST(LayoutViews, Narrow) {
   Layout f = L({5}, {-1}, 4);
   r = sm::narrow(f, 0, 1, 2);
   EXPECT_EQ(addrs(r), (V{3, 2}));
+  // start wraps like a dim index, or is the end: [-n, n].
+  // torch.empty(3,3).narrow(0,-1,0).storage_offset() -> 6
+  EXPECT_EQ(sm::narrow(C({3, 3}), 0, -1, 0), L({0, 3}, {3, 1}, 6));
+  // torch.empty(3,3).narrow(0,-3,0).storage_offset() -> 0
+  EXPECT_EQ(sm::narrow(C({3, 3}), 0, -3, 0), L({0, 3}, {3, 1}, 0));
+  // torch.empty(3,3).narrow(0,3,0).storage_offset() -> 9
+  EXPECT_EQ(sm::narrow(C({3, 3}), 0, 3, 0), L({0, 3}, {3, 1}, 9));
+  // torch.empty(3,3).narrow(0,-4,0) and narrow(0,4,0): "Dimension out of range"
+  EXPECT_SM_ERROR(sm::narrow(C({3, 3}), 0, -4, 0), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_SM_ERROR(sm::narrow(C({3, 3}), 0, 4, 0), SM_ERR_OUT_OF_BOUNDS);
+  // A size-0 dim wraps like a size-1 one: start in [-1, 0].
+  // torch.empty(0,3).narrow(0,-1,0).shape -> (0, 3), storage_offset 0
+  EXPECT_EQ(sm::narrow(C({0, 3}, 2), 0, -1, 0), L({0, 3}, {3, 1}, 2));
+  EXPECT_EQ(sm::narrow(C({0, 3}, 2), 0, 0, 0), L({0, 3}, {3, 1}, 2));
+  // torch.empty(0,3).narrow(0,-2,0): "expected to be in range of [-1, 0], but got -2"
+  m = EXPECT_SM_ERROR(sm::narrow(C({0, 3}), 0, -2, 0), SM_ERR_OUT_OF_BOUNDS);
+  EXPECT_TRUE(contains(m, "[-1, 0]")) << m;
+  // torch.empty(0,3).narrow(0,1,0): same error
+  EXPECT_SM_ERROR(sm::narrow(C({0, 3}), 0, 1, 0), SM_ERR_OUT_OF_BOUNDS);
+  // torch.empty(0,3).narrow(0,-1,1): "start (0) + length (1) exceeds dimension size (0)"
+  EXPECT_SM_ERROR(sm::narrow(C({0, 3}), 0, -1, 1), SM_ERR_OUT_OF_BOUNDS);
 }
 
 TEST(LayoutViews, Select) {
@@ -1047,9 +1284,37 @@ TEST(LayoutViews, Expand) {
   // Size 1 -> 0 is allowed.
   V zero = {3, 0};
   EXPECT_EQ(sizes_of(sm::expand(a, zero.data(), 2)), (V{3, 0}));
-  // 0-d to anything.
+  // 0-d to anything: every dim is new and gets stride 0, size 1 included.
   V any = {2, 2};
   EXPECT_EQ(sm::expand(C({}, 5), any.data(), 2), L({2, 2}, {0, 0}, 5));
+  // torch.tensor(5.).expand(3, 1).stride() -> (0, 0)
+  V s31 = {3, 1};
+  EXPECT_EQ(sm::expand(C({}, 5), s31.data(), 2), L({3, 1}, {0, 0}, 5));
+  // torch.tensor(5.).expand(1).stride() -> (0,); expand(1, 1) -> (0, 0)
+  V s1 = {1}, s11 = {1, 1};
+  EXPECT_EQ(sm::expand(C({}), s1.data(), 1), L({1}, {0}));
+  EXPECT_EQ(sm::expand(C({}), s11.data(), 2), L({1, 1}, {0, 0}));
+  // torch.tensor(5.).expand(2, 1, 1).stride() -> (0, 0, 0)
+  V s211 = {2, 1, 1};
+  EXPECT_EQ(sm::expand(C({}), s211.data(), 3), L({2, 1, 1}, {0, 0, 0}));
+  // torch.tensor(5.).expand(1, 0).stride() -> (0, 0)
+  V s10 = {1, 0};
+  EXPECT_EQ(sm::expand(C({}), s10.data(), 2), L({1, 0}, {0, 0}));
+  // A kept size-1 dim expanded to 1 keeps its stride; new size-1 leading
+  // dims chain from it.
+  // torch.empty_strided((1,3),(7,1)).expand(1,1,3).stride() -> (7, 7, 1)
+  V s113 = {1, 1, 3};
+  EXPECT_EQ(sm::expand(L({1, 3}, {7, 1}), s113.data(), 3), L({1, 1, 3}, {7, 7, 1}));
+  // torch.empty_strided((1,3),(7,1)).expand(5,1,1,3).stride() -> (0, 7, 7, 1)
+  V s5113 = {5, 1, 1, 3};
+  EXPECT_EQ(sm::expand(L({1, 3}, {7, 1}), s5113.data(), 4), L({5, 1, 1, 3}, {0, 7, 7, 1}));
+  // A dim expanded 1 -> 0 gets stride 0, and so do new dims outside it.
+  // torch.empty_strided((1,3),(7,1)).expand(1,0,3).stride() -> (0, 0, 1)
+  V s103 = {1, 0, 3};
+  EXPECT_EQ(sm::expand(L({1, 3}, {7, 1}), s103.data(), 3), L({1, 0, 3}, {0, 0, 1}));
+  // torch.empty_strided((0,2),(5,1)).expand(1,1,0,2).stride() -> (0, 0, 5, 1)
+  V s1102 = {1, 1, 0, 2};
+  EXPECT_EQ(sm::expand(L({0, 2}, {5, 1}), s1102.data(), 4), L({1, 1, 0, 2}, {0, 0, 5, 1}));
   // Same shape: unchanged.
   V same = {3, 1};
   EXPECT_EQ(sm::expand(a, same.data(), 2), a);
@@ -1152,6 +1417,64 @@ TEST(LayoutViews, FlattenUnflatten) {
   EXPECT_EQ(sizes_of(sm::unflatten(C({3, 0}), 1, z.data(), 2)), (V{3, 0, 5}));
   V amb = {0, -1};
   EXPECT_SM_ERROR(sm::unflatten(C({3, 0}), 1, amb.data(), 2), SM_ERR_SHAPE);
+}
+
+// unflatten is PyTorch's view() to the new shape: size-1 dims get view's
+// strides, empty tensors row-major ones (unless the shape is unchanged).
+TEST(LayoutViews, UnflattenStridesFollowView) {
+  struct Case {
+    V sizes, strides;
+    int64_t dim;
+    V split, want_sizes, want;
+  };
+  const Case cases[] = {
+      // torch.arange(24).view(2,12).unflatten(1,(3,1,4)).stride() -> (12, 4, 4, 1)
+      {{2, 12}, {12, 1}, 1, {3, 1, 4}, {2, 3, 1, 4}, {12, 4, 4, 1}},
+      // ... .unflatten(1,(1,12)).stride() -> (12, 12, 1)
+      {{2, 12}, {12, 1}, 1, {1, 12}, {2, 1, 12}, {12, 12, 1}},
+      // ... .unflatten(1,(12,1)).stride() -> (12, 1, 1)
+      {{2, 12}, {12, 1}, 1, {12, 1}, {2, 12, 1}, {12, 1, 1}},
+      // ... .unflatten(1,(1,1,12)).stride() -> (12, 12, 12, 1)
+      {{2, 12}, {12, 1}, 1, {1, 1, 12}, {2, 1, 1, 12}, {12, 12, 12, 1}},
+      // ... .unflatten(1,(-1,1,4)).stride() -> (12, 4, 4, 1)
+      {{2, 12}, {12, 1}, 1, {-1, 1, 4}, {2, 3, 1, 4}, {12, 4, 4, 1}},
+      // ... .unflatten(1,(3,4,1)).stride() -> (12, 4, 1, 1)
+      {{2, 12}, {12, 1}, 1, {3, 4, 1}, {2, 3, 4, 1}, {12, 4, 1, 1}},
+      // torch.empty_strided((2,12),(1,2)).unflatten(1,(3,1,4)).stride() -> (1, 8, 8, 2)
+      {{2, 12}, {1, 2}, 1, {3, 1, 4}, {2, 3, 1, 4}, {1, 8, 8, 2}},
+      // torch.empty_strided((2,12),(1,2)).unflatten(1,(1,12)).stride() -> (1, 24, 2)
+      {{2, 12}, {1, 2}, 1, {1, 12}, {2, 1, 12}, {1, 24, 2}},
+      // A size-1 dim into (1,): torch.empty_strided((2,1,3),(3,100,1))
+      //   .unflatten(1,(1,)).stride() -> (3, 3, 1)
+      {{2, 1, 3}, {3, 100, 1}, 1, {1}, {2, 1, 3}, {3, 3, 1}},
+      // ... .unflatten(1,(-1,1)).stride() -> (3, 3, 3, 1)
+      {{2, 1, 3}, {3, 100, 1}, 1, {-1, 1}, {2, 1, 1, 3}, {3, 3, 3, 1}},
+      // Empty: torch.empty(2,0,3).unflatten(1,(0,5)).stride() -> (15, 15, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {0, 5}, {2, 0, 5, 3}, {15, 15, 3, 1}},
+      // torch.empty(2,0,3).unflatten(1,(5,0)).stride() -> (15, 3, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {5, 0}, {2, 5, 0, 3}, {15, 3, 3, 1}},
+      // torch.empty(2,0,3).unflatten(1,(1,-1)).stride() -> (3, 3, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {1, -1}, {2, 1, 0, 3}, {3, 3, 3, 1}},
+      // torch.empty(2,0,3).unflatten(1,(2,0,1)).stride() -> (6, 3, 3, 3, 1)
+      {{2, 0, 3}, {3, 3, 1}, 1, {2, 0, 1}, {2, 2, 0, 1, 3}, {6, 3, 3, 3, 1}},
+      // Unchanged empty shape keeps the strides:
+      // torch.empty_strided((2,0,3),(7,11,2)).unflatten(1,(0,)).stride() -> (7, 11, 2)
+      {{2, 0, 3}, {7, 11, 2}, 1, {0}, {2, 0, 3}, {7, 11, 2}},
+      // torch.empty_strided((2,0,3),(7,11,2)).unflatten(0,(1,2)).stride() -> (6, 3, 3, 1)
+      {{2, 0, 3}, {7, 11, 2}, 0, {1, 2}, {1, 2, 0, 3}, {6, 3, 3, 1}},
+  };
+  for (const Case& c : cases) {
+    Layout in = L(c.sizes, c.strides, 4);
+    Layout u = sm::unflatten(in, c.dim, c.split.data(), static_cast<int>(c.split.size()));
+    EXPECT_EQ(u, L(c.want_sizes, c.want, 4))
+        << "sizes " << sm::format_dims(c.sizes.data(), in.ndim) << " dim " << c.dim;
+    // The same as view() to that shape, as in PyTorch.
+    EXPECT_EQ(u, sm::view(in, c.want_sizes.data(), static_cast<int>(c.want_sizes.size())));
+  }
+  // torch.empty(2,0,3).unflatten(1,(-1,0)): "the unspecified dimension size -1
+  // can be any value and is ambiguous"
+  V amb = {-1, 0};
+  EXPECT_SM_ERROR(sm::unflatten(C({2, 0, 3}), 1, amb.data(), 2), SM_ERR_SHAPE);
 }
 
 // ---- unfold ------------------------------------------------------------------------
