@@ -470,6 +470,18 @@ def chk_single_rounding():
     out.append(("stridemem float16 div_(65519.999) divides by 65520 in float32",
                 np_bits(h.numpy(), "float16").tolist() == want.view(np.uint16).tolist()))
     out.append(("torch's divides by float16(65519.999) = inf", th.tolist() == [0.0, -0.0]))
+    # tensor operands: torch rounds other (and float16 alpha*other) first
+    inf = float("inf")
+    h = sm.from_numpy(np.array([-inf, inf], dtype=np.float16))
+    h.add_(sm.from_numpy(np.array([2 ** 40, 0], dtype=np.int64)))
+    h.sub_(sm.from_numpy(np.array([0.0, 65504.0], dtype=np.float16)), 2.0)
+    th = torch.tensor([-inf, inf], dtype=torch.float16)
+    th.add_(torch.tensor([2 ** 40, 0]))
+    th.sub_(torch.tensor([0.0, 65504.0], dtype=torch.float16), alpha=2.0)
+    out.append(("stridemem float16: -inf + int64 2^40 is -inf, inf - 2*65504 is inf",
+                h.numpy().tolist() == [-inf, inf]))
+    out.append(("torch's are NaN (2^40 and 2*65504 become float16 inf first)",
+                bool(torch.isnan(th).all())))
     return out
 
 
@@ -1458,27 +1470,34 @@ class Chain(object):
             self.sync(b)
 
     def other_rounding_explained(self, p, spec, pre, g, w, scale):
-        """[torchdiff:single-rounding] for a tensor op on f16/bf16 whose other
-        torch first converts to the destination's dtype (its result_type is
-        that dtype: an integer other, a 0-d float one): the other rounded to
-        f16/bf16 (int64 2^40 is inf in float16) gives torch's result; ours
-        is the op on the other converted once to the compute type. Checked:
-        torch's result_type is the dtype, some other element is not one of
-        its values, and ours is torch's own op in float32 (float64 for a
-        float64 other) on the unrounded other, rounded once at the end."""
-        dt, to = p.t.dtype, spec["to"]
+        """[torchdiff:single-rounding] for a tensor op on f16/bf16 where torch's
+        result_type is that dtype (an integer other, a 0-d float one, the same
+        dtype): torch rounds the other, alpha and (float16) alpha*other to the
+        dtype before the float32 arithmetic (int64 2^40 is inf in float16, so
+        -inf + 2^40 is NaN; inf - 2*65504 is NaN), ours converts them once to
+        the compute type and rounds the result once. Checked: ours is torch's
+        own op in float32 (float64 for a float64 other) on the unrounded
+        operands, rounded once; torch's is that op on the rounded ones."""
+        dt, to, op = p.t.dtype, spec["to"], spec.get("op")
         tdt = TORCH_DT[dt]
         x = to_torch_1d(pre.ravel() if dt == "bfloat16" else pre.ravel().view(np.float16),
                         dt).view(tuple(p.t.shape))
-        if torch.result_type(x, to) != tdt:
+        if op not in ("add", "sub", "mul", "div") or torch.result_type(x, to) != tdt:
             return False
         wide = torch.float64 if to.dtype == torch.float64 else torch.float32  # our compute type
-        if torch.equal(to.to(tdt).to(torch.float64), to.to(torch.float64)):
-            return False  # nothing for torch to round: not this difference
         ref = x.to(wide)
         spec["th"](ref, to.to(wide))
         ours = th_bits(ref.to(tdt), dt).ravel()
-        return close_scaled(g, ours, dt, scale) and not close_scaled(w, ours, dt, scale)
+        if not close_scaled(g, ours, dt, scale) or close_scaled(w, ours, dt, scale):
+            return False
+        xt, yt = x.float(), to.to(tdt).float()
+        at = float(torch.tensor(spec.get("alpha", 1.0), dtype=torch.float32).to(tdt))
+        if op in ("add", "sub"):
+            prod = at * yt
+            results = [xt + q if op == "add" else xt - q for q in (prod, prod.to(tdt).float())]
+        else:
+            results = [xt * yt if op == "mul" else xt / yt]
+        return any(close_scaled(w, th_bits(r.to(tdt), dt).ravel(), dt, scale) for r in results)
 
     def scalar_value(self, dt):
         rng = self.rng
