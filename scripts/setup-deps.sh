@@ -4,7 +4,7 @@
 # Only Debian packages; a package already present is not touched.
 set -euo pipefail
 
-pkgs=(cmake g++ make libgtest-dev python3 python3-numpy libdlpack-dev valgrind clang
+pkgs=(cmake g++ make libgtest-dev python3 python3-numpy python3-torch libdlpack-dev valgrind clang
       libclang-rt-14-dev binutils pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do

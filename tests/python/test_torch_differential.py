@@ -1,0 +1,1898 @@
+#!/usr/bin/python3
+"""Differential test against PyTorch: seeded random chains of view ops,
+copies, in-place ops, copy_into, index_select and DLPack exchanges run through
+stridemem (the Python binding) and through torch, compared after every step.
+
+Model. Every storage ("base") exists twice: a stridemem 1-D tensor over the
+whole storage and a torch 1-D tensor over a torch storage holding the same
+elements. Every chain tensor is a pair (stridemem tensor, torch tensor) made
+by doing the same operation on both sides. After each step we compare, for
+the pair and for every base:
+  - accept / refuse: both succeed or both refuse;
+  - shape, dtype, storage offset, and the strides of EVERY dim, size-0 and
+    size-1 dims included (unlike test_differential.py against NumPy: this is
+    what PyTorch specifies and NumPy does not);
+  - is_contiguous in the contiguous, channels_last and channels_last_3d
+    formats;
+  - values (bit-exact, NaNs equal to NaNs; add/sub/mul/div/sqrt/exp on
+    floating tensors within a few ulps of the larger result or, for add and
+    sub, of the operands' scale |x| + |alpha*y| (a cancelling sum carries its
+    operands' rounding), after which torch's copy takes stridemem's values
+    so chains do not drift; scalar ops on float16/bfloat16 are compared
+    with exact models of both sides, [torchdiff:single-rounding]);
+  - storage sharing: stridemem's same_storage against "torch's result is a
+    view of the same base" (`_base`), and the copied flag of reshape,
+    contiguous and to against the same;
+  - version counters: stridemem's version_counter against torch's `_version`.
+
+Intentional differences. docs/PYTORCH_DIFFERENCES.md lists every deliberate
+difference from PyTorch, each with an id `[torchdiff:NAME]`. This test reads
+that list, and for each id runs a fixed case asserting that stridemem behaves
+as the doc says AND that torch behaves differently as the doc says (a stale
+entry fails). An id in the doc without a check here, or a check without an
+entry, fails too. A disagreement met by the random chains is allowed only
+when one listed entry explains it (the explanation is checked: e.g. an
+overlap refusal must really be an overlap); any other disagreement fails
+the test and is summarised at the end by kind with its first reproduction.
+
+Environment: STRIDEMEM_TORCH_CHAINS (default 5000, about a minute), STRIDEMEM_TORCH_SEED
+(first seed, default 5000). Needs torch: a missing torch is a failure.
+"""
+
+import os
+import random
+import re
+import sys
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _util import Results, import_stridemem  # noqa: E402
+
+sm = import_stridemem()
+
+try:
+    import torch
+    import torch.utils.dlpack
+except Exception as e:  # CI installs python3-torch: missing torch is a failure
+    print("FAIL: cannot import torch (%s): this test compares stridemem with PyTorch; "
+          "install python3-torch (scripts/setup-deps.sh does)" % e)
+    print("test_torch_differential: 0 passed, 1 failed, 0 skipped")
+    sys.exit(1)
+
+warnings.simplefilter("ignore")
+np.seterr(all="ignore")
+torch.set_num_threads(1)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DOC = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "PYTORCH_DIFFERENCES.md")
+
+INTS = ("uint8", "int8", "int16", "int32", "int64")
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+COMPLEX = ("complex64", "complex128")
+TORCH_DT = {"bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8,
+            "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
+            "float16": torch.float16, "bfloat16": torch.bfloat16,
+            "float32": torch.float32, "float64": torch.float64,
+            "complex64": torch.complex64, "complex128": torch.complex128}
+
+
+def _usable(dt):
+    try:
+        sm.zeros(1, dtype=dt).close()
+        return True
+    except Exception:
+        return False
+
+
+# Every dtype torch 1.13 shares with us (complex ones once the library and
+# the binding know them; uint16/32/64 are NumPy-only, not torch 1.13's).
+DTYPES = ("bool",) + INTS + FLOATS + tuple(d for d in COMPLEX if _usable(d))
+EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23,
+       "float64": 2.0 ** -52, "complex64": 2.0 ** -23, "complex128": 2.0 ** -52}
+ITEM = {d: sm.dtype_size(d) for d in DTYPES}
+TORCH_ERRORS = (RuntimeError, IndexError, ValueError, TypeError)
+FORMATS = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last,
+           "channels_last_3d": torch.channels_last_3d, "preserve": torch.preserve_format}
+TRICKY = [1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -8 + 2.0 ** -40, 0.1, 1.0 / 3.0, 65519.999]
+
+TRACE = bool(os.environ.get("STRIDEMEM_TORCH_TRACE"))  # each chain's seed to stderr
+OP_COUNTS = {}        # op -> times run
+EXPLAINED = {}        # doc id -> disagreements it explained in the chains
+UNEXPLAINED = {}      # signature -> [count, first reproduction]
+
+
+class Fail(Exception):
+    pass
+
+
+class Disagree(Fail):
+    def __init__(self, signature, text):
+        Fail.__init__(self, text)
+        self.signature = signature
+
+
+# ----------------------------------------------------------------------------
+# values
+# ----------------------------------------------------------------------------
+
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
+
+
+def np_bits(a, dt):
+    """An exchange array from stridemem (bf16 as uint16) -> unsigned bits."""
+    a = np.ascontiguousarray(a).reshape(np.shape(a))  # keeps 0-d arrays 0-d
+    if dt == "bool":
+        return a.view(np.uint8)
+    if dt in COMPLEX:
+        return a.view(UINT[ITEM[dt] // 2])
+    return a.view(UINT[ITEM[dt]])
+
+
+def th_bits(x, dt):
+    x = x.detach().contiguous()
+    if dt == "bool":
+        return x.numpy().view(np.uint8)
+    if dt == "bfloat16":
+        return x.view(torch.int16).numpy().view(np.uint16)
+    if dt in COMPLEX:
+        return x.numpy().view(UINT[ITEM[dt] // 2])
+    return x.numpy().view(UINT[ITEM[dt]])
+
+
+def bits_to_f64(bits, dt):
+    if dt == "float16":
+        return bits.view(np.float16).astype(np.float64)
+    if dt == "bfloat16":
+        return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    if dt in ("float32", "complex64"):
+        return bits.view(np.float32).astype(np.float64)
+    if dt in ("float64", "complex128"):
+        return bits.view(np.float64)
+    if dt in INTS:
+        return bits.view(np.dtype(dt)).astype(np.float64)  # signed ones as signed
+    return bits.astype(np.float64)
+
+
+def magnitudes(bits, dt):
+    """|value| of each element (complex: |re| + |im|) from its bits."""
+    a = np.abs(bits_to_f64(np.asarray(bits).ravel(), dt))
+    return a.reshape(-1, 2).sum(axis=1) if dt in COMPLEX else a
+
+
+def same_bits(g, w, dt):
+    """Bit equality with every NaN equal to every NaN (payloads and signs of
+    NaNs are not specified by either library)."""
+    if g.shape != w.shape:
+        return False
+    if dt not in FLOATS and dt not in COMPLEX:
+        return bool(np.array_equal(g, w))
+    gn, wn = np.isnan(bits_to_f64(g, dt)), np.isnan(bits_to_f64(w, dt))
+    return bool(np.array_equal(gn, wn) and np.array_equal(g[~gn], w[~wn]))
+
+
+def close_bits(g, w, dt, ulps=4):
+    if dt not in FLOATS and dt not in COMPLEX:
+        return bool(np.array_equal(g, w))
+    a, b = bits_to_f64(g, dt), bits_to_f64(w, dt)
+    an, bn = np.isnan(a), np.isnan(b)
+    if not np.array_equal(an, bn):
+        return False
+    a, b = a[~an], b[~bn]
+    eq = a == b
+    tol = ulps * EPS[dt] * np.maximum(np.abs(a), np.abs(b)) + 1e-300
+    with np.errstate(all="ignore"):
+        ok = eq | (np.abs(a - b) <= tol)
+    return bool(np.all(ok))
+
+
+def bf16_round(x):
+    """float64 -> bfloat16 bits, rounded once from the exact value."""
+    x = np.asarray(x, dtype=np.float64)
+    m, e = np.frexp(x)
+    r = np.where(e >= -125, np.ldexp(np.rint(np.ldexp(m, 8)), e - 8),
+                 np.ldexp(np.rint(np.ldexp(x, 133)), -133))
+    r = np.where(np.isfinite(x), r, x)
+    return (r.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+
+
+def single_rounding(x64, dt):
+    """Bits of float64 values rounded once to f16/bf16."""
+    if dt == "float16":
+        return np.asarray(x64, dtype=np.float64).astype(np.float16).view(np.uint16)
+    return bf16_round(x64)
+
+
+def rand_values(g, dt, n):
+    if dt == "bool":
+        return g.random(n) < 0.5
+    if dt in INTS:
+        info = np.iinfo(dt)
+        lo, hi = max(info.min, -2 ** 40), min(info.max, 2 ** 40)
+        v = g.integers(lo, hi, n, dtype=np.int64, endpoint=True)
+        small = g.random(n) < 0.5
+        v[small] = np.clip(g.integers(-9, 9, int(small.sum())), info.min, info.max)
+        return v.astype(dt)
+    x = g.standard_normal(n) * float(g.choice([1.0, 10.0, 100.0]))
+    special = g.random(n) < 0.04
+    if special.any():
+        x[special] = g.choice(np.array([np.inf, -np.inf, np.nan, -0.0, 0.0] + TRICKY),
+                              int(special.sum()))
+    if dt == "bfloat16":
+        return bf16_round(x)
+    if dt in COMPLEX:
+        return (x + 1j * g.standard_normal(n)).astype(dt)
+    return x.astype(dt)
+
+
+def to_torch_1d(vals, dt):
+    """A fresh 1-D torch tensor holding the exchange array vals."""
+    if dt == "bfloat16":
+        return torch.from_numpy(np.array(vals, dtype=np.uint16).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.array(vals, dtype=sm.numpy_dtype(dt)))
+
+
+def offsets(shape, strides, off):
+    o = np.array([off], dtype=np.int64)
+    for n, s in zip(shape, strides):
+        o = np.add.outer(o, np.arange(n, dtype=np.int64) * s).ravel()
+    return o
+
+
+def self_overlaps(t):
+    o = offsets(t.shape, t.strides, t.storage_offset)
+    return len(np.unique(o)) != len(o)
+
+
+def partial_overlap(a, b):
+    """b (read) and a (written) in the same storage touch common elements and
+    are not the same layout."""
+    if not a.same_storage(b) or a.numel == 0 or b.numel == 0:
+        return False
+    if (a.shape, a.strides, a.storage_offset) == (b.shape, b.strides, b.storage_offset):
+        return False
+    oa = offsets(a.shape, a.strides, a.storage_offset)
+    ob = offsets(b.shape, b.strides, b.storage_offset)
+    return bool(np.intersect1d(oa, ob).size)
+
+
+def same_elements(t, other):
+    """other, broadcast to t's shape, addresses exactly t's elements, each
+    element of t reading itself (the header: other may be t itself or an
+    identical view). A broadcast of one element of a larger t is not."""
+    if not t.same_storage(other):
+        return False
+    try:
+        if tuple(np.broadcast_shapes(other.shape, t.shape)) != t.shape:
+            return False
+    except ValueError:
+        return False
+    ot = offsets(other.shape, other.strides, other.storage_offset) * ITEM[other.dtype]
+    ob = np.broadcast_to(ot.reshape(other.shape), t.shape).ravel()
+    return bool(np.array_equal(ob, offsets(t.shape, t.strides, t.storage_offset) * ITEM[t.dtype]))
+
+
+def dst_offsets(t):
+    return offsets(t.shape, t.strides, t.storage_offset)
+
+
+def f32_bits_to(x32, dt):
+    """float32 values rounded once to dt's bits (f16/bf16)."""
+    x32 = np.asarray(x32, dtype=np.float32)
+    if dt == "float16":
+        return x32.astype(np.float16).view(np.uint16)
+    return bf16_round(x32.astype(np.float64))
+
+
+F32_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+def scalar_op_models(op, dt, a, pre_bits):
+    """[torchdiff:single-rounding] for a scalar op on f16/bf16: (ours, torch's)
+    element bits. Ours: the double scalar rounded once to float32, the op in
+    float32, the result rounded once to dt (FILL: the double rounded once to
+    dt). torch's: the scalar first rounded to dt (through float32), then the
+    same."""
+    n = pre_bits.size
+    s32 = np.float32(a)
+    s_dt = bits_to_f64(f32_bits_to([s32], dt), dt).astype(np.float32)[0]
+    if op == "fill":
+        return single_rounding(np.full(n, a), dt), f32_bits_to(np.full(n, s32), dt)
+    x32 = bits_to_f64(pre_bits.ravel(), dt).astype(np.float32)
+    with np.errstate(all="ignore"):
+        return (f32_bits_to(F32_OPS[op](x32, s32), dt),
+                f32_bits_to(F32_OPS[op](x32, np.float32(s_dt)), dt))
+
+
+def close_scaled(g, w, dt, scale, ulps=4):
+    """Floating values within ulps of the larger of the two results and of
+    the operands' scale (|x| + |alpha*y| for add/sub: a result that cancels
+    carries the rounding error of its operands, not of itself)."""
+    a, b = bits_to_f64(g, dt), bits_to_f64(w, dt)
+    an, bn = np.isnan(a), np.isnan(b)
+    if not np.array_equal(an, bn):
+        return False
+    keep = ~an
+    a, b, scale = a[keep], b[keep], np.asarray(scale, dtype=np.float64)[keep]
+    with np.errstate(all="ignore"):
+        tol = ulps * EPS[dt] * np.maximum(np.maximum(np.abs(a), np.abs(b)), scale) + 1e-300
+        ok = (a == b) | (np.abs(a - b) <= tol)
+    return bool(np.all(ok))
+
+
+def th_fits(dt, v):
+    """Whether torch takes v as an element of dt (its checked conversion:
+    c10::overflows, the rule fill_, clamp bounds and alpha go through)."""
+    try:
+        torch.empty((), dtype=TORCH_DT[dt]).fill_(pyscalar(v, dt))
+        return True
+    except TORCH_ERRORS:
+        return False
+
+
+def wrap_int(v, dt):
+    """An integer wrapped into dt as two's complement (torch's casts)."""
+    info = np.iinfo(dt)
+    span = int(info.max) - int(info.min) + 1
+    return (int(v) - int(info.min)) % span + int(info.min)
+
+
+def pyscalar(v, dt):
+    """The Python number torch is given for the double stridemem is given:
+    whole numbers as int (torch refuses float alphas on integer tensors)."""
+    if v is None:
+        return None
+    if dt not in FLOATS and dt not in COMPLEX and np.isfinite(v) and v == int(v) \
+            and (dt != "bool" or -2.0 ** 63 <= v < 2.0 ** 63):
+        # beyond int64 torch refuses the int ("Overflow when unpacking long")
+        # as it should; it would take the float 2^63 into int64 (its overflow
+        # check compares with INT64_MAX rounded up to 2^63)
+        return int(v)
+    return v  # bool takes any float: a whole number beyond int64 stays a float
+
+
+def opname(what):
+    """The op of a step's description ("expand([2, 3])" -> "expand"), with the
+    dtype for in-place ops."""
+    m = re.match(r"[A-Za-z_.]+", what)
+    op = m.group(0) if m else what
+    d = re.search(r" on ([a-z0-9]+)", what)
+    return op + (" on " + d.group(1) if d and op.endswith("_") else "")
+
+
+def status_name(e):
+    return sm.STATUS_NAMES.get(e.status, str(e.status)) if isinstance(e, sm.StrideMemError) else "ok"
+
+
+def terr(e):
+    return "ok" if e is None else "%s(%s)" % (type(e).__name__, str(e).split("\n")[0][:90])
+
+
+# ----------------------------------------------------------------------------
+# Intentional differences: the doc's ids, each with a check
+# ----------------------------------------------------------------------------
+
+def doc_ids():
+    try:
+        text = open(DOC).read()
+    except OSError as e:
+        return None, str(e)
+    return re.findall(r"\[torchdiff:([a-z0-9-]+)\]", text), None
+
+
+def _sm_raises(fn, status):
+    try:
+        fn()
+    except sm.StrideMemError as e:
+        return e.status == status
+    return False
+
+
+def _th_raises(fn):
+    try:
+        fn()
+    except TORCH_ERRORS:
+        return True
+    return False
+
+
+def chk_negative_strides():
+    a = sm.arange(0, 1, 6, "float32").view(2, 3)
+    f = a.flip(1)
+    s = a.slice(1, None, None, -1)
+    ta = torch.arange(6.0).view(2, 3)
+    tf = ta.flip(1)
+    return [
+        ("stridemem flip is a view with stride -1", f.strides == (3, -1) and f.same_storage(a)),
+        ("stridemem slice step -1 is a view", s.strides == (3, -1) and s.same_storage(a)),
+        ("stridemem as_strided takes a negative stride",
+         a.as_strided((3,), (-1,), 2).numpy().tolist() == [2.0, 1.0, 0.0]),
+        ("torch flip copies", tf.data_ptr() != ta.data_ptr() and tf.stride() == (3, 1)),
+        ("torch refuses a negative slice step", _th_raises(lambda: ta[:, ::-1])),
+        ("torch as_strided refuses a negative stride",
+         _th_raises(lambda: ta.as_strided((3,), (-1,), 2))),
+    ]
+
+
+def chk_overlap_exact():
+    a = sm.arange(0, 1, 4, "float32")
+    ta = torch.arange(4.0)
+    u, tu = a.unfold(0, 2, 1), ta.unfold(0, 2, 1)
+    e, te = sm.zeros(1).expand(3), torch.zeros(1).expand(3)
+    b, tb = sm.arange(0, 1, 6, "float32"), torch.arange(6.0)
+    d, td = b.as_strided((2, 2), (3, 1), 0), tb.as_strided((2, 2), (3, 1), 0)
+    s, ts = b.as_strided((2, 2), (1, 3), 1), tb.as_strided((2, 2), (1, 3), 1)
+    return [
+        ("stridemem refuses add_ through overlapping unfold windows",
+         _sm_raises(lambda: u.add_(1), sm.ERR_OVERLAP)),
+        ("torch writes through them", not _th_raises(lambda: tu.add_(1))),
+        ("stridemem refuses fill_ of an expanded tensor",
+         _sm_raises(lambda: e.fill_(1), sm.ERR_OVERLAP)),
+        ("torch fills it", not _th_raises(lambda: te.fill_(1))),
+        ("stridemem refuses copy_ from a partially overlapping, non-dense source",
+         _sm_raises(lambda: d.copy_(s), sm.ERR_OVERLAP)),
+        ("torch copies it", not _th_raises(lambda: td.copy_(ts))),
+    ]
+
+
+def chk_single_rounding():
+    xs = [1 + 2.0 ** -8 + 2.0 ** -40, 1 + 2.0 ** -11 + 2.0 ** -40]
+    src = sm.from_numpy(np.array(xs))
+    tsrc = torch.tensor(xs, dtype=torch.float64)
+    out = []
+    for dt, x in (("bfloat16", xs[0]), ("float16", xs[1])):
+        got = np_bits(src.to(dtype=dt).numpy(), dt)
+        tgot = th_bits(tsrc.to(TORCH_DT[dt]), dt)
+        once = single_rounding(np.array(xs), dt)
+        twice = th_bits(tsrc.to(torch.float32).to(TORCH_DT[dt]), dt)
+        i = 0 if dt == "bfloat16" else 1
+        out.append(("stridemem f64->%s rounds once" % dt, got[i] == once[i]))
+        out.append(("torch f64->%s rounds through f32" % dt, tgot[i] == twice[i] and twice[i] != once[i]))
+    # scalars of in-place ops: bfloat16 FILL rounds the double once; float16
+    # DIV rounds the double to float32 once (65519.999 -> 65520) where torch
+    # first makes it a float16 (inf: every quotient 0)
+    x = xs[0]
+    a = sm.zeros(2, dtype="bfloat16")
+    a.fill_(x)
+    ta = torch.zeros(2, dtype=torch.bfloat16)
+    ta.fill_(x)
+    out.append(("stridemem bfloat16 fill_(1 + 2^-8 + 2^-40) is 1.0078125",
+                np_bits(a.numpy(), "bfloat16").tolist() == [0x3F81] * 2))
+    out.append(("torch's is 1.0", th_bits(ta, "bfloat16").tolist() == [0x3F80] * 2))
+    h = sm.from_numpy(np.array([1.0, -3.0], dtype=np.float16))
+    h.div_(65519.999)
+    th = torch.tensor([1.0, -3.0], dtype=torch.float16)
+    th.div_(65519.999)
+    want = (np.array([1.0, -3.0], dtype=np.float32) / np.float32(65520.0)).astype(np.float16)
+    out.append(("stridemem float16 div_(65519.999) divides by 65520 in float32",
+                np_bits(h.numpy(), "float16").tolist() == want.view(np.uint16).tolist()))
+    out.append(("torch's divides by float16(65519.999) = inf", th.tolist() == [0.0, -0.0]))
+    # tensor operands: torch rounds other (and float16 alpha*other) first
+    inf = float("inf")
+    h = sm.from_numpy(np.array([-inf, inf], dtype=np.float16))
+    h.add_(sm.from_numpy(np.array([2 ** 40, 0], dtype=np.int64)))
+    h.sub_(sm.from_numpy(np.array([0.0, 65504.0], dtype=np.float16)), 2.0)
+    th = torch.tensor([-inf, inf], dtype=torch.float16)
+    th.add_(torch.tensor([2 ** 40, 0]))
+    th.sub_(torch.tensor([0.0, 65504.0], dtype=torch.float16), alpha=2.0)
+    out.append(("stridemem float16: -inf + int64 2^40 is -inf, inf - 2*65504 is inf",
+                h.numpy().tolist() == [-inf, inf]))
+    out.append(("torch's are NaN (2^40 and 2*65504 become float16 inf first)",
+                bool(torch.isnan(th).all())))
+    return out
+
+
+def chk_index_select_negative():
+    a = sm.arange(0, 1, 3, "int64")
+    r = a.index_select(0, [-1, 0])
+    ta = torch.arange(3)
+    return [("stridemem wraps a negative index once", r.numpy().tolist() == [2, 0]),
+            ("stridemem refuses an index below -size",
+             _sm_raises(lambda: a.index_select(0, [-4]), sm.ERR_OUT_OF_BOUNDS)),
+            ("torch refuses negative indices",
+             _th_raises(lambda: ta.index_select(0, torch.tensor([-1, 0]))))]
+
+
+def chk_fill_tensor_broadcast():
+    a = sm.zeros(2, 3)
+    o = sm.from_numpy(np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    ok = True
+    try:
+        a.fill_(o)
+    except sm.StrideMemError:
+        ok = False
+    ta = torch.zeros(2, 3)
+    return [("stridemem FILL with a 1-D tensor broadcasts it",
+             ok and a.numpy().tolist() == [[1, 2, 3], [1, 2, 3]]),
+            ("torch fill_ takes only a 0-d tensor",
+             _th_raises(lambda: ta.fill_(torch.tensor([1.0, 2.0, 3.0]))))]
+
+
+def chk_version_per_storage():
+    a = sm.zeros(3)
+    b = sm.from_dlpack(a)  # our own export coming back: a view of a's storage
+    b.add_(1)
+    st = a.storage()
+    c = st.tensor((3,), (1,), 0, "float32")
+    c.add_(1)
+    st.close()
+    ta = torch.zeros(3)
+    tb = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(ta))
+    tb.add_(1)
+    return [("stridemem: a DLPack re-import and a storage view share the counter",
+             a.version == 2 and b.version == 2 and c.version == 2),
+            ("torch: a DLPack re-import counts its own writes only",
+             ta._version == 0 and tb._version == 1 and tb.data_ptr() == ta.data_ptr())]
+
+
+def chk_dlpack_bool():
+    a = sm.from_numpy(np.array([True, False]))
+    ok = True
+    try:
+        cap = a.__dlpack__()
+        del cap
+        sm.dlpack_collect()
+    except sm.StrideMemError:
+        ok = False
+    return [("stridemem exports bool (DLPack kDLBool)", ok),
+            ("torch 1.13 refuses to export bool", _th_raises(
+                lambda: torch.utils.dlpack.to_dlpack(torch.tensor([True])))),
+            ("torch 1.13 refuses to import our bool", _th_raises(
+                lambda: torch.utils.dlpack.from_dlpack(a)))]
+
+
+def chk_clamp_nan_bound():
+    a = sm.from_numpy(np.array([-2.0, 0.5, 3.0]))
+    a.clamp_(float("nan"), 1.0)
+    ta = torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64)
+    ta.clamp_(float("nan"), 1.0)
+    v = a.version
+    a.clamp_(None, None)  # both NaN: nothing to do
+    return [("stridemem: a NaN bound is no bound", a.numpy().tolist() == [-2.0, 0.5, 1.0]),
+            ("stridemem: no bound at all is a no-op", a.numpy().tolist() == [-2.0, 0.5, 1.0]
+             and a.version == v + 1),
+            ("torch: a NaN bound makes every element NaN", bool(torch.isnan(ta).all())),
+            ("torch refuses a clamp with neither bound", _th_raises(lambda: ta.clamp_(None, None)))]
+
+
+def chk_unsigned_negative_scalars():
+    a = sm.from_numpy(np.array([1, 200], dtype=np.uint8))
+    ta = torch.tensor([1, 200], dtype=torch.uint8)
+    ta2 = ta.clone()
+    ta.fill_(-1)
+    ta2.clamp_(-4, -1)
+    # alpha wraps on both sides: x - (-1) * y
+    b = sm.from_numpy(np.array([1, 200], dtype=np.uint8))
+    b.sub_(sm.from_numpy(np.array([3, 100], dtype=np.uint8)), -1.0)
+    tb = torch.tensor([1, 200], dtype=torch.uint8)
+    tb.sub_(torch.tensor([3, 100], dtype=torch.uint8), alpha=-1)
+    return [("stridemem uint8 fill_(-1) is SM_ERR_DTYPE", _sm_raises(lambda: a.fill_(-1.0), sm.ERR_DTYPE)),
+            ("stridemem full(-1, uint8) is SM_ERR_DTYPE",
+             _sm_raises(lambda: sm.full((2,), -1.0, "uint8"), sm.ERR_DTYPE)),
+            ("stridemem uint8 clamp_(-4, -1) is SM_ERR_DTYPE",
+             _sm_raises(lambda: a.clamp_(-4.0, -1.0), sm.ERR_DTYPE)),
+            ("stridemem left the tensor as it was", a.numpy().tolist() == [1, 200]),
+            ("torch uint8 fill_(-1) gives 255", ta.tolist() == [255, 255]),
+            ("torch full(-1, uint8) gives 255",
+             torch.full((2,), -1, dtype=torch.uint8).tolist() == [255, 255]),
+            ("torch uint8 clamp_(-4, -1) gives 252 (bounds 252, 255)", ta2.tolist() == [252, 252]),
+            ("torch refuses -256 (below -max)",
+             _th_raises(lambda: torch.full((2,), -256, dtype=torch.uint8))),
+            ("alpha -1 wraps on both sides",
+             b.numpy().tolist() == [4, 44] and tb.tolist() == [4, 44])]
+
+
+def chk_arange_integer():
+    ok = sm.arange(0.0, 0.1, 7, "uint8")
+    return [("stridemem int8 arange(100, 130) is SM_ERR_DTYPE",
+             _sm_raises(lambda: sm.arange(100.0, 1.0, 30, "int8"), sm.ERR_DTYPE)),
+            ("stridemem uint8 arange(0, 0.1*7, 0.1): each double truncated once",
+             ok.numpy().tolist() == [0] * 7),
+            ("stridemem int16 arange(-2, step 0.5): -2, -1.5, ... truncated",
+             sm.arange(-2.0, 0.5, 6, "int16").numpy().tolist() == [-2, -1, -1, 0, 0, 0]),
+            ("torch int8 arange(100, 130) wraps: ends 127, -128, -127",
+             torch.arange(100, 130, dtype=torch.int8).tolist()[-3:] == [127, -128, -127]),
+            ("torch converts the step first: 0.1 is 'step must be nonzero'",
+             _th_raises(lambda: torch.arange(0, 0.1 * 7, 0.1, dtype=torch.uint8)))]
+
+
+def chk_bool_arithmetic():
+    a = sm.from_numpy(np.array([True, False, False]))
+    o = sm.from_numpy(np.array([True, True, False]))
+    ta, to = torch.tensor([True, False, False]), torch.tensor([True, True, False])
+    t1, t2 = ta.clone(), ta.clone()
+    t1.add_(to)
+    t2.mul_(to)
+    return [("stridemem add_ on bool is SM_ERR_DTYPE", _sm_raises(lambda: a.add_(o), sm.ERR_DTYPE)),
+            ("stridemem mul_ on bool is SM_ERR_DTYPE", _sm_raises(lambda: a.mul_(o), sm.ERR_DTYPE)),
+            ("stridemem left the tensor as it was", a.numpy().tolist() == [True, False, False]),
+            ("torch add_ on bool is a logical or", t1.tolist() == [True, True, False]),
+            ("torch mul_ on bool is a logical and", t2.tolist() == [True, False, False])]
+
+
+def chk_fill_tensor_converts():
+    a = sm.zeros(2, dtype="int8")
+    a.fill_(sm.from_numpy(np.array(300, dtype=np.int32)))
+    ta = torch.zeros(2, dtype=torch.int8)
+    o = torch.tensor(300, dtype=torch.int32)
+    tc = torch.zeros(2, dtype=torch.int8)
+    tc.copy_(o)
+    return [("stridemem int8 fill_(0-d int32 300) converts as a copy: 44", a.numpy().tolist() == [44, 44]),
+            ("torch's copy_ gives the same", tc.tolist() == [44, 44]),
+            ("torch fill_ refuses the value", _th_raises(lambda: ta.fill_(o)))]
+
+
+def chk_same_elements():
+    a = sm.arange(0.0, 1.0, 15, "float64").view(1, 15)
+    a.add_(a.view(15))
+    b = sm.from_numpy(np.array([3.0]))
+    b.add_(b.view())
+    c = sm.arange(0.0, 1.0, 4, "float64")
+    ta = torch.arange(15.0, dtype=torch.float64).view(1, 15)
+    tb = torch.tensor([3.0], dtype=torch.float64)
+    tc = torch.arange(4.0, dtype=torch.float64)
+    return [("stridemem: a (15,) view of a (1, 15) tensor adds to it", a.numpy().ravel().tolist()
+             == [2.0 * i for i in range(15)]),
+            ("stridemem: the 0-d view of a (1,) tensor's element adds to it", b.numpy().tolist() == [6.0]),
+            ("stridemem refuses a 0-d view of one element of a larger tensor",
+             _sm_raises(lambda: c.add_(c.select(0, 1)), sm.ERR_OVERLAP)),
+            ("torch refuses the (15,) view", _th_raises(lambda: ta.add_(ta.view(15)))),
+            ("torch refuses the 0-d view", _th_raises(lambda: tb.add_(tb.view(())))),
+            ("torch takes the identical view", not _th_raises(lambda: ta.add_(ta)))]
+
+
+def chk_alpha_promoted_type():
+    a = sm.from_numpy(np.array([1, 2], dtype=np.uint8))
+    a.sub_(sm.from_numpy(np.array(5, dtype=np.int16)), 300.0)
+    ta = torch.tensor([1, 2], dtype=torch.uint8)
+    t1 = ta.clone()
+    t1.sub_(torch.tensor([5], dtype=torch.int16), alpha=300)
+    return [("stridemem: uint8 sub_(0-d int16, alpha=300) checks alpha in int16 and wraps",
+             a.numpy().tolist() == [37, 38]),
+            ("stridemem refuses alpha 300 with a uint8 other",
+             _sm_raises(lambda: a.sub_(sm.from_numpy(np.array(5, dtype=np.uint8)), 300.0), sm.ERR_DTYPE)),
+            ("torch refuses it (result_type: a 0-d other does not promote)",
+             _th_raises(lambda: ta.sub_(torch.tensor(5, dtype=torch.int16), alpha=300))),
+            ("torch takes it with a (1,) other, same values", t1.tolist() == [37, 38])]
+
+
+DIFF_CHECKS = {
+    "negative-strides": chk_negative_strides,
+    "overlap-exact": chk_overlap_exact,
+    "single-rounding": chk_single_rounding,
+    "index-select-negative": chk_index_select_negative,
+    "fill-tensor-broadcast": chk_fill_tensor_broadcast,
+    "version-per-storage": chk_version_per_storage,
+    "dlpack-bool": chk_dlpack_bool,
+    "clamp-nan-bound": chk_clamp_nan_bound,
+    "unsigned-negative-scalars": chk_unsigned_negative_scalars,
+    "arange-integer": chk_arange_integer,
+    "bool-arithmetic": chk_bool_arithmetic,
+    "fill-tensor-converts": chk_fill_tensor_converts,
+    "same-elements": chk_same_elements,
+    "alpha-promoted-type": chk_alpha_promoted_type,
+}
+
+
+def check_documented_differences(res):
+    ids, err = doc_ids()
+    if ids is None:
+        res.fail("cannot read %s: %s" % (DOC, err))
+        return set()
+    res.check(len(ids) == len(set(ids)), "duplicate ids in %s: %s" % (DOC, ids))
+    for i in sorted(set(ids) - set(DIFF_CHECKS)):
+        res.fail("%s lists [torchdiff:%s] but the test has no check for it" % (DOC, i))
+    for i in sorted(set(DIFF_CHECKS) - set(ids)):
+        res.fail("the test checks difference %r but %s does not list it" % (i, DOC))
+    for i in sorted(set(ids) & set(DIFF_CHECKS)):
+        try:
+            results = DIFF_CHECKS[i]()
+        except Exception:
+            res.fail("difference %s: its check raised\n%s" % (i, traceback.format_exc()))
+            continue
+        for what, ok in results:
+            res.check(bool(ok), "documented difference [torchdiff:%s] is stale: not true that %s"
+                      % (i, what))
+    return set(ids)
+
+
+# ----------------------------------------------------------------------------
+# The chains
+# ----------------------------------------------------------------------------
+
+class Base(object):
+    """A storage on both sides: `full` (stridemem, 1-D over all of it) and
+    `tfull` (torch, 1-D over its storage); `troot` is the torch tensor whose
+    views are views of this base; `vdelta`: torch's version minus ours, moved
+    only when a listed difference let torch write where we refused."""
+
+    def __init__(self, full, tfull, troot, dtype):
+        self.full, self.tfull, self.troot, self.dtype = full, tfull, troot, dtype
+        self.vdelta = 0
+
+
+class Pair(object):
+    def __init__(self, t, tt, base):
+        self.t, self.tt, self.base = t, tt, base
+
+
+class Chain(object):
+    DOCUMENTED = set()
+
+    def __init__(self, seed):
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.g = np.random.default_rng(seed)
+        self.log = []
+        self.bases = []
+        self.pairs = []
+        self.ops = 0
+
+    def note(self, text):
+        self.log.append(text)
+
+    def fail(self, text):
+        raise Fail(text)
+
+    def expect(self, cond, text):
+        if not cond:
+            self.fail(text)
+
+    def disagree(self, sig, text):
+        raise Disagree(sig, text)
+
+    def explained(self, doc_id):
+        if doc_id not in self.DOCUMENTED:
+            self.fail("explanation %r is not listed in %s" % (doc_id, DOC))
+        EXPLAINED[doc_id] = EXPLAINED.get(doc_id, 0) + 1
+
+    # -- running both sides ------------------------------------------------
+    @staticmethod
+    def both(fsm, fth):
+        r1 = e1 = r2 = e2 = None
+        try:
+            r1 = fsm()
+        except sm.StrideMemError as e:
+            e1 = e
+        try:
+            r2 = fth()
+        except TORCH_ERRORS as e:
+            e2 = e
+        return r1, e1, r2, e2
+
+    def agree(self, what, e1, e2):
+        """Both accepted or both refused; else an (unexplained) disagreement."""
+        if (e1 is None) != (e2 is None):
+            self.disagree("%s: stridemem %s, torch %s" % (opname(what), status_name(e1),
+                                                          "refuses" if e2 else "ok"),
+                          "%s: stridemem %s (%s), torch %s"
+                          % (what, status_name(e1), e1.message if e1 else "", terr(e2)))
+        if e1 is not None:
+            key = "refused:" + status_name(e1)
+            OP_COUNTS[key] = OP_COUNTS.get(key, 0) + 1
+        return e1 is None
+
+    # -- bases and comparisons ---------------------------------------------
+    def new_base(self, vals, dt):
+        if self.rng.random() < 0.3 and dt != "bool":
+            mem = np.array(vals, dtype=sm.numpy_dtype(dt))
+            full = sm.from_numpy_blob(mem, dtype=dt)
+        else:
+            full = sm.from_numpy(np.asarray(vals, dtype=sm.numpy_dtype(dt)), dtype=dt)
+        tfull = to_torch_1d(vals, dt)
+        b = Base(full, tfull, tfull, dt)
+        self.bases.append(b)
+        return b
+
+    def base_from_result(self, t, tt, what):
+        """t and tt are fresh copies: adopt them as a new base."""
+        dt = t.dtype
+        st = t.storage()
+        n = st.nbytes // ITEM[dt]
+        full = st.tensor((n,), (1,), 0, dt)
+        st.close()
+        tn = tt.storage().size()
+        self.expect(n == tn, "%s: storage of %d elements, torch's %d" % (what, n, tn))
+        tfull = tt.as_strided((n,), (1,), 0)
+        b = Base(full, tfull, tt, dt)
+        self.bases.append(b)
+        return b
+
+    def th_shares(self, x, base):
+        return x is base.troot or x._base is base.troot or (
+            x._base is not None and x._base is base.troot._base and base.troot._base is not None)
+
+    def check_pair(self, p, what):
+        t, tt = p.t, p.tt
+        self.expect(t.shape == tuple(tt.shape), "%s: shape %s, torch %s" % (what, t.shape, tuple(tt.shape)))
+        self.expect(TORCH_DT[t.dtype] == tt.dtype, "%s: dtype %s, torch %s" % (what, t.dtype, tt.dtype))
+        op = opname(what)
+        if t.strides != tuple(tt.stride()):
+            bad = [i for i, (a, b) in enumerate(zip(t.strides, tt.stride())) if a != b]
+            kind = "size-0/1 dims" if all(t.shape[i] <= 1 for i in bad) else "dims of size > 1"
+            if t.numel == 0:
+                kind += ", empty tensor"
+            self.disagree("%s: strides differ on %s" % (op, kind),
+                          "%s: strides %s, torch %s (shape %s)" % (what, t.strides, tt.stride(), t.shape))
+        if t.storage_offset != tt.storage_offset():
+            self.disagree("%s: storage offset" % op,
+                          "%s: storage offset %d, torch %d" % (what, t.storage_offset, tt.storage_offset()))
+        for f in ("contiguous", "channels_last", "channels_last_3d"):
+            a, b = bool(t.is_contiguous(f)), bool(tt.is_contiguous(memory_format=FORMATS[f]))
+            if a != b:
+                self.disagree("%s: is_contiguous(%s) %s, torch %s%s" % (op, f, a, b, ", empty" if t.numel == 0 else ""),
+                              "%s: is_contiguous(%s) %s, torch %s (shape %s strides %s)"
+                              % (what, f, a, b, t.shape, t.strides))
+        self.expect(t.same_storage(p.base.full) and self.th_shares(tt, p.base),
+                    "%s: not a view of its base on both sides" % what)
+        g, w = np_bits(t.numpy(), t.dtype), th_bits(tt, t.dtype)
+        if not same_bits(g, w, t.dtype):
+            self.disagree("%s: values" % op,
+                          "%s: values %r, torch %r" % (what, g.ravel()[:8], w.ravel()[:8]))
+        v, tv = t.version, tt._version - p.base.vdelta
+        if v != tv:
+            self.disagree("%s: version counter" % op,
+                          "%s: version %d, torch %d" % (what, v, tv))
+
+    def check_bases(self, what, tol_dt=None):
+        """Every storage equal on both sides; with tol_dt, floating values
+        may differ by a few ulps and torch then takes ours."""
+        for b in self.bases:
+            g, w = np_bits(b.full.numpy(), b.dtype), th_bits(b.tfull, b.dtype)
+            if same_bits(g, w, b.dtype):
+                continue
+            if tol_dt is not None and close_bits(g, w, b.dtype):
+                self.sync(b)
+                continue
+            bad = np.nonzero(g != w)[0][:4] if g.shape == w.shape else "?"
+            self.disagree("%s: storage values (%s)" % (opname(what), b.dtype),
+                          "%s: a storage differs at %s: stridemem %r, torch %r"
+                          % (what, bad, g.ravel()[:8], w.ravel()[:8]))
+
+    def sync(self, b):
+        """torch's copy of base b takes stridemem's values (through .data:
+        torch's version counter is not bumped)."""
+        b.tfull.data.copy_(to_torch_1d(b.full.numpy(), b.dtype))
+
+    def adopt(self, t, tt, base, what):
+        p = Pair(t, tt, base)
+        self.pairs.append(p)
+        self.check_pair(p, what)
+        return p
+
+    # -- start ----------------------------------------------------------------
+    def random_shape(self, max_nd=6):
+        nd = self.rng.randint(0, max_nd)
+        return [self.rng.choice([0, 1, 1, 2, 2, 3, 4]) if self.rng.random() < 0.9 else 5
+                for _ in range(nd)]
+
+    def start(self):
+        dt = self.rng.choice(DTYPES)
+        shape = self.random_shape()
+        while int(np.prod(shape)) > 300:
+            shape = self.random_shape()
+        numel = int(np.prod(shape)) if shape else 1
+        extra = self.rng.choice([0, 0, 1, 3])
+        base = self.new_base(rand_values(self.g, dt, numel + extra), dt)
+        strides = []
+        acc = 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= max(n, 1)
+        strides = tuple(reversed(strides))
+        off = self.rng.randint(0, extra)
+        self.note("start %s %s offset %d (storage %d)" % (dt, tuple(shape), off, numel + extra))
+        t = base.full.as_strided(shape, strides, off)
+        tt = base.tfull.as_strided(shape, strides, off)
+        p = self.adopt(t, tt, base, "start")
+        if self.rng.random() < 0.25 and len(shape) in (4, 5):
+            fmt = "channels_last" if len(shape) == 4 else "channels_last_3d"
+            q = self.op_contiguous(p, fmt)
+            if q is not None:
+                p = q
+        return p
+
+    # -- views -----------------------------------------------------------
+    def rdim(self, p, extra=0):
+        nd = p.t.ndim + extra
+        if nd == 0:
+            return self.rng.choice([0, -1])
+        return self.rng.randint(-nd - (1 if self.rng.random() < 0.05 else 0), nd - 1)
+
+    def view_op(self, p, name, fsm, fth):
+        self.note(name)
+        t, e1, tt, e2 = self.both(fsm, fth)
+        if not self.agree(name, e1, e2):
+            return None
+        return self.adopt(t, tt, p.base, name)
+
+    def op_slice(self, p):
+        rng = self.rng
+        d = self.rdim(p)
+        nd = p.t.ndim
+        size = p.t.shape[d] if -nd <= d < nd else 3
+
+        def b():
+            return rng.choice([None, rng.randint(-size - 2, size + 2)])
+        start, stop = b(), b()
+        step = rng.choice([1, 1, 2, 3])
+        if rng.random() < 0.08:
+            return self.neg_step(p, d, start, stop)
+        def idx():
+            if not -nd <= d < nd:
+                raise IndexError("dim %d out of range for %d dims" % (d, nd))
+            return (slice(None),) * (d % nd) + (slice(start, stop, step),)
+        return self.view_op(p, "slice(%d, %s, %s, %d)" % (d, start, stop, step),
+                            lambda: p.t.slice(d, start, stop, step), lambda: p.tt[idx()])
+
+    def neg_step(self, p, d, start, stop):
+        """[torchdiff:negative-strides]: we view, torch refuses."""
+        self.note("slice(%d, %s, %s, -1)" % (d, start, stop))
+        nd = p.t.ndim
+        t, e1, _, e2 = self.both(lambda: p.t.slice(d, start, stop, -1),
+                                 lambda: p.tt[(slice(None),) * (d % max(nd, 1)) + (slice(start, stop, -1),)])
+        if e1 is None and e2 is not None:
+            self.expect(t.same_storage(p.t), "negative-step slice: not a view")
+            self.explained("negative-strides")
+        else:
+            self.agree("slice step -1", e1, e2)
+        return None
+
+    def op_flip(self, p):
+        """[torchdiff:negative-strides]: our flip is a view, torch's a copy."""
+        if p.t.ndim == 0:
+            return None
+        dims = sorted(set(self.rng.randint(0, p.t.ndim - 1) for _ in range(self.rng.randint(1, 2))))
+        self.note("flip(%s)" % dims)
+        t, e1, tt, e2 = self.both(lambda: p.t.flip(dims), lambda: p.tt.flip(dims))
+        if not self.agree("flip", e1, e2):
+            return None
+        self.expect(t.same_storage(p.t), "flip: not a view")
+        self.expect(not self.th_shares(tt, p.base), "torch's flip is a view: the doc is stale")
+        self.expect(same_bits(np_bits(t.numpy(), t.dtype), th_bits(tt, t.dtype), t.dtype),
+                    "flip: values differ")
+        for d in dims:
+            self.expect(t.strides[d] == -p.t.strides[d], "flip: stride of dim %d" % d)
+        self.explained("negative-strides")
+        return None
+
+    def op_narrow(self, p):
+        d = self.rdim(p)
+        nd = p.t.ndim
+        size = p.t.shape[d] if -nd <= d < nd else 2
+        start = self.rng.randint(-size - 1, size + 1)
+        length = self.rng.randint(-1 if self.rng.random() < 0.05 else 0, size + 1)
+        return self.view_op(p, "narrow(%d, %d, %d)" % (d, start, length),
+                            lambda: p.t.narrow(d, start, length),
+                            lambda: torch.narrow(p.tt, d, start, length))
+
+    def op_select(self, p):
+        d = self.rdim(p)
+        nd = p.t.ndim
+        size = p.t.shape[d] if -nd <= d < nd else 2
+        i = self.rng.randint(-size - 1, size)
+        return self.view_op(p, "select(%d, %d)" % (d, i), lambda: p.t.select(d, i),
+                            lambda: p.tt.select(d, i))
+
+    def op_permute(self, p):
+        dims = list(range(p.t.ndim))
+        self.rng.shuffle(dims)
+        dims = [d - p.t.ndim if self.rng.random() < 0.3 else d for d in dims]
+        if self.rng.random() < 0.05 and dims:
+            dims[0] = dims[-1]
+        return self.view_op(p, "permute(%s)" % dims, lambda: p.t.permute(*dims),
+                            lambda: p.tt.permute(tuple(dims)))
+
+    def op_transpose(self, p):
+        a, b = self.rdim(p), self.rdim(p)
+        return self.view_op(p, "transpose(%d, %d)" % (a, b), lambda: p.t.transpose(a, b),
+                            lambda: p.tt.transpose(a, b))
+
+    def op_movedim(self, p):
+        nd = p.t.ndim
+        if nd == 0:
+            return None
+        k = self.rng.randint(1, nd)
+        src = self.rng.sample(range(nd), k)
+        dst = self.rng.sample(range(nd), k)
+        return self.view_op(p, "movedim(%s, %s)" % (src, dst), lambda: p.t.movedim(src, dst),
+                            lambda: torch.movedim(p.tt, src, dst))
+
+    def op_expand(self, p):
+        rng = self.rng
+        shape = list(p.t.shape)
+        new = [rng.choice([1, 2, 3, 0]) for _ in range(rng.randint(0, 2))]
+        out = []
+        for n in shape:
+            if n == 1:
+                out.append(rng.choice([1, 2, 3, 0, -1]))
+            else:
+                out.append(n if rng.random() < 0.8 else -1)
+        if rng.random() < 0.05 and out:
+            out[0] = rng.choice([5, 7])
+        shape = new + out
+        return self.view_op(p, "expand(%s)" % shape, lambda: p.t.expand(*shape),
+                            lambda: p.tt.expand(tuple(shape)))
+
+    def op_squeeze(self, p):
+        if self.rng.random() < 0.4:
+            return self.view_op(p, "squeeze()", lambda: p.t.squeeze(), lambda: p.tt.squeeze())
+        d = self.rdim(p)
+        return self.view_op(p, "squeeze(%d)" % d, lambda: p.t.squeeze(d), lambda: p.tt.squeeze(d))
+
+    def op_unsqueeze(self, p):
+        d = self.rdim(p, 1)
+        return self.view_op(p, "unsqueeze(%d)" % d, lambda: p.t.unsqueeze(d),
+                            lambda: p.tt.unsqueeze(d))
+
+    def op_flatten(self, p):
+        a, b = self.rdim(p), self.rdim(p)
+        # flatten is a view only when the strides allow: torch's flatten
+        # copies otherwise, ours refuses; compare with torch's view rule.
+        def th():
+            r = torch.flatten(p.tt, a, b)
+            if r.numel() and not self.th_shares(r, p.base) and r.dim() != p.tt.dim():
+                raise RuntimeError("flatten needs a copy")
+            if r.numel() and r.data_ptr() != p.tt.data_ptr():
+                raise RuntimeError("flatten needs a copy")
+            return r
+        return self.view_op(p, "flatten(%d, %d)" % (a, b), lambda: p.t.flatten(a, b), th)
+
+    def op_unflatten(self, p):
+        if p.t.ndim == 0:
+            return None
+        d = self.rdim(p)
+        n = p.t.shape[d] if -p.t.ndim <= d < p.t.ndim else 1
+        rng = self.rng
+        cands = [[n], [1, n], [n, 1], [1, n, 1], [-1, 1], [1, -1]]
+        if n % 2 == 0 and n:
+            cands += [[2, n // 2], [-1, 2], [2, -1, 1]]
+        if n == 0:
+            cands += [[0, 3], [3, 0], [0, -1]]
+        if rng.random() < 0.1:
+            cands = [[n + 1], [-1, -1]]
+        sizes = rng.choice(cands)
+        return self.view_op(p, "unflatten(%d, %s)" % (d, sizes), lambda: p.t.unflatten(d, sizes),
+                            lambda: p.tt.unflatten(d, sizes))
+
+    def op_unfold(self, p):
+        d = self.rdim(p)
+        nd = p.t.ndim
+        n = p.t.shape[d] if -nd <= d < nd else 1
+        size = self.rng.randint(0, n + 1)
+        step = self.rng.randint(1 if self.rng.random() < 0.95 else 0, 3)
+        return self.view_op(p, "unfold(%d, %d, %d)" % (d, size, step),
+                            lambda: p.t.unfold(d, size, step), lambda: p.tt.unfold(d, size, step))
+
+    def op_diagonal(self, p):
+        a, b = self.rdim(p), self.rdim(p)
+        off = self.rng.randint(-3, 3)
+        return self.view_op(p, "diagonal(%d, %d, %d)" % (off, a, b),
+                            lambda: p.t.diagonal(off, a, b),
+                            lambda: torch.diagonal(p.tt, off, a, b))
+
+    def op_split(self, p, chunk=False):
+        d = self.rdim(p)
+        k = self.rng.randint(0 if self.rng.random() < 0.05 else 1, 4)
+        name = "%s(%d, %d)" % ("chunk" if chunk else "split", k, d)
+        self.note(name)
+        if chunk:
+            r, e1, rt, e2 = self.both(lambda: p.t.chunk(k, d), lambda: p.tt.chunk(k, d))
+        else:
+            r, e1, rt, e2 = self.both(lambda: p.t.split(k, d), lambda: p.tt.split(k, d))
+        if not self.agree(name, e1, e2):
+            return None
+        self.expect(len(r) == len(rt), "%s: %d views, torch %d" % (name, len(r), len(rt)))
+        out = None
+        for i, (t, tt) in enumerate(zip(r, rt)):
+            q = self.adopt(t, tt, p.base, "%s[%d]" % (name, i))
+            if out is None or self.rng.random() < 0.4:
+                out = q
+        return out
+
+    def op_chunk(self, p):
+        return self.op_split(p, chunk=True)
+
+    def op_view(self, p):
+        shape = self.shape_of(p.t.numel)
+        return self.view_op(p, "view(%s)" % (shape,), lambda: p.t.view(*shape),
+                            lambda: p.tt.view(tuple(shape)))
+
+    def shape_of(self, numel):
+        rng = self.rng
+        if rng.random() < 0.05:
+            return [numel + 1]
+        nd = rng.randint(0, 5)
+        if numel == 0:
+            s = [rng.choice([1, 2, 3]) for _ in range(max(nd, 1))]
+            s[rng.randrange(len(s))] = 0
+            if rng.random() < 0.2:
+                s[rng.randrange(len(s))] = -1
+            return s
+        s, rest = [], numel
+        for _ in range(nd):
+            divs = [x for x in range(1, rest + 1) if rest % x == 0]
+            x = rng.choice(divs + [1])
+            s.append(x)
+            rest //= x
+        s.append(rest)
+        rng.shuffle(s)
+        if rng.random() < 0.2:
+            s[rng.randrange(len(s))] = -1
+        if numel == 1 and rng.random() < 0.3:
+            return []
+        return s
+
+    def op_as_strided(self, p):
+        rng = self.rng
+        n = p.base.full.numel
+        nd = rng.randint(0, 4)
+        shape = [rng.choice([0, 1, 1, 2, 3]) for _ in range(nd)]
+        strides = [rng.choice([0, 1, 2, 3, 5]) for _ in range(nd)]
+        reach = sum((s - 1) * st for s, st in zip(shape, strides) if s > 0)
+        empty = any(s == 0 for s in shape)
+        hi = max(n - 1 - reach, 0) if not empty else n
+        off = rng.randint(0, hi + (1 if rng.random() < 0.1 else 0))
+        return self.view_op(p, "as_strided(%s, %s, %d)" % (shape, strides, off),
+                            lambda: p.t.as_strided(shape, strides, off),
+                            lambda: p.tt.as_strided(shape, strides, off))
+
+    # -- copies ------------------------------------------------------------
+    def copy_result(self, p, t, tt, copied, what):
+        """A result that may be a view (copied False) or a fresh copy."""
+        th_view = self.th_shares(tt, p.base) or (tt.numel() == 0 and tt.data_ptr() == p.tt.data_ptr()
+                                                   and tt._base is not None)
+        if bool(copied) == th_view:
+            self.disagree("%s: copied flag" % opname(what),
+                          "%s: stridemem copied=%s, torch %s" % (what, copied,
+                                                                 "a view" if th_view else "a copy"))
+        self.expect(bool(copied) != bool(t.same_storage(p.t)),
+                    "%s: copied=%s but same_storage=%s" % (what, copied, t.same_storage(p.t)))
+        if not copied:
+            return self.adopt(t, tt, p.base, what)
+        base = self.base_from_result(t, tt, what)
+        return self.adopt(t, tt, base, what)
+
+    def op_reshape(self, p):
+        shape = self.shape_of(p.t.numel)
+        what = "reshape(%s)" % (shape,)
+        self.note(what)
+        r, e1, tt, e2 = self.both(lambda: p.t.reshape(*shape, return_copied=True),
+                                  lambda: p.tt.reshape(tuple(shape)))
+        if not self.agree(what, e1, e2):
+            return None
+        t, copied = r
+        self.expect(p.t.reshape_would_copy(*shape) == copied, "%s: reshape_would_copy" % what)
+        return self.copy_result(p, t, tt, copied, what)
+
+    def op_contiguous(self, p, fmt=None):
+        fmt = fmt or self.rng.choice(["contiguous", "contiguous", "channels_last", "channels_last_3d"])
+        what = "contiguous(%s)" % fmt
+        self.note(what)
+        r, e1, tt, e2 = self.both(lambda: p.t.contiguous(fmt, return_copied=True),
+                                  lambda: p.tt.contiguous(memory_format=FORMATS[fmt]))
+        if not self.agree(what, e1, e2):
+            return None
+        t, copied = r
+        return self.copy_result(p, t, tt, copied, what)
+
+    def op_clone(self, p):
+        fmt = self.rng.choice(["preserve", "preserve", "contiguous", "channels_last", "channels_last_3d"])
+        what = "clone(%s)" % fmt
+        self.note(what)
+        t, e1, tt, e2 = self.both(lambda: p.t.clone(fmt), lambda: p.tt.clone(memory_format=FORMATS[fmt]))
+        if not self.agree(what, e1, e2):
+            return None
+        return self.copy_result(p, t, tt, True, what)
+
+    def float_to_int_unsafe(self, p, dt):
+        """float -> integer conversion of NaN/inf/out-of-range values is
+        undefined in torch: such conversions are not compared."""
+        if p.t.dtype not in FLOATS + COMPLEX or dt in FLOATS + COMPLEX or dt == "bool":
+            return False
+        x = bits_to_f64(np_bits(p.t.numpy(), p.t.dtype), p.t.dtype)
+        if x.size == 0:
+            return False
+        info = np.iinfo(dt)
+        lo, hi = (float(info.min), float(info.max)) if dt != "int64" else (-2.0 ** 62, 2.0 ** 62)
+        return not (np.all(np.isfinite(x)) and np.all(np.trunc(x) >= lo) and np.all(np.trunc(x) <= hi))
+
+    def conversion_explained(self, src_bits, src_dt, dt, g, w):
+        """[torchdiff:single-rounding]: where values differ, ours is the
+        single rounding of the f64 source and torch's the rounding through f32."""
+        if src_dt != "float64" or dt not in ("float16", "bfloat16") or g.shape != w.shape:
+            return False
+        x = bits_to_f64(src_bits, "float64")
+        once = single_rounding(x, dt)
+        twice = th_bits(torch.from_numpy(x).to(torch.float32).to(TORCH_DT[dt]), dt)
+        bad = g != w
+        return bool(np.all(g[bad] == once[bad]) and np.all(w[bad] == twice[bad]))
+
+    def op_to(self, p):
+        dt = self.rng.choice(DTYPES)
+        what = "to(%s)" % dt
+        if self.float_to_int_unsafe(p, dt):
+            return None
+        self.note(what)
+        r, e1, tt, e2 = self.both(lambda: p.t.to(dtype=dt, return_copied=True),
+                                  lambda: p.tt.to(TORCH_DT[dt]))
+        if not self.agree(what, e1, e2):
+            return None
+        t, copied = r
+        g, w = np_bits(t.numpy(), dt), th_bits(tt, dt)
+        if not same_bits(g, w, dt):
+            if self.conversion_explained(np_bits(p.t.numpy(), p.t.dtype), p.t.dtype, dt, g, w):
+                self.explained("single-rounding")
+                return None  # not adopted: the two copies hold different values
+        return self.copy_result(p, t, tt, copied, what)
+
+    def op_index_select(self, p):
+        rng = self.rng
+        d = self.rdim(p)
+        nd = p.t.ndim
+        size = p.t.shape[d] if -nd <= d < nd else 1
+        k = rng.randint(0, 4)
+        idx = [rng.randint(0, size - 1) if size else 0 for _ in range(k)]
+        if rng.random() < 0.1 and k:
+            idx[0] = rng.choice([size, -size - 1])
+        neg = rng.random() < 0.15 and size > 0 and k
+        if neg:
+            idx[0] = rng.randint(-size, -1)
+        idt = rng.choice(["int64", "int32"])
+        what = "index_select(%d, %s %s)" % (d, idx, idt)
+        self.note(what)
+        it = sm.from_numpy(np.array(idx, dtype=idt))
+        ti = torch.tensor(idx, dtype=TORCH_DT[idt])
+        if nd == 0 and k != 1:
+            # torch 1.13 writes k elements into a 0-d result here (a heap
+            # overflow); torch 2 refuses ("Index to scalar can have only 1
+            # value"): the reference is the refusal, torch is not called
+            try:
+                r = p.t.index_select(d, it)
+            except sm.StrideMemError:
+                return None
+            self.disagree("index_select on a 0-d tensor with %s indices: stridemem ok" % (
+                "no" if k == 0 else "several"), "%s: stridemem gives shape %s, torch 2 refuses "
+                "(torch 1.13 overflows its heap)" % (what, r.shape))
+        t, e1, tt, e2 = self.both(lambda: p.t.index_select(d, it), lambda: p.tt.index_select(d, ti))
+        if neg and e1 is None and e2 is not None and all(-size <= i < size for i in idx):
+            wrapped = torch.tensor([i % size for i in idx], dtype=TORCH_DT[idt])
+            tt = p.tt.index_select(d, wrapped)
+            self.expect(same_bits(np_bits(t.numpy(), t.dtype), th_bits(tt, t.dtype), t.dtype),
+                        "%s: values differ from torch's with the index wrapped" % what)
+            self.explained("index-select-negative")
+            return None
+        if not self.agree(what, e1, e2):
+            return None
+        return self.copy_result(p, t, tt, True, what)
+
+    # -- writes ------------------------------------------------------------
+    def write(self, p, what, fsm, fth_on, tol, other=None, spec=None):
+        """Runs an in-place write on both sides and compares everything.
+        fth_on(x) does the op on the torch tensor x. spec describes the op
+        for the explanations: op, kind ("scalar"/"tensor"), a, b (scalar
+        operands, clamp bounds), alpha, to (torch's other), th(x, other)
+        (the op on torch's x with another other)."""
+        dt = p.t.dtype
+        spec = spec or {}
+        self.note(what)
+        pre = np_bits(p.t.numpy(), dt)  # the destination before the write
+        opre = np_bits(other.numpy(), other.dtype) if other is not None else None
+        _, e1, _, e2 = self.both(fsm, lambda: fth_on(p.tt))
+        if e2 is not None and "not implemented for" in str(e2) and dt in ("float16", "bfloat16"):
+            e2 = self.reduced_float_reference(p, fth_on, spec)
+        if e1 is not None and e2 is None:
+            if e1.status == sm.ERR_OVERLAP:
+                # [torchdiff:overlap-exact]: torch writes where we refuse; the
+                # refusal must be a real overlap.
+                real = self_overlaps(p.t) or (other is not None and partial_overlap(p.t, other))
+                self.expect(real, "%s: refused as overlapping, but nothing overlaps" % what)
+                self.explained("overlap-exact")
+                return self.torch_only_wrote()
+            doc_id = self.refusal_explained(p, e1, spec, pre, opre)
+            if doc_id:
+                self.explained(doc_id)
+                return self.torch_only_wrote()
+        if e1 is None and e2 is not None:
+            r = self.acceptance_explained(p, e2, spec, other)
+            if r == "stop":
+                return None
+            if r is not None:
+                e2 = r[0]
+                for doc_id in r[1]:
+                    self.explained(doc_id)
+        self.agree(what, e1, e2)
+        if e1 is None:
+            self.compare_written(p, what, tol, spec, pre, opre, other)
+        self.check_bases(what)
+        self.check_pair(p, what)
+
+    def torch_only_wrote(self):
+        """A listed difference let torch write where we refused: torch's
+        copies take our values, and the version counters' offsets move."""
+        for b in self.bases:
+            self.sync(b)
+            b.vdelta = b.tfull._version - b.full.version
+
+    def reduced_float_reference(self, p, fth_on, spec):
+        """torch 1.13 has no CPU kernel for this op in float16: its reference
+        is the op in float32, rounded back, after the checks torch makes
+        before any kernel (clamp bounds must fit the dtype, as torch's
+        bfloat16 clamp_ and every torch 2 clamp_ check). Returns torch's
+        refusal or None."""
+        dt = p.t.dtype
+        if spec.get("op") == "clamp":
+            for v in (spec.get("a"), spec.get("b")):
+                if v is not None and not th_fits(dt, v):
+                    return RuntimeError("value cannot be converted to type %s without overflow "
+                                        "(torch's check of the clamp bound)" % dt)
+        tmp = p.tt.float()
+        fth_on(tmp)
+        p.tt.copy_(tmp)
+        return None
+
+    def refusal_explained(self, p, e1, spec, pre, opre):
+        """We refused, torch wrote: the id of the listed difference that
+        explains it, checked (torch's result is the one the entry describes,
+        ours is untouched), or None."""
+        dt, op = p.t.dtype, spec.get("op")
+        if e1.status != sm.ERR_DTYPE:
+            return None
+        if not same_bits(np_bits(p.t.numpy(), dt), pre, dt):
+            self.fail("refused write changed the destination")
+        got = th_bits(p.tt, dt)
+        x = pre.ravel().astype(np.int64)
+        if dt == "uint8" and spec.get("kind") == "scalar" and op in ("fill", "clamp"):
+            # [torchdiff:unsigned-negative-scalars]
+            mx = int(np.iinfo(dt).max)
+            vals = [v for v in (spec.get("a"), spec.get("b") if op == "clamp" else None) if v is not None]
+            if not all(np.isfinite(v) and v == int(v) and -mx <= v <= mx for v in vals) or \
+                    not any(v < 0 for v in vals):
+                return None
+            if op == "fill":
+                want = np.full(x.shape, wrap_int(vals[0], dt))
+            else:
+                want = x.copy()
+                if spec.get("a") is not None:
+                    want = np.maximum(want, wrap_int(spec["a"], dt))
+                if spec.get("b") is not None:
+                    want = np.minimum(want, wrap_int(spec["b"], dt))
+            if not np.array_equal(got.ravel().astype(np.int64), want):
+                return None
+            return "unsigned-negative-scalars"
+        if dt == "bool" and spec.get("kind") == "tensor" and op in ("add", "mul") and \
+                spec["to"].dtype == torch.bool:
+            # [torchdiff:bool-arithmetic]: torch's add_ is a logical or
+            # (alpha != 0), its mul_ a logical and
+            y = np.broadcast_to(opre.reshape(spec["to"].shape) != 0, p.t.shape).ravel()
+            xb = x != 0
+            want = (xb | (y & (spec.get("alpha", 1.0) != 0))) if op == "add" else (xb & y)
+            if not np.array_equal(got.ravel() != 0, want):
+                return None
+            return "bool-arithmetic"
+        return None
+
+    def acceptance_explained(self, p, e2, spec, other):
+        """We wrote, torch refused: where a listed difference explains it,
+        torch's reference result is made on its side (the write through a
+        cloned other, the copy_ a FILL is, the 0-d other as a (1,) tensor)
+        and (torch's new refusal or None, [ids]) is returned for the usual
+        comparison; "stop" when the result cannot be compared; else None."""
+        dt, op, msg = p.t.dtype, spec.get("op"), str(e2)
+        to, th = spec.get("to"), spec.get("th")
+        if other is None or to is None or th is None:
+            return None
+        ids = []
+        if "refer to a single memory location" in msg:
+            # [torchdiff:same-elements]: other addresses exactly our elements
+            if not same_elements(p.t, other):
+                return None
+            to = to.clone()
+            ids.append("same-elements")
+            try:
+                th(p.tt, to)
+                return None, ids
+            except TORCH_ERRORS as e:
+                msg, e2 = str(e), e
+        if "without overflow" not in msg:
+            return None
+        if op == "fill" and to.dim() == 0:
+            # [torchdiff:fill-tensor-converts]: our FILL converts as a copy
+            if self.float_to_int_unsafe(Pair(other, to, None), dt):
+                self.fail_stop(p)
+                return "stop"
+            p.tt.copy_(to)
+            return None, ids + ["fill-tensor-converts"]
+        if op in ("add", "sub") and to.dim() == 0 and p.tt.dim() > 0:
+            # [torchdiff:alpha-promoted-type]: alpha is checked in
+            # promote_types(t, other); torch checks it in result_type, where a
+            # 0-d other does not promote a dimensioned t
+            alpha = spec.get("alpha", 1.0)
+            rt = torch.result_type(p.tt, to)
+            pt = torch.promote_types(TORCH_DT[dt], to.dtype)
+            name = {v: k for k, v in TORCH_DT.items()}
+            if rt == pt or th_fits(name[rt], alpha) or not th_fits(name[pt], alpha):
+                return None
+            th(p.tt, to.reshape(1))  # a (1,) other promotes as ours does
+            return None, ids + ["alpha-promoted-type"]
+        return None
+
+    def compare_written(self, p, what, tol, spec, pre, opre, other):
+        """The written elements: bit-exact, except that a floating add, sub,
+        mul, div, sqrt or exp may differ by a few ulps (of the result, or of
+        the operands for add/sub), and a scalar op on f16/bf16 may differ as
+        [torchdiff:single-rounding] says; either way torch's copy then takes
+        ours. Elements outside the destination are compared by check_bases."""
+        dt, b = p.t.dtype, p.base
+        offs = dst_offsets(p.t)
+        if offs.size == 0:
+            return
+        k = 2 if dt in COMPLEX else 1  # complex bits: two words an element
+        gb, wb = np_bits(b.full.numpy(), dt), th_bits(b.tfull, dt)
+        g, w = gb.reshape(-1, k)[offs].ravel(), wb.reshape(-1, k)[offs].ravel()
+        if same_bits(g, w, dt):
+            return
+        op = spec.get("op")
+        if dt in ("float16", "bfloat16") and spec.get("kind") == "scalar" and \
+                op in ("fill", "add", "sub", "mul", "div"):
+            ours, theirs = scalar_op_models(op, dt, spec["a"], pre)
+            if not same_bits(g, ours, dt):
+                self.disagree("%s: not the single rounding" % opname(what),
+                              "%s: stridemem %r, the single-rounding result %r"
+                              % (what, g[:8], ours[:8]))
+            bad = ~((g == w) | (np.isnan(bits_to_f64(g, dt)) & np.isnan(bits_to_f64(w, dt))))
+            if same_bits(w[bad], theirs[bad], dt) and not same_bits(ours[bad], theirs[bad], dt):
+                self.explained("single-rounding")
+                self.sync(b)
+            return
+        if not tol or dt not in FLOATS + COMPLEX:
+            return
+        scale = np.zeros(offs.size)
+        if op in ("add", "sub"):
+            x = magnitudes(pre, dt)
+            alpha = abs(spec.get("alpha", 1.0))
+            if spec.get("kind") == "tensor":
+                y = magnitudes(opre, other.dtype).reshape(other.shape)
+                y = np.broadcast_to(y, p.t.shape).ravel()
+            else:
+                y = abs(spec["a"])
+            with np.errstate(all="ignore"):
+                scale = x + alpha * y
+        if close_scaled(g, w, dt, np.repeat(scale, k)):
+            self.sync(b)
+            return
+        if dt in ("float16", "bfloat16") and spec.get("kind") == "tensor" and \
+                self.other_rounding_explained(p, spec, pre, g, w, scale):
+            self.explained("single-rounding")
+            self.sync(b)
+
+    def other_rounding_explained(self, p, spec, pre, g, w, scale):
+        """[torchdiff:single-rounding] for a tensor op on f16/bf16 where torch's
+        result_type is that dtype (an integer other, a 0-d float one, the same
+        dtype): torch rounds the other, alpha and (float16) alpha*other to the
+        dtype before the float32 arithmetic (int64 2^40 is inf in float16, so
+        -inf + 2^40 is NaN; inf - 2*65504 is NaN), ours converts them once to
+        the compute type and rounds the result once. Checked: ours is torch's
+        own op in float32 (float64 for a float64 other) on the unrounded
+        operands, rounded once; torch's is that op on the rounded ones."""
+        dt, to, op = p.t.dtype, spec["to"], spec.get("op")
+        tdt = TORCH_DT[dt]
+        x = to_torch_1d(pre.ravel() if dt == "bfloat16" else pre.ravel().view(np.float16),
+                        dt).view(tuple(p.t.shape))
+        if op not in ("add", "sub", "mul", "div") or torch.result_type(x, to) != tdt:
+            return False
+        wide = torch.float64 if to.dtype == torch.float64 else torch.float32  # our compute type
+        ref = x.to(wide)
+        spec["th"](ref, to.to(wide))
+        ours = th_bits(ref.to(tdt), dt).ravel()
+        if not close_scaled(g, ours, dt, scale) or close_scaled(w, ours, dt, scale):
+            return False
+        xt, yt = x.float(), to.to(tdt).float()
+        at = float(torch.tensor(spec.get("alpha", 1.0), dtype=torch.float32).to(tdt))
+        if op in ("add", "sub"):
+            prod = at * yt
+            results = [xt + q if op == "add" else xt - q for q in (prod, prod.to(tdt).float())]
+        else:
+            results = [xt * yt if op == "mul" else xt / yt]
+        return any(close_scaled(w, th_bits(r.to(tdt), dt).ravel(), dt, scale) for r in results)
+
+    def scalar_value(self, dt):
+        rng = self.rng
+        r = rng.random()
+        if dt == "bool":
+            return rng.choice([0.0, 1.0, 2.0, -1.0, 0.5])
+        if dt in INTS:
+            info = np.iinfo(dt)
+            if r < 0.7:
+                return float(rng.randint(-5, 5))
+            if r < 0.85:
+                return float(rng.choice([info.max, info.min, info.max + 1, info.min - 1])) \
+                    if dt != "int64" else float(rng.choice([2.0 ** 62, -2.0 ** 63, 2.0 ** 63]))
+            return rng.choice([1.5, -0.5, float("nan"), float("inf")])
+        if r < 0.7:
+            return float(round(self.g.standard_normal() * 10, 3))
+        return rng.choice(TRICKY + [0.0, -0.0, float("inf"), 1e30, 70000.0])
+
+    def op_inplace_scalar(self, p):
+        rng = self.rng
+        dt = p.t.dtype
+        op = rng.choice(["fill", "fill", "zero", "add", "sub", "mul", "div", "clamp", "relu",
+                         "neg", "abs", "sqrt", "exp"])
+        if dt in COMPLEX and op in ("clamp", "relu"):
+            return None
+        a = self.scalar_value(dt)
+        b = self.scalar_value(dt)
+        t, tt = p.t, p.tt
+        pa = pyscalar(a, dt)
+        if op == "fill":
+            f, g = (lambda: t.fill_(a)), (lambda x: x.fill_(pa))
+        elif op == "zero":
+            f, g = t.zero_, (lambda x: x.zero_())
+        elif op in ("add", "sub", "mul", "div"):
+            f = lambda: getattr(t, op + "_")(a)  # noqa: E731
+            g = lambda x: getattr(x, op + "_")(pa)  # noqa: E731
+        elif op == "clamp":
+            lo = a if rng.random() < 0.8 else None
+            hi = b if rng.random() < 0.8 else None
+            if lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi) and lo > hi:
+                lo, hi = hi, lo
+            if (lo is None and hi is None) or (lo is not None and np.isnan(lo)) or \
+                    (hi is not None and np.isnan(hi)):
+                return None  # NaN bounds (None is NaN in the binding): [torchdiff:clamp-nan-bound]
+            f = lambda: t.clamp_(lo, hi)  # noqa: E731
+            g = lambda x: x.clamp_(pyscalar(lo, dt), pyscalar(hi, dt))  # noqa: E731
+            a, b = lo, hi
+        else:
+            f, g = getattr(t, op + "_"), (lambda x: getattr(x, op + "_")())
+        tol = op in ("add", "sub", "mul", "div", "sqrt", "exp")
+        self.write(p, "%s_(%s%s) on %s" % (op, a, ", %s" % b if op == "clamp" else "", dt), f, g, tol,
+                   spec={"op": op, "kind": "scalar", "a": a, "b": b})
+
+    def make_other(self, p):
+        """A tensor broadcastable to p (sometimes not), or a view of p's base."""
+        rng = self.rng
+        if rng.random() < 0.25:
+            cands = [q for q in self.pairs if q.base is p.base]
+            q = rng.choice(cands)
+            return q.t, q.tt, "a view %s strides %s offset %d" % (q.t.shape, q.t.strides, q.t.storage_offset)
+        shape = list(p.t.shape)
+        k = rng.randint(0, len(shape))
+        oshape = [1 if rng.random() < 0.3 else n for n in shape[len(shape) - k:]]
+        if rng.random() < 0.05 and shape and any(n > 1 for n in shape):
+            oshape = [n + 1 for n in shape]
+        odt = rng.choice(DTYPES) if rng.random() < 0.6 else p.t.dtype
+        numel = int(np.prod(oshape)) if oshape else 1
+        vals = rand_values(self.g, odt, numel)
+        if odt in FLOATS and p.t.dtype in INTS:
+            x = np.clip(np.nan_to_num(bits_to_f64(np_bits(np.asarray(vals), odt), odt)), -100, 100)
+            vals = bf16_round(x) if odt == "bfloat16" else x.astype(odt)
+        b = self.new_base(vals, odt)
+        o, to = b.full.view(*oshape), b.tfull.view(tuple(oshape))
+        if rng.random() < 0.3 and len(oshape) >= 2:
+            o, to = o.transpose(0, -1), to.transpose(0, -1)
+            o, to = o.transpose(0, -1), to.transpose(0, -1)
+        return o, to, "%s %s" % (odt, tuple(oshape))
+
+    def op_inplace_tensor(self, p):
+        rng = self.rng
+        dt = p.t.dtype
+        op = rng.choice(["fill", "add", "sub", "mul", "div", "add", "sub"])
+        o, to, desc = self.make_other(p)
+        alpha = 1.0
+        if op in ("add", "sub") and rng.random() < 0.4:
+            alpha = rng.choice([2.0, -1.0, 0.5, 300.0, 1e10]) if dt != "bool" else rng.choice([1.0, 0.0, 2.0])
+        t, tt = p.t, p.tt
+        what = "%s_(tensor %s%s) on %s %s" % (op, desc, ", alpha=%s" % alpha if alpha != 1.0 else "",
+                                            dt, t.shape)
+        if op == "fill":
+            if to.dim() != 0:
+                return self.fill_broadcast(p, o, to, what)
+            f, th = (lambda: t.fill_(o)), (lambda x, oth: x.fill_(oth))
+        elif op in ("add", "sub"):
+            f = lambda: getattr(t, op + "_")(o, alpha)  # noqa: E731
+            th = lambda x, oth: getattr(x, op + "_")(oth, alpha=pyscalar(alpha, dt))  # noqa: E731
+        else:
+            f = lambda: getattr(t, op + "_")(o)  # noqa: E731
+            th = lambda x, oth: getattr(x, op + "_")(oth)  # noqa: E731
+        self.write(p, what, f, lambda x: th(x, to), op != "fill", other=o,
+                   spec={"op": op, "kind": "tensor", "alpha": alpha, "to": to, "th": th})
+
+    def fill_broadcast(self, p, o, to, what):
+        """[torchdiff:fill-tensor-broadcast]: our FILL takes any broadcastable
+        tensor, torch's fill_ only a 0-d one; ours must equal torch's copy_."""
+        self.note(what)
+        _, e2 = None, None
+        try:
+            p.tt.fill_(to)
+        except TORCH_ERRORS as e:
+            e2 = e
+        self.expect(e2 is not None, "torch fill_ took a %d-d tensor: the doc is stale" % to.dim())
+        try:
+            p.t.fill_(o)
+        except sm.StrideMemError:
+            return  # refused like copy_into would be: compared by op_copy_into
+        if self.float_to_int_unsafe(Pair(o, to, None), p.t.dtype):
+            return self.fail_stop(p)
+        if same_elements(p.t, o):
+            to = to.clone()  # [torchdiff:same-elements]: torch's copy_ refuses them
+            self.explained("same-elements")
+        try:
+            p.tt.copy_(to)
+        except TORCH_ERRORS as e:
+            self.disagree("fill_ (broadcast): stridemem ok, torch's copy_ refuses",
+                          "%s: stridemem ok, torch's copy_ %s" % (what, terr(e)))
+        self.explained("fill-tensor-broadcast")
+        self.check_bases(what)
+        self.check_pair(p, what)
+
+    def fail_stop(self, p):
+        for b in self.bases:
+            self.sync(b)
+            b.vdelta = b.tfull._version - b.full.version
+
+    def op_copy_into(self, p):
+        o, to, desc = self.make_other(p)
+        if self.float_to_int_unsafe(Pair(o, to, None), p.t.dtype):
+            return None
+        what = "copy_(%s) into %s %s" % (desc, p.t.dtype, p.t.shape)
+        self.write(p, what, lambda: p.t.copy_(o), lambda x: x.copy_(to), False, other=o,
+                   spec={"op": "copy", "kind": "tensor", "to": to, "th": lambda x, oth: x.copy_(oth)})
+
+    # -- DLPack --------------------------------------------------------------
+    def op_dlpack(self, p):
+        t, tt, dt = p.t, p.tt, p.t.dtype
+        if self.rng.random() < 0.5:
+            self.note("torch.from_dlpack(ours)")
+            try:
+                imp = torch.utils.dlpack.from_dlpack(t)
+            except TORCH_ERRORS as e:
+                self.expect(dt == "bool", "torch refused our %s export: %s" % (dt, e))
+                self.explained("dlpack-bool")
+                return None
+            self.expect(dt != "bool", "torch 1.13 took a bool DLPack tensor: the doc is stale")
+            self.expect(tuple(imp.shape) == t.shape and imp.dtype == TORCH_DT[dt],
+                        "DLPack to torch: shape/dtype %s %s" % (tuple(imp.shape), imp.dtype))
+            if t.numel:
+                self.expect(imp.data_ptr() == t.data_ptr, "DLPack to torch: not zero copy")
+                if tuple(imp.stride()) != t.strides:
+                    self.disagree("dlpack to torch: strides", "DLPack to torch: strides %s, ours %s"
+                                  % (tuple(imp.stride()), t.strides))
+            self.expect(same_bits(th_bits(imp, dt), np_bits(t.numpy(), dt), dt), "DLPack to torch: values")
+            if t.numel and not self_overlaps(t) and dt in FLOATS + INTS:
+                imp.fill_(3)  # through torch's import into our memory ...
+                tt.fill_(3)   # ... and the same on the mirror
+                p.base.vdelta += 1
+                self.check_bases("write through torch's DLPack import")
+            del imp
+            sm.dlpack_collect()
+        else:
+            self.note("sm.from_dlpack(torch)")
+            try:
+                imp = sm.from_dlpack(tt)
+            except TORCH_ERRORS as e:
+                self.expect(dt == "bool", "torch refused to export %s: %s" % (dt, e))
+                self.explained("dlpack-bool")
+                return None
+            self.expect(imp.shape == t.shape and imp.dtype == dt, "DLPack from torch: shape/dtype")
+            if t.numel:
+                self.expect(imp.data_ptr == tt.data_ptr(), "DLPack from torch: not zero copy")
+                # torch 1.13 exports stride 1 for size-1 dims: its own
+                # re-import of its export is what ours must match
+                want = tuple(torch.utils.dlpack.from_dlpack(tt.__dlpack__()).stride())
+                if imp.strides != want:
+                    self.disagree("dlpack from torch: strides", "DLPack from torch: strides %s, torch's "
+                                  "re-import %s" % (imp.strides, want))
+            self.expect(same_bits(np_bits(imp.numpy(), dt), th_bits(tt, dt), dt), "DLPack from torch: values")
+            if t.numel and not self_overlaps(t):
+                imp.fill_(1)  # through our import into torch's memory ...
+                t.fill_(1)    # ... and the same on our side
+                p.base.vdelta -= 1
+                self.check_bases("write through our DLPack import")
+            imp.close()
+        return None
+
+    # -- the chain -----------------------------------------------------------
+    VIEW_OPS = ["slice", "slice", "narrow", "select", "permute", "transpose", "movedim", "expand",
+                "expand", "squeeze", "unsqueeze", "flatten", "unflatten", "unfold", "diagonal",
+                "split", "chunk", "flip", "view", "view", "as_strided"]
+    COPY_OPS = ["reshape", "reshape", "contiguous", "clone", "to", "index_select", "dlpack"]
+    WRITE_OPS = ["inplace_scalar", "inplace_scalar", "inplace_tensor", "copy_into"]
+
+    def run(self):
+        p = self.start()
+        for _ in range(self.rng.randint(2, 8)):
+            r = self.rng.random()
+            kind = self.VIEW_OPS if r < 0.55 else (self.COPY_OPS if r < 0.72 else self.WRITE_OPS)
+            name = self.rng.choice(kind)
+            n_log = len(self.log)
+            q = getattr(self, "op_" + name)(p)
+            if len(self.log) > n_log:
+                self.ops += 1
+                OP_COUNTS[name] = OP_COUNTS.get(name, 0) + 1
+            if q is not None:
+                p = q if q.t.numel <= 400 else self.pairs[0]
+        self.check_bases("end of chain")
+        for q in self.pairs:
+            self.check_pair(q, "end of chain")
+
+    def close(self):
+        for q in self.pairs:
+            q.t.close()
+        for b in self.bases:
+            b.full.close()
+        self.pairs, self.bases = [], []
+
+
+# ----------------------------------------------------------------------------
+# Creation: full and arange, every dtype, in and out of range
+# ----------------------------------------------------------------------------
+
+def creation_checks(res):
+    vals = [0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 127.0, 128.0, -129.0, 255.0, 256.0, 32768.0,
+            2.0 ** 31, 2.0 ** 63, -2.0 ** 63, 65504.0, 65520.0, 1e300, float("inf"),
+            float("nan")] + TRICKY
+    for dt in DTYPES:
+        for v in vals:
+            what = "full((2,), %r, %s)" % (v, dt)
+            r1 = e1 = e2 = r2 = None
+            try:
+                r1 = sm.full((2,), v, dt)
+            except sm.StrideMemError as e:
+                e1 = e
+            try:
+                r2 = torch.full((2,), pyscalar(v, dt), dtype=TORCH_DT[dt])
+            except TORCH_ERRORS as e:
+                e2 = e
+            if e1 is not None and e1.status == sm.ERR_DTYPE and e2 is None and dt == "uint8" \
+                    and v == int(v) and -255 <= v <= -1 \
+                    and th_bits(r2, dt).tolist() == [wrap_int(v, dt)] * 2:
+                EXPLAINED["unsigned-negative-scalars"] = EXPLAINED.get("unsigned-negative-scalars", 0) + 1
+                res.ok()
+                continue
+            if (e1 is None) != (e2 is None):
+                sig = "full: stridemem %s, torch %s" % (status_name(e1), "refuses" if e2 else "ok")
+                note_unexplained(res, sig, "%s: stridemem %s, torch %s" % (what, status_name(e1), terr(e2)))
+                continue
+            if e1 is None:
+                g, w = np_bits(r1.numpy(), dt), th_bits(r2, dt)
+                if not same_bits(g, w, dt):
+                    once = single_rounding(np.array([v, v]), dt) if dt in ("float16", "bfloat16") else None
+                    if once is not None and np.array_equal(g, once):
+                        EXPLAINED["single-rounding"] = EXPLAINED.get("single-rounding", 0) + 1
+                        continue
+                    note_unexplained(res, "full: values", "%s: %r, torch %r" % (what, g, w))
+                    continue
+            res.ok()
+        for start, step, n in ((0.0, 1.0, 5), (-3.0, 2.0, 4), (250.0, 1.0, 10), (0.5, 1.0, 3),
+                               (0.0, 0.1, 7), (100.0, 1.0, 30), (-2.0, 0.5, 6)):
+            if dt == "bool":
+                continue  # torch has no bool arange
+            what = "arange(%r, %r, %d, %s)" % (start, step, n, dt)
+            r1 = r2 = e1 = e2 = None
+            try:
+                r1 = sm.arange(start, step, n, dt)
+            except sm.StrideMemError as e:
+                e1 = e
+            # the end that gives n values: torch's int64 arange converts the
+            # end to int64 before counting, so integer dtypes get a whole end
+            end = start + step * (n - 0.5)
+            if dt in INTS and start == int(start) and step == int(step):
+                end = start + step * n
+            try:
+                r2 = torch.arange(pyscalar(start, dt), pyscalar(end, "float64"),
+                                  pyscalar(step, dt), dtype=TORCH_DT[dt])
+                if r2.numel() != n:
+                    raise RuntimeError("the harness's end gave %d values, not %d" % (r2.numel(), n))
+            except TORCH_ERRORS as e:
+                r2, e2 = None, e
+            if dt in INTS and arange_explained(start, step, n, dt, r1, e1, r2, e2):
+                EXPLAINED["arange-integer"] = EXPLAINED.get("arange-integer", 0) + 1
+                res.ok()
+                continue
+            if (e1 is None) != (e2 is None):
+                sig = "arange: stridemem %s, torch %s" % (status_name(e1), "refuses" if e2 else "ok")
+                note_unexplained(res, sig, "%s: stridemem %s, torch %s" % (what, status_name(e1), terr(e2)))
+                continue
+            if e1 is None and not close_bits(np_bits(r1.numpy(), dt), th_bits(r2, dt), dt, ulps=1):
+                note_unexplained(res, "arange: values", "%s: %r, torch %r" % (what, r1.numpy(), r2))
+                continue
+            res.ok()
+
+
+def arange_explained(start, step, n, dt, r1, e1, r2, e2):
+    """[torchdiff:arange-integer]: ours computes start + i*step in double and
+    truncates once, refusing a value that does not fit; torch converts start
+    and step to int64 first (a step that truncates to 0 is "step must be
+    nonzero") and wraps. True when both sides are what those rules give and
+    they differ."""
+    info = np.iinfo(dt)
+    exact = [np.trunc(start + i * step) for i in range(n)]
+    fits = all(info.min <= v <= info.max for v in exact)
+    if fits:
+        ours_ok = e1 is None and [int(v) for v in r1.numpy().tolist()] == [int(v) for v in exact]
+    else:
+        ours_ok = e1 is not None and e1.status == sm.ERR_DTYPE
+    ist, isp = int(np.trunc(start)), int(np.trunc(step))
+    if isp == 0:
+        theirs_ok = e2 is not None and "step must be nonzero" in str(e2)
+        theirs = None
+    else:
+        theirs = [wrap_int(ist + i * isp, dt) for i in range(n)]
+        theirs_ok = e2 is None and [int(v) for v in r2.tolist()] == theirs
+    differ = (not fits) or theirs is None or theirs != [int(v) for v in exact]
+    return bool(ours_ok and theirs_ok and differ)
+
+
+def note_unexplained(res, sig, text):
+    e = UNEXPLAINED.setdefault(sig, [0, text])
+    e[0] += 1
+    res.fail(text)
+
+
+def run_chains(res, first, count):
+    t0 = time.time()
+    ok = ops = 0
+    for i in range(count):
+        seed = first + i
+        c = Chain(seed)
+        if TRACE:
+            sys.stderr.write("chain %d\n" % seed)
+            sys.stderr.flush()
+        try:
+            c.run()
+            ok += 1
+            res.passed += 1
+        except Disagree as e:
+            rep = "seed %d: %s\n    chain: %s" % (seed, e, " ; ".join(c.log))
+            u = UNEXPLAINED.setdefault(e.signature, [0, rep])
+            u[0] += 1
+            res.failed += 1
+            if u[0] == 1:
+                res.report("DISAGREE " + rep)
+        except Fail as e:
+            res.failed += 1
+            res.report("FAIL seed %d: %s\n    chain: %s" % (seed, e, " ; ".join(c.log)))
+        except Exception:
+            res.failed += 1
+            res.report("FAIL seed %d: unexpected exception\n%s    chain: %s"
+                       % (seed, traceback.format_exc(), " ; ".join(c.log)))
+        finally:
+            ops += c.ops
+            try:
+                c.close()
+            except Exception:
+                pass
+            if TRACE:
+                import gc
+                gc.collect()
+    print("chains: %d run (%d ops), %d agreed throughout, in %.1f s"
+          % (count, ops, ok, time.time() - t0))
+    print("  ops run: %s" % ", ".join("%s %d" % kv for kv in sorted(OP_COUNTS.items())
+                                      if not kv[0].startswith("refused")))
+    print("  refused on both sides: %s" % ", ".join("%s %d" % (k[8:], v) for k, v in sorted(OP_COUNTS.items())
+                                                    if k.startswith("refused")))
+
+
+def main():
+    res = Results("test_torch_differential")
+    print("torch %s; dtypes: %s" % (torch.__version__, ", ".join(DTYPES)))
+    ids = check_documented_differences(res)
+    Chain.DOCUMENTED = ids
+    creation_checks(res)
+    count = int(os.environ.get("STRIDEMEM_TORCH_CHAINS", "5000"))
+    first = int(os.environ.get("STRIDEMEM_TORCH_SEED", "5000"))
+    run_chains(res, first, count)
+    print("listed differences met by the chains: %s"
+          % (", ".join("%s %d" % kv for kv in sorted(EXPLAINED.items())) or "none"))
+    if UNEXPLAINED:
+        print("UNEXPLAINED DISAGREEMENTS (%d kinds; each fails the test):" % len(UNEXPLAINED))
+        for sig, (n, rep) in sorted(UNEXPLAINED.items(), key=lambda kv: -kv[1][0]):
+            print("  %5d x %s\n        first: %s" % (n, sig, rep.replace("\n", "\n        ")))
+    return res.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
