@@ -127,8 +127,8 @@ def np_bits(a, dt):
     a = np.ascontiguousarray(a).reshape(np.shape(a))  # keeps 0-d arrays 0-d
     if dt == "bool":
         return a.view(np.uint8)
-    if dt in COMPLEX:
-        return a.view(UINT[ITEM[dt] // 2])
+    if dt in COMPLEX:  # two words an element (a 0-d element: a 2-word vector)
+        return (a.reshape(1) if a.ndim == 0 else a).view(UINT[ITEM[dt] // 2])
     return a.view(UINT[ITEM[dt]])
 
 
@@ -139,7 +139,8 @@ def th_bits(x, dt):
     if dt == "bfloat16":
         return x.view(torch.int16).numpy().view(np.uint16)
     if dt in COMPLEX:
-        return x.numpy().view(UINT[ITEM[dt] // 2])
+        n = x.numpy()
+        return (n.reshape(1) if n.ndim == 0 else n).view(UINT[ITEM[dt] // 2])
     return x.numpy().view(UINT[ITEM[dt]])
 
 
@@ -659,7 +660,77 @@ def chk_alpha_promoted_type():
             ("torch takes it with a (1,) other, same values", t1.tolist() == [37, 38])]
 
 
+NP_COMPLEX = {"complex64": np.complex64, "complex128": np.complex128}
+
+
+def complex_scalar_numpy(op, dt, a, pre):
+    """[torchdiff:complex-special-values]: NumPy's complex x + a,
+    x - a, x / a for the special scalars where torch differs (a non-finite a,
+    or a zero divisor), as the bits of compare_written; None for other
+    cases."""
+    if op not in ("add", "sub", "div") or a is None:
+        return None
+    if np.isfinite(a) and not (op == "div" and a == 0):
+        return None
+    x = np.ascontiguousarray(pre).ravel().view(NP_COMPLEX[dt])
+    z = NP_COMPLEX[dt](a)
+    with np.errstate(all="ignore"):
+        r = x + z if op == "add" else x - z if op == "sub" else x / z
+    return np_bits(r.astype(NP_COMPLEX[dt]), dt).ravel()
+
+
+def chk_complex_special_values():
+    def ours(op, a):
+        t = sm.from_numpy(np.array([1 + 2j], dtype=np.complex64))
+        getattr(t, op + "_")(a)
+        return complex(t.numpy()[0])
+
+    def theirs(op, a):
+        t = torch.tensor([1 + 2j], dtype=torch.complex64)
+        getattr(t, op + "_")(a)
+        return complex(t[0])
+
+    d, td = ours("div", 0.0), theirs("div", 0.0)
+    ad, tad = ours("add", float("inf")), theirs("add", float("inf"))
+    e = sm.from_numpy(np.array([complex(np.inf, np.nan)], dtype=np.complex64))
+    e.exp_()
+    te = torch.tensor([complex(np.inf, np.nan)], dtype=torch.complex64).exp_()
+    ev, tev = complex(e.numpy()[0]), complex(te[0])
+    return [("stridemem (1+2j)/0 is (inf, inf), as NumPy", d == complex(np.inf, np.inf)),
+            ("torch (1+2j)/0 is (nan, nan)", np.isnan(td.real) and np.isnan(td.imag)),
+            ("stridemem (1+2j) + inf keeps the imaginary part, as NumPy",
+             ad.real == np.inf and ad.imag == 2.0),
+            ("torch (1+2j) + inf has a NaN imaginary part (alpha * inf in complex)",
+             tad.real == np.inf and np.isnan(tad.imag)),
+            ("stridemem exp(inf + nan j) is inf + nan j (C99, NumPy)",
+             ev.real == np.inf and np.isnan(ev.imag)),
+            ("torch exp(inf + nan j) is nan + nan j", np.isnan(tev.real) and np.isnan(tev.imag))]
+
+
+def chk_arange_complex():
+    a = sm.arange(0.0, 0.5, 3, "complex64")
+    return [("stridemem complex64 arange is real values, imaginary 0 (NumPy's)",
+             a.numpy().tolist() == [0j, 0.5 + 0j, 1 + 0j]),
+            ("torch 1.13 has no complex arange",
+             _th_raises(lambda: torch.arange(0, 1.5, 0.5, dtype=torch.complex64)))]
+
+
+def chk_complex_to_bool():
+    z = np.array([1j, 0j, complex(0, np.nan)])
+    return [("stridemem complex128 -> bool: either part nonzero (NumPy's astype)",
+             sm.from_numpy(z).to(dtype="bool").numpy().tolist() == [True, False, True]),
+            ("stridemem complex64 -> bool: the same",
+             sm.from_numpy(z.astype(np.complex64)).to(dtype="bool").numpy().tolist() == [True, False, True]),
+            ("torch 1.13 complex128 -> bool reads the real part only",
+             torch.from_numpy(z).to(torch.bool).tolist() == [False, False, False]),
+            ("torch 1.13 complex64 -> bool reads the real part only",
+             torch.from_numpy(z.astype(np.complex64)).to(torch.bool).tolist() == [False, False, False])]
+
+
 DIFF_CHECKS = {
+    "complex-to-bool": chk_complex_to_bool,
+    "complex-special-values": chk_complex_special_values,
+    "arange-complex": chk_arange_complex,
     "negative-strides": chk_negative_strides,
     "overlap-exact": chk_overlap_exact,
     "single-rounding": chk_single_rounding,
@@ -1223,6 +1294,12 @@ class Chain(object):
             return None
         t, copied = r
         g, w = np_bits(t.numpy(), dt), th_bits(tt, dt)
+        if not same_bits(g, w, dt) and p.t.dtype in COMPLEX and dt == "bool":
+            # [torchdiff:complex-to-bool]: ours is NumPy's (either part nonzero).
+            if np.array_equal(g.ravel(), p.t.numpy().astype(bool).ravel().view(np.uint8)) and \
+                    np.array_equal(w.ravel(), (p.t.numpy().real != 0).ravel().view(np.uint8)):
+                self.explained("complex-to-bool")
+                return None  # not adopted: the two copies hold different values
         if not same_bits(g, w, dt):
             if self.conversion_explained(np_bits(p.t.numpy(), p.t.dtype), p.t.dtype, dt, g, w):
                 self.explained("single-rounding")
@@ -1448,9 +1525,25 @@ class Chain(object):
                 self.explained("single-rounding")
                 self.sync(b)
             return
+        if dt in COMPLEX and spec.get("kind") == "scalar" and \
+                complex_scalar_numpy(op, dt, spec.get("a"), pre) is not None:
+            ours = complex_scalar_numpy(op, dt, spec["a"], pre)
+            if same_bits(g, ours, dt) and not same_bits(w, ours, dt):
+                self.explained("complex-special-values")
+                self.sync(b)
+                return
+        if dt in COMPLEX and op in ("exp", "sqrt") and \
+                self.complex_nonfinite_explained(op, dt, pre, g, w):
+            self.explained("complex-special-values")
+            self.sync(b)
+            return
         if not tol or dt not in FLOATS + COMPLEX:
             return
         scale = np.zeros(offs.size)
+        if dt in COMPLEX and op in ("mul", "div", "sqrt", "exp"):
+            # A complex result's parts are accurate relative to its modulus
+            # (exp's cos/sin: a part near zero is not relatively exact).
+            scale = magnitudes(w, dt)
         if op in ("add", "sub"):
             x = magnitudes(pre, dt)
             alpha = abs(spec.get("alpha", 1.0))
@@ -1468,6 +1561,27 @@ class Chain(object):
                 self.other_rounding_explained(p, spec, pre, g, w, scale):
             self.explained("single-rounding")
             self.sync(b)
+
+    @staticmethod
+    def complex_nonfinite_explained(op, dt, pre, g, w):
+        """[torchdiff:complex-special-values] for exp/sqrt: where the input
+        has an infinite or NaN part ours is NumPy's (C99 Annex G: exp(inf +
+        nan j) is inf + nan j; torch gives nan + nan j); elsewhere ours is
+        within the tolerance of torch's."""
+        x = np.ascontiguousarray(pre).ravel().view(NP_COMPLEX[dt])
+        odd = ~np.isfinite(x)
+        if not odd.any():
+            return False
+        with np.errstate(all="ignore"):
+            ref = np.exp(x) if op == "exp" else np.sqrt(x)
+        g2, w2 = g.reshape(-1, 2), w.reshape(-1, 2)
+        r2 = np_bits(ref.astype(NP_COMPLEX[dt]), dt).reshape(-1, 2)
+        if not same_bits(g2[odd].ravel(), r2[odd].ravel(), dt) or \
+                same_bits(w2[odd].ravel(), r2[odd].ravel(), dt):
+            return False
+        fin = ~odd
+        scale = np.repeat(magnitudes(w2[fin].ravel(), dt), 2)
+        return close_scaled(g2[fin].ravel(), w2[fin].ravel(), dt, scale)
 
     def other_rounding_explained(self, p, spec, pre, g, w, scale):
         """[torchdiff:single-rounding] for a tensor op on f16/bf16 where torch's
@@ -1788,6 +1902,13 @@ def creation_checks(res):
                     raise RuntimeError("the harness's end gave %d values, not %d" % (r2.numel(), n))
             except TORCH_ERRORS as e:
                 r2, e2 = None, e
+            if dt in COMPLEX and e1 is None and e2 is not None and "not implemented" in str(e2):
+                # [torchdiff:arange-complex]: ours is NumPy's complex arange.
+                want = (start + step * np.arange(n, dtype=np.float64)).astype(NP_COMPLEX[dt])
+                if np.array_equal(r1.numpy(), want):
+                    EXPLAINED["arange-complex"] = EXPLAINED.get("arange-complex", 0) + 1
+                    res.ok()
+                    continue
             if dt in INTS and arange_explained(start, step, n, dt, r1, e1, r2, e2):
                 EXPLAINED["arange-integer"] = EXPLAINED.get("arange-integer", 0) + 1
                 res.ok()
