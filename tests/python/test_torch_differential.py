@@ -670,7 +670,10 @@ def complex_scalar_numpy(op, dt, a, pre):
     cases."""
     if op not in ("add", "sub", "div") or a is None:
         return None
-    if np.isfinite(a) and not (op == "div" and a == 0):
+    big = np.sqrt(np.finfo(np.float32 if dt == "complex64" else np.float64).max)
+    # |a|^2 overflowing the part type: torch's complex division squares the
+    # divisor (x / 1e30 is 0 in complex64), Smith's and NumPy's do not.
+    if np.isfinite(a) and not (op == "div" and (a == 0 or abs(a) >= big or abs(a) <= 1 / big)):
         return None
     x = np.ascontiguousarray(pre).ravel().view(NP_COMPLEX[dt])
     z = NP_COMPLEX[dt](a)
@@ -696,6 +699,10 @@ def chk_complex_special_values():
     e.exp_()
     te = torch.tensor([complex(np.inf, np.nan)], dtype=torch.complex64).exp_()
     ev, tev = complex(e.numpy()[0]), complex(te[0])
+    n = sm.zeros(4, dtype="complex128")  # (torch's one-element neg keeps the sign; its vector loop does not)
+    n.neg_()
+    nb = n.numpy().view(np.uint64).tolist()
+    tnb = torch.zeros(4, dtype=torch.complex128).neg_().numpy().view(np.uint64).tolist()
     return [("stridemem (1+2j)/0 is (inf, inf), as NumPy", d == complex(np.inf, np.inf)),
             ("torch (1+2j)/0 is (nan, nan)", np.isnan(td.real) and np.isnan(td.imag)),
             ("stridemem (1+2j) + inf keeps the imaginary part, as NumPy",
@@ -704,7 +711,9 @@ def chk_complex_special_values():
              tad.real == np.inf and np.isnan(tad.imag)),
             ("stridemem exp(inf + nan j) is inf + nan j (C99, NumPy)",
              ev.real == np.inf and np.isnan(ev.imag)),
-            ("torch exp(inf + nan j) is nan + nan j", np.isnan(tev.real) and np.isnan(tev.imag))]
+            ("torch exp(inf + nan j) is nan + nan j", np.isnan(tev.real) and np.isnan(tev.imag)),
+            ("stridemem -(0 + 0j) is -0 - 0j, as NumPy", nb == [1 << 63] * 8),
+            ("torch -(0 + 0j) is 0 + 0j", tnb == [0] * 8)]
 
 
 def chk_arange_complex():
@@ -1528,11 +1537,12 @@ class Chain(object):
         if dt in COMPLEX and spec.get("kind") == "scalar" and \
                 complex_scalar_numpy(op, dt, spec.get("a"), pre) is not None:
             ours = complex_scalar_numpy(op, dt, spec["a"], pre)
-            if same_bits(g, ours, dt) and not same_bits(w, ours, dt):
+            near = np.repeat(magnitudes(ours, dt), 2)  # NumPy's division rounds differently
+            if close_scaled(g, ours, dt, near) and not close_scaled(w, ours, dt, near):
                 self.explained("complex-special-values")
                 self.sync(b)
                 return
-        if dt in COMPLEX and op in ("exp", "sqrt") and \
+        if dt in COMPLEX and op in ("exp", "sqrt", "neg", "div") and \
                 self.complex_nonfinite_explained(op, dt, pre, g, w):
             self.explained("complex-special-values")
             self.sync(b)
@@ -1564,24 +1574,36 @@ class Chain(object):
 
     @staticmethod
     def complex_nonfinite_explained(op, dt, pre, g, w):
-        """[torchdiff:complex-special-values] for exp/sqrt: where the input
-        has an infinite or NaN part ours is NumPy's (C99 Annex G: exp(inf +
-        nan j) is inf + nan j; torch gives nan + nan j); elsewhere ours is
-        within the tolerance of torch's."""
-        x = np.ascontiguousarray(pre).ravel().view(NP_COMPLEX[dt])
-        odd = ~np.isfinite(x)
-        if not odd.any():
-            return False
+        """[torchdiff:complex-special-values] for exp/sqrt/neg: the elements
+        where ours and torch's bits differ beyond tolerance are all special
+        cases where ours is NumPy's exactly and torch's is not: an input or
+        a result with an infinite or NaN part (exp(inf + nan j), exp(800 +
+        0j) = inf + 0j, x / (0 + 0j) = x's parts / 0: torch gives NaN
+        parts), or a signed zero (-(0 + 0j) is -0 - 0j; torch's neg gives
+        +0 parts)."""
+        npc = NP_COMPLEX[dt]
+        x = np.ascontiguousarray(pre).ravel().view(npc)
         with np.errstate(all="ignore"):
-            ref = np.exp(x) if op == "exp" else np.sqrt(x)
+            ref = np.exp(x) if op == "exp" else np.sqrt(x) if op == "sqrt" else \
+                x / npc(0) if op == "div" else -x  # div: the special elements' divisor is 0
         g2, w2 = g.reshape(-1, 2), w.reshape(-1, 2)
-        r2 = np_bits(ref.astype(NP_COMPLEX[dt]), dt).reshape(-1, 2)
-        if not same_bits(g2[odd].ravel(), r2[odd].ravel(), dt) or \
-                same_bits(w2[odd].ravel(), r2[odd].ravel(), dt):
+        r2 = np_bits(ref.astype(npc), dt).reshape(-1, 2)
+        gv, wv = g2.ravel().view(npc), w2.ravel().view(npc)
+        differ = np.array([not same_bits(g2[i], w2[i], dt) for i in range(len(x))], dtype=bool)
+        if not differ.any():
             return False
-        fin = ~odd
-        scale = np.repeat(magnitudes(w2[fin].ravel(), dt), 2)
-        return close_scaled(g2[fin].ravel(), w2[fin].ravel(), dt, scale)
+        if op == "neg":
+            special = differ & (gv == wv)  # equal values: only zero signs differ
+        else:
+            special = differ & ~(np.isfinite(x) & np.isfinite(gv) & np.isfinite(wv))
+        if not special.any():
+            return False
+        if not same_bits(g2[special].ravel(), r2[special].ravel(), dt) or \
+                same_bits(w2[special].ravel(), r2[special].ravel(), dt):
+            return False
+        rest = ~special
+        scale = np.repeat(magnitudes(w2[rest].ravel(), dt), 2)
+        return close_scaled(g2[rest].ravel(), w2[rest].ravel(), dt, scale)
 
     def other_rounding_explained(self, p, spec, pre, g, w, scale):
         """[torchdiff:single-rounding] for a tensor op on f16/bf16 where torch's
