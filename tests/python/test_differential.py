@@ -31,6 +31,18 @@ enumerating element addresses) must fail with SM_ERR_OVERLAP, as must a
 source that partially overlaps the destination, and a failed call must change
 nothing (values, version counter).
 
+Unsigned dtypes (uint8/16/32/64) are exact: arithmetic wraps, CLAMP
+compares unsigned values (uint64 above 2^63 included), RELU/ABS are the
+identity. Complex dtypes: conversions exact (real -> complex imaginary 0,
+complex -> real the real part, -> bool either part nonzero); ADD/SUB/MUL/
+DIV/SQRT/EXP compared part by part within a few ulps of the modulus (of the
+operands for products and quotients); where an inf/NaN part appears only
+"both non-finite" is required (the PyTorch differential test pins special
+values). CLAMP/RELU/ABS on complex and a complex other into a real tensor
+(except FILL) must be SM_ERR_DTYPE. Float -> unsigned conversions NumPy
+leaves platform-defined (NaN, out of range) are pinned to the library's
+rule in conversion_pins, not in the chains.
+
 Besides the small chains, STRIDEMEM_DIFF_LARGE (default 40) chains start
 from tensors of 0.25-1.3 M elements, so that the threaded and tiled kernel
 paths (>= 1 MiB) are compared too.
