@@ -31,6 +31,18 @@ enumerating element addresses) must fail with SM_ERR_OVERLAP, as must a
 source that partially overlaps the destination, and a failed call must change
 nothing (values, version counter).
 
+Unsigned dtypes (uint8/16/32/64) are exact: arithmetic wraps, CLAMP
+compares unsigned values (uint64 above 2^63 included), RELU/ABS are the
+identity. Complex dtypes: conversions exact (real -> complex imaginary 0,
+complex -> real the real part, -> bool either part nonzero); ADD/SUB/MUL/
+DIV/SQRT/EXP compared part by part within a few ulps of the modulus (of the
+operands for products and quotients); where an inf/NaN part appears only
+"both non-finite" is required (the PyTorch differential test pins special
+values). CLAMP/RELU/ABS on complex and a complex other into a real tensor
+(except FILL) must be SM_ERR_DTYPE. Float -> unsigned conversions NumPy
+leaves platform-defined (NaN, out of range) are pinned to the library's
+rule in conversion_pins, not in the chains.
+
 Besides the small chains, STRIDEMEM_DIFF_LARGE (default 40) chains start
 from tensors of 0.25-1.3 M elements, so that the threaded and tiled kernel
 paths (>= 1 MiB) are compared too.
@@ -57,9 +69,15 @@ sm = import_stridemem()
 np.seterr(all="ignore")
 warnings.simplefilter("ignore", RuntimeWarning)
 
-INTS = ("uint8", "int8", "int16", "int32", "int64")
+UINTS = ("uint16", "uint32", "uint64")
+INTS = ("uint8", "int8", "int16", "int32", "int64") + UINTS
+UNSIGNED = ("uint8",) + UINTS
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-DTYPES = ("bool",) + INTS + FLOATS
+COMPLEX = ("complex64", "complex128")
+INEXACT = FLOATS + COMPLEX
+DTYPES = ("bool",) + INTS + FLOATS + COMPLEX
+# The real type of each complex dtype's two parts.
+PART = {"complex64": "float32", "complex128": "float64"}
 EXCH = {d: sm.numpy_dtype(d) for d in DTYPES}
 ITEM = {d: EXCH[d].itemsize for d in DTYPES}
 EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23,
@@ -68,6 +86,8 @@ TINY = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -133, "float32": 2.0 ** -149,
         "float64": 5e-324}
 FMAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
         "float32": float(np.finfo(np.float32).max), "float64": float(np.finfo(np.float64).max)}
+for _c, _p in PART.items():
+    EPS[_c], TINY[_c], FMAX[_c] = EPS[_p], TINY[_p], FMAX[_p]
 # Doubles whose correct rounding to f16 / bf16 differs from rounding through
 # float32 first (double rounding): conversions must round from the exact value.
 TRICKY = [1 + 2.0 ** -11 + 2.0 ** -40, -(1 + 2.0 ** -11 + 2.0 ** -40),
@@ -136,9 +156,18 @@ def convert(vals, src, dst):
     out of range."""
     x = decode(vals, src)
     if dst == "bool":
-        return np.asarray(x != 0)
+        return np.asarray(x != 0)  # complex: either part nonzero
+    if dst in COMPLEX:
+        if src in COMPLEX:
+            return np.asarray(x.astype(EXCH[dst]))  # each part
+        # Real -> complex: the real part converts as to the part type (rounded
+        # once from the exact value), the imaginary part is 0.
+        return np.asarray(convert(vals, src, PART[dst]).astype(EXCH[dst]))
+    if src in COMPLEX:
+        # Complex -> real: the real part, converted as from the part type.
+        return convert(np.asarray(x.real), PART[src], dst)
     if dst == "bfloat16":
-        if src == "int64":
+        if src in ("int64", "uint64"):
             flat = x.ravel()
             big = np.abs(flat.astype(np.float64)) >= 2.0 ** 53
             out = bf16_from_f64(flat.astype(np.float64))
@@ -147,20 +176,31 @@ def convert(vals, src, dst):
             return out.reshape(x.shape)
         return bf16_from_f64(x.astype(np.float64))
     if dst in INTS and (src in FLOATS):
-        return np.asarray(np.trunc(x).astype(np.float64).astype(EXCH[dst]))
+        t = np.trunc(x).astype(np.float64)
+        if dst == "uint64":
+            # [0, 2^64) truncates, [-2^63, 0) wraps (callers stay in these).
+            neg = t < 0
+            out = np.where(neg, 0.0, t).astype(np.uint64)
+            out[neg] = t[neg].astype(np.int64).astype(np.uint64)
+            return np.asarray(out)
+        return np.asarray(t.astype(EXCH[dst]))
     return np.asarray(x.astype(EXCH[dst]))
 
 
 def float_to_int_safe(vals, src, dst):
-    if src not in FLOATS or dst not in INTS:
+    if src not in INEXACT or dst not in INTS:
         return True
-    x = decode(vals, src).astype(np.float64)
+    x = np.asarray(decode(vals, src)).real.astype(np.float64)  # complex: the real part
     if x.size == 0:
         return True
     if not np.all(np.isfinite(x)):
         return False
     info = np.iinfo(EXCH[dst])
     t = np.trunc(x)
+    if dst == "uint64":
+        # The library's rule, NumPy's on x86: [0, 2^64) truncates, [-2^63, 0)
+        # wraps; beyond is pinned in conversion_pins, not here.
+        return bool(np.all(t >= -2.0 ** 63) and np.all(t < 2.0 ** 64))
     # int64 bounds are not exact in double: stay well inside.
     lo, hi = (float(info.min), float(info.max)) if dst != "int64" else (-2.0 ** 62, 2.0 ** 62)
     return bool(np.all(t >= lo) and np.all(t <= hi))
@@ -171,12 +211,20 @@ def rand_values(g, dtype, n):
         return g.random(n) < 0.5
     if dtype in INTS:
         info = np.iinfo(EXCH[dtype])
-        if dtype == "int64":
-            v = g.integers(-1000, 1000, n, dtype=np.int64)
+        if dtype in ("int64", "uint64", "uint32"):
+            # Mostly small values (so that clamp bounds and arithmetic bite),
+            # some anywhere in the range (uint64: above 2^63 too).
+            v = g.integers(max(info.min, -1000), 1000, n, dtype=EXCH[dtype])
             big = g.random(n) < 0.3
-            v[big] = g.integers(info.min, info.max, int(big.sum()), dtype=np.int64, endpoint=True)
+            v[big] = g.integers(info.min, info.max, int(big.sum()), dtype=EXCH[dtype], endpoint=True)
             return v
         return g.integers(info.min, info.max, n, dtype=EXCH[dtype], endpoint=True)
+    if dtype in COMPLEX:
+        re = decode(rand_values(g, PART[dtype], n), PART[dtype])
+        im = decode(rand_values(g, PART[dtype], n), PART[dtype])
+        z = np.empty(n, dtype=EXCH[dtype])
+        z.real, z.imag = re, im
+        return z
     scale = float(g.choice([1.0, 10.0, 1000.0]))
     x = g.standard_normal(n) * scale
     special = g.random(n) < 0.04
@@ -356,6 +404,10 @@ class Chain(object):
         self.expect(got.shape == want.shape, "%s: shape %s, want %s" % (what, got.shape, want.shape))
         if got.size == 0:
             return
+        if got.dtype.kind == "c" and want.dtype == got.dtype:
+            # Complex: bit-exact on each part (NaN payloads aside), as floats.
+            got = np.ascontiguousarray(got).reshape(-1).view(got.real.dtype)
+            want = np.ascontiguousarray(want).reshape(-1).view(want.real.dtype)
         if got.dtype.kind == "f":
             gn, wn = np.isnan(got), np.isnan(want)
             ok = np.array_equal(gn, wn) and np.array_equal(
@@ -944,7 +996,7 @@ class Chain(object):
         src = p.base.dtype
         dst = self.rng.choice(DTYPES)
         if not float_to_int_safe(p.a, src, dst):
-            dst = self.rng.choice(FLOATS + ("bool",))
+            dst = self.rng.choice(INEXACT + ("bool",))
         self.note("to(dtype=%s)" % dst)
         t = p.t.to(dtype=dst)
         if dst == src:
@@ -1012,6 +1064,10 @@ class Chain(object):
         g, w = decode(got, dtype), decode(want, dtype)
         if g.size == 0:
             return
+        if dtype in COMPLEX:  # each part, as two floats
+            g = np.stack([g.real, g.imag], -1)
+            w = np.stack([w.real, w.imag], -1)
+            dtype = PART[dtype]
         if dtype in FLOATS:
             ok = np.array_equal(np.isnan(g), np.isnan(w)) and np.all((g == w) | np.isnan(g))
         else:
@@ -1024,6 +1080,8 @@ class Chain(object):
                          g.ravel()[:10], w.ravel()[:10]))
 
     def check_close(self, got, want, dtype, what, scale):
+        if dtype in COMPLEX:
+            return self.check_close_complex(got, want, dtype, what, scale)
         g = decode(got, dtype).astype(np.float64)
         w = decode(want, dtype).astype(np.float64)
         if g.size == 0:
@@ -1042,6 +1100,32 @@ class Chain(object):
             self.fail("%s: values differ at %s beyond tolerance: got %r, want %r (tol %r)\n got  %r\n want %r"
                       % (what, i, g[i], w[i], np.broadcast_to(tol, g.shape)[i], g.ravel()[:8], w.ravel()[:8]))
 
+    def check_close_complex(self, got, want, dtype, what, scale):
+        """Each part within a few ulps of the modulus (|want|, or the operands'
+        scale: a part of a product or quotient can lose digits relative to
+        itself, never relative to the modulus). Where either side has a
+        non-finite part, or the result is near overflow, both must be
+        non-finite: which inf/NaN mix C99 Annex G, NumPy and Smith's division
+        give is not compared here (the PyTorch differential test pins the
+        library's special values)."""
+        g = np.asarray(got).astype(np.complex128)
+        w = np.asarray(want).astype(np.complex128)
+        if g.size == 0:
+            return
+        with np.errstate(all="ignore"):
+            s = np.abs(w) if scale is None else np.maximum(np.abs(w), scale)
+            tol = 4 * EPS[dtype] * s + TINY[dtype]
+            close = (np.abs(g.real - w.real) <= tol) & (np.abs(g.imag - w.imag) <= tol)
+        nf_g = ~(np.isfinite(g.real) & np.isfinite(g.imag))
+        nf_w = ~(np.isfinite(w.real) & np.isfinite(w.imag))
+        with np.errstate(all="ignore"):
+            big = np.maximum(np.abs(np.where(nf_g, 0, g)), np.abs(np.where(nf_w, 0, w))) >= 0.01 * FMAX[dtype]
+        ok = np.where(nf_g | nf_w, (nf_g & nf_w) | big, close)
+        if not np.all(ok):
+            i = tuple(np.argwhere(~ok)[0])
+            self.fail("%s: values differ at %s beyond tolerance: got %r, want %r (tol %r)\n got  %r\n want %r"
+                      % (what, i, g[i], w[i], np.broadcast_to(tol, g.shape)[i], g.ravel()[:6], w.ravel()[:6]))
+
     def op_inplace_scalar(self, p):
         rng = self.rng
         dt = p.base.dtype
@@ -1057,17 +1141,35 @@ class Chain(object):
             info = np.iinfo(EXCH[dt])
             op = rng.choice(["fill", "zero", "add", "sub", "mul", "clamp", "relu", "neg", "abs",
                              "add", "mul", "div", "sqrt", "exp", "fracadd"])
+            # uint64 values above 2^63 as doubles: multiples of 2^12 are exact.
+            huge = [float(rng.randrange(2 ** 51, 2 ** 52) << 12), 2.0 ** 63, float(2 ** 64 - 2 ** 12)]
             if op == "fill":
                 a = float(rng.randint(max(info.min, -2 ** 40), min(info.max, 2 ** 40)))
+                if dt == "uint64" and rng.random() < 0.3:
+                    a = rng.choice(huge)
             elif op in ("add", "sub", "mul"):
                 a = float(rng.choice([rng.randint(-5, 5), rng.randint(-300, 300), rng.randint(-70000, 70000)]))
+                if dt == "uint64" and rng.random() < 0.3:
+                    a = rng.choice(huge + [-2.0 ** 63])  # uint64 takes [-2^63, 2^64)
             elif op == "clamp":
                 lo = rng.randint(max(info.min, -200), min(info.max, 200))
                 hi = rng.randint(max(info.min, -200), min(info.max, 200))
+                if dt == "uint64" and rng.random() < 0.4:  # bounds above 2^63 compare unsigned
+                    lo, hi = int(rng.choice(huge)), int(rng.choice(huge + [100.0]))
                 a = float(lo) if rng.random() < 0.8 else None
                 b = float(hi) if rng.random() < 0.8 else None
             elif op == "fracadd":
                 a = 1.5
+        elif dt in COMPLEX:
+            op = rng.choice(["fill", "zero", "add", "sub", "mul", "div", "neg", "sqrt", "exp",
+                             "add", "mul", "clamp", "relu", "abs"])
+            if op in ("fill", "add", "sub", "mul", "div"):
+                a = rng.choice([float(self.g.standard_normal() * 10), rng.choice(TRICKY),
+                                float(rng.randint(-4, 4)), 0.5, 0.0])
+                if rng.random() < 0.5:  # a complex scalar (the binding passes a 0-d tensor)
+                    a = complex(a, rng.choice([float(self.g.standard_normal() * 10), -1.0, 0.0, 0.25]))
+            elif op == "clamp":
+                a, b = -1.0, 1.0
         else:
             op = rng.choice(["fill", "zero", "add", "sub", "mul", "div", "clamp", "relu", "neg",
                              "abs", "sqrt", "exp"])
@@ -1100,7 +1202,8 @@ class Chain(object):
 
         dtype_error = ((dt == "bool" and op not in ("fill", "zero")) or
                        (dt in INTS and op in ("div", "sqrt", "exp", "fracadd")) or
-                       (op == "fill" and not value_fits(dt, a)))
+                       (dt in COMPLEX and op in ("clamp", "relu", "abs")) or  # no order; |z| is real
+                       (op == "fill" and not isinstance(a, complex) and not value_fits(dt, a)))
         so = self.self_overlap(p)
         overlap = so != "no"
         if dtype_error or so == "yes":
@@ -1121,6 +1224,8 @@ class Chain(object):
 
     def expect_scalar(self, vals, dt, op, a, b):
         """Expected exchange values, tolerance?, extra scale for the tolerance."""
+        if dt in COMPLEX and op != "zero":
+            return self.expect_scalar_complex(vals, dt, op, a)
         if op == "zero":
             return convert(np.zeros(vals.shape), "float64", dt), False, None
         if op == "fill":
@@ -1135,12 +1240,20 @@ class Chain(object):
                     au = np.uint64(int(a) % (1 << 64))
                     r = xu + au if op == "add" else (xu - au if op == "sub" else xu * au)
                     r = r.astype(np.int64)
+                elif op == "clamp" and dt in UNSIGNED:  # compared as unsigned values
+                    r = vals.astype(np.uint64)
+                    if a is not None:
+                        r = np.maximum(r, np.uint64(int(a)))
+                    if b is not None:
+                        r = np.minimum(r, np.uint64(int(b)))
                 elif op == "clamp":
                     r = x
                     if a is not None:
                         r = np.maximum(r, int(a))
                     if b is not None:
                         r = np.minimum(r, int(b))
+                elif op in ("relu", "abs") and dt in UNSIGNED:
+                    r = vals  # the identity on unsigned values
                 elif op == "relu":
                     r = np.maximum(x, 0)
                 elif op == "neg":
@@ -1179,6 +1292,30 @@ class Chain(object):
         src = "float64" if ct is np.float64 else "float32"
         return convert(r, src, dt), tol, scale
 
+    def expect_scalar_complex(self, vals, dt, op, a):
+        """Complex tensors compute in their own type (complex64 in float), a
+        real scalar acting as (a, 0), as NumPy with a scalar of the tensor's
+        dtype."""
+        ct = EXCH[dt].type
+        xc = np.asarray(vals, dtype=ct)
+        if op == "fill":
+            return np.full(vals.shape, ct(a), dtype=ct), False, None
+        if op == "neg":
+            return np.asarray(-xc), False, None
+        ac = ct(a) if a is not None else None
+        scale = None
+        with np.errstate(all="ignore"):
+            if op in ("add", "sub", "mul", "div"):
+                r = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op](xc, ac)
+                mx, ma = np.abs(xc.astype(np.complex128)), abs(complex(ac))
+                scale = {"add": np.maximum(mx, ma), "sub": np.maximum(mx, ma), "mul": mx * ma,
+                         "div": mx / ma if ma else None}[op]
+            elif op == "sqrt":
+                r = np.sqrt(xc)
+            else:
+                r = np.exp(xc)
+        return np.asarray(r, dtype=ct), True, scale
+
     def pick_other(self, p, allow_same_base=True):
         """A tensor broadcastable to p's shape: independent or a view of p's base."""
         rng = self.rng
@@ -1206,11 +1343,16 @@ class Chain(object):
 
     def make_other(self, oshape, odt, device, range_for=None):
         numel = int(np.prod(oshape)) if oshape else 1
-        if range_for is not None and odt in FLOATS:
+        if range_for is not None and odt in INEXACT:
             info = np.iinfo(EXCH[range_for])
             lo, hi = (float(info.min), float(info.max)) if range_for != "int64" else (-2.0 ** 62, 2.0 ** 62)
+            if range_for == "uint64":
+                lo, hi = -2.0 ** 62, 1.8e19  # negatives wrap; [2^63, 2^64) as unsigned
             x = self.g.uniform(lo, hi, numel) if self.rng.random() < 0.5 else self.g.uniform(-100, 100, numel)
-            vals = bf16_from_f64(x) if odt == "bfloat16" else x.astype(EXCH[odt])
+            if odt in COMPLEX:  # the real part converts; any imaginary part
+                vals = (x + 1j * self.g.standard_normal(numel)).astype(EXCH[odt])
+            else:
+                vals = bf16_from_f64(x) if odt == "bfloat16" else x.astype(EXCH[odt])
             if odt in ("float16", "bfloat16") and not float_to_int_safe(vals, odt, range_for):
                 vals = convert(np.clip(decode(vals, odt), -100, 100), "float64", odt)
         else:
@@ -1240,7 +1382,7 @@ class Chain(object):
                 odt = rng.choice(DTYPES)
             if odt == "bool" and op != "fill":
                 odt = dt
-            if dt in INTS and odt in FLOATS and op == "fill":
+            if dt in INTS and odt in INEXACT and op == "fill":
                 odt = dt
             q = self.make_other(other, odt, p.t.device)
         alpha = 1.0
@@ -1269,7 +1411,9 @@ class Chain(object):
                               alt=(sm.ERR_DTYPE, sm.ERR_OVERLAP))
             return
         dtype_error = ((dt == "bool" and op != "fill") or
-                       (dt in INTS and op != "fill" and (odt in FLOATS or op == "div" or alpha != int(alpha))))
+                       (dt in INTS and op != "fill" and (odt in INEXACT or op == "div" or alpha != int(alpha))) or
+                       # a complex other into a real tensor: only FILL (the real part)
+                       (dt not in COMPLEX and odt in COMPLEX and op != "fill"))
         so = self.self_overlap(p)
         overlap = so != "no"
         kind = self.overlap_kind(p, q)
@@ -1313,6 +1457,27 @@ class Chain(object):
                 else:
                     r = xu * yu
             return np.asarray(r.astype(np.int64).astype(EXCH[dt])), False, None
+        if dt in COMPLEX:
+            # PyTorch's promotion: complex128 if either side is complex128 or
+            # float64, else complex64; both operands converted to it.
+            wide = "complex128" if {dt, odt} & {"complex128", "float64"} else "complex64"
+            xc = convert(x, dt, wide)
+            yc = convert(y, odt, wide)
+            with np.errstate(all="ignore"):
+                ay = EXCH[wide].type(alpha) * yc
+                if op == "add":
+                    r = xc + ay
+                elif op == "sub":
+                    r = xc - ay
+                elif op == "mul":
+                    r = xc * yc
+                else:
+                    r = xc / yc
+                mx, my = np.abs(xc.astype(np.complex128)), np.abs(yc.astype(np.complex128))
+                scale = {"add": np.maximum(mx, abs(alpha) * my), "sub": np.maximum(mx, abs(alpha) * my),
+                         "mul": mx * my, "div": mx / my}[op]
+                scale = np.where(np.isfinite(scale), scale, 0.0)
+            return convert(np.asarray(r, dtype=EXCH[wide]), wide, dt), True, scale
         # Floating: compute type as PyTorch (promotion, f16/bf16 computed in f32).
         wide = "float64" if "float64" in (dt, odt) else "float32"
         if dt == "float32" and odt in INTS + ("bool",):
@@ -1468,7 +1633,8 @@ def creation_checks(res, device):
                 else np.full((2, 3), int(v), dtype=EXCH[dt])
             got = t.numpy()
             same = np.array_equal(got, want) or (dt in FLOATS and np.all(np.isnan(decode(got, dt)))
-                                                 and np.all(np.isnan(decode(want, dt))))
+                                                 and np.all(np.isnan(decode(want, dt)))) or \
+                (dt in COMPLEX and np.array_equal(got, want, equal_nan=True))
             if not same:
                 bad.append("full(%r, %s): got %r, want %r" % (v, dt, got.ravel()[0], want.ravel()[0]))
             t.close()
@@ -1492,10 +1658,68 @@ def creation_checks(res, device):
         e.close()
     if refused < len(DTYPES):
         bad.append("only %d out-of-range full() values were refused" % refused)
+    # Complex values for complex dtypes (the binding writes them with fill_):
+    # each part rounded once, as NumPy's complex64(z).
+    for dt in COMPLEX:
+        for z in (1 + 2j, complex(-0.0, 1.0 / 3.0), complex(TRICKY[0], -TRICKY[2]), complex(np.nan, 1.0),
+                  complex(np.inf, -0.0), 1e-8j):
+            t = sm.full((3,), z, dt, device=device)
+            want = np.full((3,), z, dtype=EXCH[dt])
+            if t.numpy().tobytes() != want.tobytes():
+                bad.append("full(%r, %s): got %r, want %r" % (z, dt, t.numpy()[0], want[0]))
+            t.close()
+    bad.extend(conversion_pins(device))
     for b in bad:
         res.fail("creation on %s: %s" % (device, b))
     if not bad:
         res.ok()
+
+
+def conversion_pins(device):
+    """Conversions NumPy leaves platform-defined (out-of-range or NaN floats
+    to unsigned integers) or that the chains avoid: the library's documented
+    rule, pinned value by value (include/stridemem.h, sm_to): truncate, NaN
+    0; uint16/32 saturate to int64 and wrap; uint64 takes [0, 2^64) as is,
+    wraps [-2^63, 0), saturates beyond (2^64 - 1 above, 2^63 below, the
+    bits of INT64_MIN); complex -> integer converts the real part."""
+    bad = []
+    xs = [np.nan, np.inf, -np.inf, -1.0, -1.5, 70000.0, 5e9, -5e9, 1e30, -1e30, 2.0 ** 63, 2.0 ** 64,
+          -2.0 ** 63, -2.0 ** 63 - 4096.0, 3.9e19, 1.8e19, 65535.9]
+    i64max, i64min = 2 ** 63 - 1, -2 ** 63
+
+    def rule(v, dt):
+        if v != v:
+            return 0
+        bits = {"uint16": 16, "uint32": 32, "uint64": 64}[dt]
+        if dt == "uint64":
+            if v >= 2.0 ** 64:
+                return 2 ** 64 - 1
+            if v >= 2.0 ** 63:
+                return int(v)
+        w = i64max if v >= 2.0 ** 63 else (i64min if v < -2.0 ** 63 else int(v))
+        return w % (1 << bits)
+
+    for src in ("float32", "float64", "complex128"):
+        for dt in UINTS:
+            vals = np.array(xs, dtype=np.float64)
+            if src == "float32":
+                vals = vals.astype(np.float32)  # the rule applies to the float32 value
+            arr = (vals + 7j).astype(np.complex128) if src == "complex128" else vals
+            t = sm.from_numpy(arr, device=device)
+            got = t.to(dtype=dt)
+            want = [rule(float(v), dt) for v in vals]
+            if got.numpy().tolist() != want:
+                bad.append("%s -> %s: got %s, want %s (inputs %s)"
+                           % (src, dt, got.numpy().tolist(), want, vals.tolist()))
+            got.close()
+            t.close()
+    z = sm.from_numpy(np.array([1j, 0j, complex(0, np.nan), complex(-0.0, 0.0), 2 + 0j]), device=device)
+    zb = z.to(dtype="bool")
+    if zb.numpy().tolist() != [True, False, True, False, True]:
+        bad.append("complex128 -> bool: %s (either part nonzero)" % zb.numpy().tolist())
+    zb.close()
+    z.close()
+    return bad
 
 
 # The largest finite value of each float dtype (bfloat16's: 0x7F7F).
@@ -1510,6 +1734,8 @@ def value_fits(dt, v):
     their largest finite value."""
     if dt == "bool":
         return True
+    if dt in COMPLEX:  # a real value for a complex dtype: what its part takes
+        dt = PART[dt]
     if dt in FLOAT_MAX:
         return not np.isfinite(v) or abs(v) <= FLOAT_MAX[dt]
     info = np.iinfo(EXCH[dt])

@@ -28,7 +28,8 @@ from _util import CapsuleHolder, Results, import_stridemem  # noqa: E402
 sm = import_stridemem()
 R = Results("test_dlpack_numpy")
 
-NP_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+NP_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+             "uint16", "uint32", "uint64", "complex64", "complex128"]
 
 
 def addr(a):
@@ -69,6 +70,11 @@ def sample(dtype, shape, seed=0):
         v = g.random(n) < 0.5
     elif dtype.startswith(("int", "uint")):
         v = g.integers(0, 100, n).astype(dtype)
+        if dtype in ("uint32", "uint64"):
+            # Values with the top bit set: a signed reading would show them.
+            v[::3] = np.iinfo(dtype).max - v[::3]
+    elif dtype.startswith("complex"):
+        v = (g.standard_normal(n) * 10 + 1j * g.standard_normal(n) * 10).astype(dtype)
     else:
         v = (g.standard_normal(n) * 10).astype(dtype)
     return v.reshape(shape)
@@ -109,7 +115,8 @@ def export_to_numpy(dtype):
                     what + ": strides")
             # NumPy writes, we read.
             flat_idx = (0,) * arr.ndim
-            newval = np.array(not arr[flat_idx] if dtype == "bool" else arr[flat_idx] + 1,
+            # (A new value of arr's own type: uint64 + 1 would go through float64.)
+            newval = np.array(not arr[flat_idx] if dtype == "bool" else (7 if arr[flat_idx] != 7 else 8),
                               dtype=arr.dtype)
             writable_alias(arr)[flat_idx] = newval
             R.check(np.array_equal(v.numpy(), arr), what + ": a NumPy write is visible through us")
@@ -419,6 +426,34 @@ def exported_capsules_are_swept():
     R.equal(stats(), s0, "swept capsule: the exported copy is freed")
 
 
+def roundtrip_numpy(dtype):
+    """stridemem -> NumPy -> stridemem and NumPy -> stridemem -> NumPy: the
+    same memory, dtype and bits at the end (uint64 values above 2^63 and
+    complex parts included)."""
+    base = sample(dtype, (3, 5), seed=11)
+    t = sm.from_numpy(base)
+    v = t[:, ::-2]
+    a = np.from_dlpack(v)
+    # NumPy 1.24 marks an imported array read-only and will not export it
+    # again: re-export the same memory through a writable array over it.
+    u = sm.from_dlpack(writable_alias(a) if not a.flags.writeable else a)
+    R.equal(u.dtype, dtype, "sm -> np -> sm %s: dtype" % dtype)
+    R.equal((u.data_ptr, u.shape, u.strides), (v.data_ptr, v.shape, v.strides),
+            "sm -> np -> sm %s: same memory and layout" % dtype)
+    R.equal(u.numpy().tobytes(), base[:, ::-2].tobytes(), "sm -> np -> sm %s: bits" % dtype)
+    for x in (u, v, t):
+        x.close()
+    del a
+    b = sample(dtype, (4, 3), seed=12).T
+    w = sm.from_dlpack(b)
+    c = np.from_dlpack(w)
+    R.equal(c.dtype, b.dtype, "np -> sm -> np %s: dtype" % dtype)
+    R.equal((addr(c), c.shape, c.strides), (addr(b), b.shape, b.strides),
+            "np -> sm -> np %s: same memory and layout" % dtype)
+    R.equal(c.tobytes(), b.tobytes(), "np -> sm -> np %s: bits" % dtype)
+    w.close()
+
+
 def refused_by_numpy(dtype):
     """NumPy cannot take dtype: the export must be refused cleanly (a Python
     exception, not a crash or a SystemError) and leak nothing."""
@@ -444,6 +479,7 @@ def main():
             continue
         R.run("export " + dt, export_to_numpy, dt)
         R.run("import " + dt, import_from_numpy, dt)
+        R.run("round trip " + dt, roundtrip_numpy, dt)
     R.run("export expanded", export_expanded)
     R.run("export lifetime", export_lifetime)
     R.run("import lifetime", import_lifetime)
