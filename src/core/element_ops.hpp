@@ -359,15 +359,12 @@ template <typename C>
 struct ScalarArgs {
   C a, b;
   bool has_lo, has_hi;  // CLAMP: a NaN bound is no bound
-  bool lo_neg, hi_neg;  // CLAMP on uint64: a bound below 0 (lower: no bound; upper: 0)
 };
 template <typename C>
 SM_HOST_DEVICE SM_INLINE ScalarArgs<C> make_scalar_args(double a, double b) {
   ScalarArgs<C> k;
   k.has_lo = !(a != a);
   k.has_hi = !(b != b);
-  k.lo_neg = a < 0;
-  k.hi_neg = b < 0;
   k.a = to_compute<C>(a);  // a NaN operand of ADD etc. stays NaN for floats (0 for integers)
   k.b = to_compute<C>(b);
   return k;
@@ -442,10 +439,9 @@ SM_HOST_DEVICE SM_INLINE C apply_scalar_op(int op, C x, const ScalarArgs<C>& k) 
       case SM_OP_MUL: return x * k.a;
       case SM_OP_DIV: return safe_div(x, k.a);
       case SM_OP_CLAMP:
-        // Bounds saturate into [0, 2^64): a negative lower bound is no bound,
-        // a negative upper bound clamps to 0.
-        if (k.has_lo && !k.lo_neg && x < k.a) x = k.a;
-        if (k.has_hi && (k.hi_neg || x > k.b)) x = k.hi_neg ? 0 : k.b;
+        // Bounds are in [0, 2^64): the engine refuses others (core/scalar_checks).
+        if (k.has_lo && x < k.a) x = k.a;
+        if (k.has_hi && x > k.b) x = k.b;
         return x;
       case SM_OP_NEG: return 0 - x;
       case SM_OP_SQRT:  // refused for integer tensors: defined only for the build

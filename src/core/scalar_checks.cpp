@@ -47,6 +47,11 @@ bool scalar_fits(DType d, double v) {
   return v >= lo && v <= hi;
 }
 
+bool integer_operand_fits(DType d, double v) {
+  const double hi = d == DType::U64 ? 18446744073709551616.0 : 9223372036854775808.0;
+  return v == std::floor(v) && v >= -9223372036854775808.0 && v < hi;  // false for NaN, inf
+}
+
 bool multiplier_fits(DType d, double v) {
   if (scalar_fits(d, v)) return true;
   double lo, hi;

@@ -20,6 +20,12 @@ namespace sm {
 // is (v, 0)).
 bool scalar_fits(DType d, double v);
 
+// Whether v is an operand of integer arithmetic on a d tensor (ADD, SUB,
+// MUL scalars, alpha, CLAMP bounds before their fit): a whole number of the
+// compute type, int64, or for uint64 tensors int64 and uint64 together
+// ([-2^63, 2^64)), so that values >= 2^63 can be added. Results wrap.
+bool integer_operand_fits(DType d, double v);
+
 // scalar_fits for a multiplier in wrap-around arithmetic (alpha): an
 // unsigned integer type also takes whole negatives down to -max, which
 // wrap (PyTorch's rule for integer scalars: sub with alpha = -1 on uint8).

@@ -13,12 +13,10 @@ namespace sm {
 
 namespace {
 
-// An integer tensor takes a scalar only if it is a whole number its compute
-// type (int64; for uint64 tensors the range of int64 and uint64 together,
-// so that values >= 2^63 can be added, filled and compared) can hold.
+// An integer tensor takes a scalar operand only if it is a whole number its
+// compute type can hold (core/scalar_checks: integer_operand_fits).
 void check_integral_scalar(double v, const char* what, DType d, sm_op op) {
-  const double hi = d == DType::U64 ? 18446744073709551616.0 : 9223372036854775808.0;
-  if (!(v == std::floor(v)) || !(v >= -9223372036854775808.0 && v < hi))
+  if (!integer_operand_fits(d, v))
     fail(SM_ERR_DTYPE,
          "%s = %g is not a whole number representable in %s: in-place %s on an integer tensor "
          "would need a floating result",

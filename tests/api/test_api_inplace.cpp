@@ -613,6 +613,10 @@ TEST(ExchangeDtypes, UnsignedOps) {
   EXPECT_EQ(read<uint64_t>(u), (std::vector<uint64_t>{100, 0, 100, 0}));
   EXPECT_EQ(sm_inplace_scalar(u, SM_OP_SQRT, 0, 0), SM_ERR_DTYPE);
   EXPECT_EQ(sm_inplace_scalar(u, SM_OP_ADD, 18446744073709551616.0, 0), SM_ERR_DTYPE);
+  // A negative CLAMP bound does not fit uint64: refused, as on every unsigned type.
+  EXPECT_EQ(sm_inplace_scalar(u, SM_OP_CLAMP, -1, NAN), SM_ERR_DTYPE);
+  EXPECT_EQ(sm_inplace_scalar(u, SM_OP_CLAMP, NAN, -1), SM_ERR_DTYPE);
+  EXPECT_EQ(read<uint64_t>(u), (std::vector<uint64_t>{100, 0, 100, 0}));
 
   Tensor w = make<uint32_t>({4000000000u, 7}, {2});
   SM_ASSERT_OK(sm_inplace_scalar(w, SM_OP_MUL, 2, 0));

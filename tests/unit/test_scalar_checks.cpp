@@ -66,6 +66,19 @@ TEST(ScalarChecks, ComplexTypesTakeWhatTheirPartTakes) {
   }
 }
 
+TEST(ScalarChecks, IntegerOperandsAreWholeNumbersOfTheComputeType) {
+  EXPECT_TRUE(integer_operand_fits(DType::I8, 300));  // wraps: an operand, not an element
+  EXPECT_TRUE(integer_operand_fits(DType::I8, -9223372036854775808.0));
+  EXPECT_FALSE(integer_operand_fits(DType::I8, 9223372036854775808.0));
+  EXPECT_FALSE(integer_operand_fits(DType::I32, 2.5));
+  EXPECT_FALSE(integer_operand_fits(DType::I32, NAN));
+  EXPECT_FALSE(integer_operand_fits(DType::I32, INFINITY));
+  EXPECT_TRUE(integer_operand_fits(DType::U64, 9223372036854775808.0));  // 2^63 on uint64
+  EXPECT_TRUE(integer_operand_fits(DType::U64, -9223372036854775808.0));
+  EXPECT_FALSE(integer_operand_fits(DType::U64, 18446744073709551616.0));
+  EXPECT_FALSE(integer_operand_fits(DType::U32, 9223372036854775808.0));
+}
+
 TEST(ScalarChecks, BoolTakesEverything) {
   for (double v : {0.0, 1.0, 2.0, -1.0, 0.5, 1e300, double(INFINITY), double(NAN)})
     EXPECT_TRUE(scalar_fits(DType::Bool, v)) << v;
