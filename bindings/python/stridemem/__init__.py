@@ -184,7 +184,9 @@ DLPACK_NO_COPY = 8     # never a copy: refused with SM_ERR_UNSUPPORTED (copy=Fal
 # --------------------------------------------------------------------------
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_REPO = os.path.dirname(os.path.dirname(_HERE))
+# bindings/python/stridemem/ -> the repository root (meaningful only when the
+# package is imported from the source tree).
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(_HERE)))
 
 
 def _read_repo_version():
