@@ -237,7 +237,7 @@ def export_to(c):
         v.close()
         del x
     # Negative strides: the consumer takes them or refuses; normalize always works.
-    t = sm.arange(0, 1, 12, "float32", device="cuda:0").view(3, 4).flip([1])
+    t = sm.arange_n(0, 1, 12, "float32", device="cuda:0").view(3, 4).flip([1])
     ref = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::-1]
     what = "%s export negative strides as they are" % c.name
     try:
@@ -329,7 +329,7 @@ def versioned(c):
         del cap
     # us -> consumer, versioned capsule
     what = "stridemem -> %s versioned capsule" % c.name
-    t = sm.arange(0, 1, 12, "float32", device="cuda:0").view(3, 4).T
+    t = sm.arange_n(0, 1, 12, "float32", device="cuda:0").view(3, 4).T
     cap = t.__dlpack__(max_version=(1, 0), stream=1)
     try:
         x = c.from_capsule(cap)

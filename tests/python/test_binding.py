@@ -154,7 +154,7 @@ def tensors_and_indexing():
     rows = list(t)
     R.equal(len(rows), 3, "iteration")
     # Every view method exists and returns views.
-    f = sm.arange(0, 1, 24, "float32")
+    f = sm.arange_n(0, 1, 24, "float32")
     views = [f.view(2, 3, 4), f.view((4, 6)).T, f.view(4, 6).transpose(0, 1), f.view(2, 3, 4).permute(2, 0, 1),
              f.view(2, 3, 4).movedim(0, -1), f.view(1, 24).expand(3, 24), f.view(1, 24, 1).squeeze(),
              f.view(1, 24, 1).squeeze(0), f.unsqueeze(1), f.view(2, 3, 4).flatten(1),
@@ -298,7 +298,7 @@ def new_dtypes_numpy_exchange():
         R.check(_same(sm.empty(0, 3, dtype=name).numpy(), np.empty((0, 3), nd)), "%s empty" % name)
         R.check(_same(sm.zeros(2, 2, dtype=name).numpy(), np.zeros((2, 2), nd)), "%s zeros" % name)
         R.check(_same(sm.full((3,), 7, name).numpy(), np.full(3, 7, nd)), "%s full(7)" % name)
-        R.check(_same(sm.arange(2, 3, 4, name).numpy(), np.arange(2, 14, 3).astype(nd)),
+        R.check(_same(sm.arange_n(2, 3, 4, name).numpy(), np.arange(2, 14, 3).astype(nd)),
                 "%s arange" % name)
         # A byte-swapped array is converted, never read as native bytes.
         swapped = a.astype(nd.newbyteorder())
@@ -577,7 +577,7 @@ def new_dtypes_inplace():
     f = sm.from_numpy(np.array([1.0, 2.0]))
     _raises_dtype(lambda: f.add_(sm.from_numpy(np.array([1j]))), "complex tensor into float64 add_ refused")
     for what, fn in [("add_(1j)", lambda: f.add_(1 + 1j)), ("fill_(2j)", lambda: f.fill_(2j)),
-                     ("full", lambda: sm.full((2,), 1j, "float32")), ("arange", lambda: sm.arange(0, 1j, 3)),
+                     ("full", lambda: sm.full((2,), 1j, "float32")), ("arange", lambda: sm.arange_n(0, 1j, 3)),
                      ("add_(1, alpha=1j)", lambda: f.add_(1, alpha=1j))]:
         try:
             fn()
@@ -630,7 +630,7 @@ def errors():
 def lifetimes():
     gc.collect()
     live0 = sm.debug_live_handles()
-    t = sm.arange(0, 1, 100, "float64")
+    t = sm.arange_n(0, 1, 100, "float64")
     v = t[10:20]
     st = t.storage()
     R.equal(st.nbytes, 800, "storage size")

@@ -1641,7 +1641,7 @@ def creation_checks(res, device):
         for start, step, n in ((0.0, 1.0, 10), (-3.0, 0.5, 9), (1.0, 1.0 / 3.0, 7), (0.0, 1.0, 0)):
             if dt in INTS and (step != int(step) or start != int(start)):
                 continue
-            t = sm.arange(start, step, n, dt, device=device)
+            t = sm.arange_n(start, step, n, dt, device=device)
             x = start + step * np.arange(n, dtype=np.float64)
             want = convert(x, "float64", dt) if dt not in INTS else x.astype(np.int64).astype(EXCH[dt])
             if not np.array_equal(t.numpy(), want):

@@ -148,7 +148,7 @@ def export_expanded():
 
 def export_lifetime():
     s0 = stats()
-    t = sm.arange(0, 1, 1000, "float64")
+    t = sm.arange_n(0, 1, 1000, "float64")
     ptr = t.data_ptr
     arr = np.from_dlpack(t)
     t.close()  # NumPy's array now owns the only reference
@@ -272,7 +272,7 @@ def import_lifetime():
 
 def roundtrip_self():
     s0 = stats()
-    t = sm.arange(0, 1, 24, "float32").view(2, 3, 4).permute(2, 0, 1)[::-1]
+    t = sm.arange_n(0, 1, 24, "float32").view(2, 3, 4).permute(2, 0, 1)[::-1]
     for versioned in (False, True):
         what = "self round trip (%s)" % ("versioned" if versioned else "legacy")
         cap = t.__dlpack__(max_version=(1, 0) if versioned else None)
@@ -296,7 +296,7 @@ def managed_of(cap):
 
 def export_copies():
     s0 = stats()
-    t = sm.arange(0, 1, 6, "float64").view(2, 3)
+    t = sm.arange_n(0, 1, 6, "float64").view(2, 3)
     cap = t.__dlpack__(max_version=(1, 0), copy=True)
     m = managed_of(cap)
     R.check(m.flags & sm.DLPACK_FLAG_IS_COPIED, "copy=True: the capsule is flagged IS_COPIED")
@@ -346,7 +346,7 @@ def export_no_copy_refused():
     library's message, nothing exported, nothing leaked."""
     s0 = stats()
     n0 = sm.DLPACK_STATS["exported"]
-    t = sm.arange(0, 1, 6, "int32").flip(0)
+    t = sm.arange_n(0, 1, 6, "int32").flip(0)
     for versioned in (None, (1, 0)):
         try:
             t.__dlpack__(max_version=versioned, normalize=True, copy=False)
@@ -388,7 +388,7 @@ def export_stack_tensor():
 
 
 def export_normalized():
-    t = sm.arange(0, 1, 6, "int32").flip(0)
+    t = sm.arange_n(0, 1, 6, "int32").flip(0)
     cap = t.__dlpack__(max_version=(1, 0), normalize=True)
     R.check(managed_of(cap).flags & sm.DLPACK_FLAG_IS_COPIED, "normalized copy: flagged IS_COPIED")
     u = sm.from_dlpack(cap)
@@ -396,7 +396,7 @@ def export_normalized():
     R.check(all(s > 0 for s in u.strides) and not u.same_storage(t),
             "normalized export of a negative-stride tensor is a dense copy (strides %s)" % (u.strides,))
     u.close()
-    d = sm.arange(0, 1, 6, "int32")
+    d = sm.arange_n(0, 1, 6, "int32")
     cap = d.__dlpack__(max_version=(1, 0), normalize=True, copy=False)
     m = managed_of(cap)
     R.check(not (m.flags & sm.DLPACK_FLAG_IS_COPIED) and m.dl_tensor.data == d.data_ptr,
@@ -413,7 +413,7 @@ def exported_capsules_are_swept():
     s0 = stats()
     live0 = sm.dlpack_live_count()
     deleted0 = sm.DLPACK_STATS["destructor_deleted"]
-    t = sm.arange(0, 1, 100, "float32")
+    t = sm.arange_n(0, 1, 100, "float32")
     cap = t.__dlpack__(max_version=(1, 0), copy=True)
     R.equal(sm.dlpack_live_count(), live0 + 1, "an exported capsule is held")
     R.equal(sm.dlpack_collect(), 0, "a capsule someone holds is not swept")

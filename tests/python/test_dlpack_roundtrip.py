@@ -62,7 +62,7 @@ def numpy_reexport():
     read-only arrays: ours -> NumPy -> ours must then fail cleanly (a
     BufferError, nothing leaked). A NumPy that re-exports must alias."""
     s0 = stats()
-    t = sm.arange(0, 1, 12, "float64")
+    t = sm.arange_n(0, 1, 12, "float64")
     arr = np.from_dlpack(t)
     try:
         u = sm.from_dlpack(arr)
@@ -84,7 +84,7 @@ def chain_ours_ours_numpy():
     s0 = stats()
     for order in itertools.permutations(("t", "arr", "u")):
         what = "chain ours->ours->numpy, release order %s" % (order,)
-        t = sm.arange(0, 1, 12, "float64").view(3, 4)[:, ::-1]
+        t = sm.arange_n(0, 1, 12, "float64").view(3, 4)[:, ::-1]
         ptr = t.data_ptr
         u = sm.from_dlpack(t.__dlpack__(max_version=(1, 0)))
         arr = np.from_dlpack(u)
@@ -147,7 +147,7 @@ def chain_numpy_ours_numpy():
 
 def numpy_views_keep_export_alive():
     s0 = stats()
-    t = sm.arange(0, 1, 100, "float32")
+    t = sm.arange_n(0, 1, 100, "float32")
     arr = np.from_dlpack(t)
     v = arr[10:20:3]
     t.close()
@@ -191,7 +191,7 @@ def export_more_layouts():
         v.close()
     # 16 dims (the most we have): every dim 1 or 2.
     shape = (2, 1) * 8
-    t16 = sm.arange(0, 1, 2 ** 8, "int16").view(*shape)
+    t16 = sm.arange_n(0, 1, 2 ** 8, "int16").view(*shape)
     p16 = t16.permute(*range(15, -1, -1))
     want = np.arange(2 ** 8, dtype=np.int16).reshape(shape).transpose()
     arr = np.from_dlpack(p16)
@@ -214,7 +214,7 @@ def copy_export_to_numpy(what, kwargs):
     seen by NumPy: positive strides, same values, a different block, the
     original untouched by writes to the copy, the copy freed with the array."""
     s0 = stats()
-    t = sm.arange(0, 1, 24, "int64").view(4, 6)[::-1, ::-3]
+    t = sm.arange_n(0, 1, 24, "int64").view(4, 6)[::-1, ::-3]
     orig = t.numpy().copy()
     cap = t.__dlpack__(**kwargs)
     arr = np.from_dlpack(CapsuleHolder(cap))

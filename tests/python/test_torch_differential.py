@@ -401,7 +401,7 @@ def _th_raises(fn):
 
 
 def chk_negative_strides():
-    a = sm.arange(0, 1, 6, "float32").view(2, 3)
+    a = sm.arange_n(0, 1, 6, "float32").view(2, 3)
     f = a.flip(1)
     s = a.slice(1, None, None, -1)
     ta = torch.arange(6.0).view(2, 3)
@@ -419,11 +419,11 @@ def chk_negative_strides():
 
 
 def chk_overlap_exact():
-    a = sm.arange(0, 1, 4, "float32")
+    a = sm.arange_n(0, 1, 4, "float32")
     ta = torch.arange(4.0)
     u, tu = a.unfold(0, 2, 1), ta.unfold(0, 2, 1)
     e, te = sm.zeros(1).expand(3), torch.zeros(1).expand(3)
-    b, tb = sm.arange(0, 1, 6, "float32"), torch.arange(6.0)
+    b, tb = sm.arange_n(0, 1, 6, "float32"), torch.arange(6.0)
     d, td = b.as_strided((2, 2), (3, 1), 0), tb.as_strided((2, 2), (3, 1), 0)
     s, ts = b.as_strided((2, 2), (1, 3), 1), tb.as_strided((2, 2), (1, 3), 1)
     return [
@@ -487,7 +487,7 @@ def chk_single_rounding():
 
 
 def chk_index_select_negative():
-    a = sm.arange(0, 1, 3, "int64")
+    a = sm.arange_n(0, 1, 3, "int64")
     r = a.index_select(0, [-1, 0])
     ta = torch.arange(3)
     return [("stridemem wraps a negative index once", r.numpy().tolist() == [2, 0]),
@@ -587,13 +587,13 @@ def chk_unsigned_negative_scalars():
 
 
 def chk_arange_integer():
-    ok = sm.arange(0.0, 0.1, 7, "uint8")
+    ok = sm.arange_n(0.0, 0.1, 7, "uint8")
     return [("stridemem int8 arange(100, 130) is SM_ERR_DTYPE",
-             _sm_raises(lambda: sm.arange(100.0, 1.0, 30, "int8"), sm.ERR_DTYPE)),
+             _sm_raises(lambda: sm.arange_n(100.0, 1.0, 30, "int8"), sm.ERR_DTYPE)),
             ("stridemem uint8 arange(0, 0.1*7, 0.1): each double truncated once",
              ok.numpy().tolist() == [0] * 7),
             ("stridemem int16 arange(-2, step 0.5): -2, -1.5, ... truncated",
-             sm.arange(-2.0, 0.5, 6, "int16").numpy().tolist() == [-2, -1, -1, 0, 0, 0]),
+             sm.arange_n(-2.0, 0.5, 6, "int16").numpy().tolist() == [-2, -1, -1, 0, 0, 0]),
             ("torch int8 arange(100, 130) wraps: ends 127, -128, -127",
              torch.arange(100, 130, dtype=torch.int8).tolist()[-3:] == [127, -128, -127]),
             ("torch converts the step first: 0.1 is 'step must be nonzero'",
@@ -627,11 +627,11 @@ def chk_fill_tensor_converts():
 
 
 def chk_same_elements():
-    a = sm.arange(0.0, 1.0, 15, "float64").view(1, 15)
+    a = sm.arange_n(0.0, 1.0, 15, "float64").view(1, 15)
     a.add_(a.view(15))
     b = sm.from_numpy(np.array([3.0]))
     b.add_(b.view())
-    c = sm.arange(0.0, 1.0, 4, "float64")
+    c = sm.arange_n(0.0, 1.0, 4, "float64")
     ta = torch.arange(15.0, dtype=torch.float64).view(1, 15)
     tb = torch.tensor([3.0], dtype=torch.float64)
     tc = torch.arange(4.0, dtype=torch.float64)
@@ -717,7 +717,7 @@ def chk_complex_special_values():
 
 
 def chk_arange_complex():
-    a = sm.arange(0.0, 0.5, 3, "complex64")
+    a = sm.arange_n(0.0, 0.5, 3, "complex64")
     return [("stridemem complex64 arange is real values, imaginary 0 (NumPy's)",
              a.numpy().tolist() == [0j, 0.5 + 0j, 1 + 0j]),
             ("torch 1.13 has no complex arange",
@@ -1909,7 +1909,7 @@ def creation_checks(res):
             what = "arange(%r, %r, %d, %s)" % (start, step, n, dt)
             r1 = r2 = e1 = e2 = None
             try:
-                r1 = sm.arange(start, step, n, dt)
+                r1 = sm.arange_n(start, step, n, dt)
             except sm.StrideMemError as e:
                 e1 = e
             # the end that gives n values: torch's int64 arange converts the

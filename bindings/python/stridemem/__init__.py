@@ -34,12 +34,19 @@ only take a real value: a non-complex tensor, ``clamp_`` bounds, ``alpha``
 with a tensor operand, ``arange``.
 """
 
+from __future__ import annotations
+
 import atexit
 import ctypes
 import itertools
+import math
+import operator
 import os
+import struct
 import sys
 import threading
+from contextlib import closing as _closing
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
                     c_int, c_int32, c_int64, c_size_t, c_uint8, c_uint16,
                     c_uint32, c_uint64, c_void_p)
@@ -50,8 +57,12 @@ except ImportError:  # pragma: no cover
     _np = None
 
 __all__ = [
-    "StrideMemError", "DLPackExportError", "Tensor", "Storage", "Stack", "Device",
-    "empty", "empty_strided", "zeros", "full", "arange", "from_numpy",
+    "StrideMemError", "DLPackExportError", "InvalidArgumentError", "InvalidHandleError",
+    "OutOfMemoryError", "ShapeError", "OutOfBoundsError", "DTypeError", "DeviceError",
+    "OverlapError", "SizeOverflowError", "UnsupportedError", "CudaError", "InternalError",
+    "ReadOnlyError", "Tensor", "Storage", "Stack", "Device", "DType",
+    "empty", "empty_strided", "zeros", "ones", "full", "empty_like", "zeros_like",
+    "ones_like", "full_like", "arange", "arange_n", "tensor", "from_numpy",
     "from_blob", "from_numpy_blob", "as_tensor", "from_dlpack", "copy_into",
     "memory_stats", "reset_peak_stats", "empty_cache", "memory_summary",
     "cuda_device_count", "synchronize", "set_stream", "get_stream",
@@ -350,9 +361,15 @@ if MISSING_SYMBOLS:
 
 
 class StrideMemError(Exception):
-    """A stridemem call returned a status other than SM_OK."""
+    """A stridemem call returned a status other than SM_OK.
 
-    def __init__(self, status, message="", function=""):
+    Every failing call raises a subclass chosen by the status (see
+    ``ERROR_CLASSES``) that is also the built-in exception Python users catch
+    for that kind of failure: ``except IndexError`` catches an out-of-bounds
+    index, ``except MemoryError`` an allocation that cannot be satisfied,
+    ``except StrideMemError`` every failure of the library."""
+
+    def __init__(self, status: int, message: str = "", function: str = "") -> None:
         self.status = int(status)
         self.status_name = STATUS_NAMES.get(self.status, "SM_STATUS_%d" % self.status)
         self.message = message
@@ -363,6 +380,79 @@ class StrideMemError(Exception):
         if message:
             text += ": " + message
         super().__init__(text)
+
+
+class InvalidArgumentError(StrideMemError, ValueError):
+    """SM_ERR_INVALID_ARGUMENT: an argument the library cannot take."""
+
+
+class InvalidHandleError(StrideMemError, ValueError):
+    """SM_ERR_INVALID_HANDLE: a closed (released) or foreign handle, as an
+    operation on a closed file."""
+
+
+class OutOfMemoryError(StrideMemError, MemoryError):
+    """SM_ERR_OUT_OF_MEMORY: an allocation that cannot be satisfied."""
+
+
+class ShapeError(StrideMemError, ValueError):
+    """SM_ERR_SHAPE: shapes that do not fit (view, broadcast, reshape)."""
+
+
+class OutOfBoundsError(StrideMemError, IndexError):
+    """SM_ERR_OUT_OF_BOUNDS: a dim, index or view outside the tensor/storage."""
+
+
+class DTypeError(StrideMemError, TypeError):
+    """SM_ERR_DTYPE: a dtype the operation does not take, or a scalar it
+    cannot hold."""
+
+
+class DeviceError(StrideMemError, RuntimeError):
+    """SM_ERR_DEVICE: a device this build or machine does not have, or
+    tensors on devices that do not go together."""
+
+
+class OverlapError(StrideMemError, RuntimeError):
+    """SM_ERR_OVERLAP: a write whose destination elements overlap each other
+    or its source in a way that has no defined result."""
+
+
+class SizeOverflowError(StrideMemError, OverflowError):
+    """SM_ERR_OVERFLOW: a shape, stride or offset whose byte size overflows."""
+
+
+class UnsupportedError(StrideMemError, NotImplementedError):
+    """SM_ERR_UNSUPPORTED: an operation this tensor or build cannot do."""
+
+
+class CudaError(StrideMemError, RuntimeError):
+    """SM_ERR_CUDA: the CUDA runtime reported an error."""
+
+
+class InternalError(StrideMemError, RuntimeError):
+    """SM_ERR_INTERNAL: a library bug; please report it with the message."""
+
+
+class ReadOnlyError(StrideMemError, ValueError):
+    """SM_ERR_READ_ONLY: a write into read-only memory (NumPy raises
+    ValueError for the same)."""
+
+
+# status -> the exception class a failing call raises
+ERROR_CLASSES = {
+    ERR_INVALID_ARGUMENT: InvalidArgumentError, ERR_INVALID_HANDLE: InvalidHandleError,
+    ERR_OUT_OF_MEMORY: OutOfMemoryError, ERR_SHAPE: ShapeError,
+    ERR_OUT_OF_BOUNDS: OutOfBoundsError, ERR_DTYPE: DTypeError, ERR_DEVICE: DeviceError,
+    ERR_OVERLAP: OverlapError, ERR_OVERFLOW: SizeOverflowError,
+    ERR_UNSUPPORTED: UnsupportedError, ERR_CUDA: CudaError, ERR_INTERNAL: InternalError,
+    ERR_READ_ONLY: ReadOnlyError,
+}
+
+
+def error_for(status: int, message: str = "", function: str = "") -> StrideMemError:
+    """The exception a failing call with this status raises (not raised)."""
+    return ERROR_CLASSES.get(int(status), StrideMemError)(status, message, function)
 
 
 class DLPackExportError(StrideMemError, BufferError):
@@ -386,7 +476,7 @@ def status_string(status):
 
 def _check(status, function):
     if status != 0:
-        raise StrideMemError(status, last_error(), function)
+        raise error_for(status, last_error(), function)
 
 
 def _call(name, *args):
@@ -430,7 +520,8 @@ def dtype_name(dtype):
         name = _DTYPE_ALIASES.get(dtype, dtype)
         if name in DTYPES:
             return name
-        raise ValueError("stridemem: unknown dtype %r" % (dtype,))
+        raise ValueError("stridemem: unknown dtype %r (the dtypes: %s; NumPy dtypes and "
+                         "aliases such as 'f32' are accepted)" % (dtype, ", ".join(DTYPES)))
     if isinstance(dtype, int) and not isinstance(dtype, bool):
         if dtype in _DTYPE_BY_CODE:
             return _DTYPE_BY_CODE[dtype]
@@ -446,8 +537,10 @@ def dtype_name(dtype):
             name = "bool" if nd == _np.bool_ else nd.name
             if name in DTYPES and nd.fields is None:
                 return name
-    raise ValueError("stridemem: unknown dtype %r (NumPy's uint16 means uint16: "
-                     "pass dtype='bfloat16' to mean bfloat16 bits)" % (dtype,))
+            raise ValueError("stridemem: NumPy's %s maps to no stridemem dtype (the "
+                            "dtypes: %s)" % (nd, ", ".join(DTYPES)))
+    raise ValueError("stridemem: unknown dtype %r (the dtypes: %s; NumPy dtypes and "
+                    "aliases such as 'f32' are accepted)" % (dtype, ", ".join(DTYPES)))
 
 
 def _dtype_code(dtype):
@@ -463,6 +556,66 @@ def numpy_dtype(dtype):
 
 def dtype_size(dtype):
     return int(lib.sm_dtype_size(_dtype_code(dtype)))
+
+
+class DType(str):
+    """A stridemem dtype: its canonical name (a str, so ``t.dtype == "float32"``
+    holds) that also compares equal to every other spelling of the same dtype:
+    NumPy dtypes and scalar types (``t.dtype == np.float32``), aliases
+    (``"f32"``) and codes. bfloat16 equals only itself (NumPy's uint16 is
+    uint16)."""
+
+    __slots__ = ()
+
+    def __new__(cls, dtype: Any) -> "DType":
+        return str.__new__(cls, dtype_name(dtype))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            if str.__eq__(self, other):
+                return True
+            if other in DTYPES:  # another canonical name: no lookup needed
+                return False
+        try:
+            return str.__eq__(self, dtype_name(other))
+        except (ValueError, TypeError):
+            return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+    def __repr__(self) -> str:
+        return "stridemem.%s" % str.__str__(self)
+
+    @property
+    def name(self) -> str:
+        """The canonical name as a plain str."""
+        return str.__str__(self)
+
+    @property
+    def code(self) -> int:
+        """The C API's sm_dtype value."""
+        return DTYPES[self.name][0]
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return dtype_size(self.name)
+
+    @property
+    def is_complex(self) -> bool:
+        """True for complex64 and complex128."""
+        return self.name in _COMPLEX_DTYPES
+
+    @property
+    def numpy(self) -> Any:
+        """The NumPy dtype this dtype is exchanged as (bfloat16 -> uint16)."""
+        return numpy_dtype(self.name)
+
+
+_DTYPE_OBJECTS = {code: DType(name) for name, (code, _) in DTYPES.items()}
 
 
 def is_complex(dtype):
@@ -571,11 +724,22 @@ def _i32(values):
     return (c_int32 * max(len(values), 1))(*values), len(values)
 
 
-def _shape_arg(shape):
-    """Accept f(2, 3), f((2, 3)), f([2, 3]) and f(()) forms."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        return tuple(shape[0])
-    return tuple(shape)
+def _shape_arg(shape: Sequence[Any]) -> Tuple[int, ...]:
+    """The *shape of f(*shape): f(2, 3), f((2, 3)), f([2, 3]), f(()) and
+    f(np.int64(3)) all work; every size must be an integer."""
+    if len(shape) == 1 and not hasattr(shape[0], "__index__"):
+        shape = shape[0]
+    return _shape_tuple(shape)
+
+
+def _shape_tuple(shape: Any) -> Tuple[int, ...]:
+    """A shape given as one int or a sequence of ints (NumPy's `shape`)."""
+    if hasattr(shape, "__index__"):
+        return (operator.index(shape),)
+    try:
+        return tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError("stridemem: a shape is integers, got %r" % (shape,)) from None
 
 
 def _out():
@@ -706,7 +870,7 @@ def from_blob(address, shape, dtype, strides=None, device="cpu", owner=None,
     if status != 0:
         msg = last_error()
         _registry.drop("blob", key)  # on failure the deleter is not called
-        raise StrideMemError(status, msg, "sm_from_blob")
+        raise error_for(status, msg, "sm_from_blob")
     _registry.bump("blob", "wrapped")
     return Tensor._wrap(out)
 
@@ -749,15 +913,20 @@ def _normalize_index(idx):
 class Tensor(object):
     """A strided view over a storage; owns one reference to a C handle."""
 
-    __slots__ = ("_h", "__weakref__")
+    # _h: the handle this object owns (None once closed). _pin: a handle
+    # whose release waits for this object's death because NumPy or CuPy may
+    # be reading its memory through __array_interface__ /
+    # __cuda_array_interface__ (they keep this object, not the handle, alive).
+    __slots__ = ("_h", "_pin", "__weakref__")
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("use stridemem.empty/zeros/from_numpy/... to make tensors")
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("use stridemem.empty/zeros/tensor/from_numpy/... to make tensors")
 
     @classmethod
-    def _wrap(cls, handle):
+    def _wrap(cls, handle: Any) -> "Tensor":
         t = object.__new__(cls)
         t._h = handle.value if isinstance(handle, c_void_p) else handle
+        t._pin = None
         return t
 
     # -- lifetime --------------------------------------------------------
@@ -766,22 +935,29 @@ class Tensor(object):
         """The raw sm_tensor handle (int) or None once closed."""
         return self._h
 
-    def close(self):
-        """Drop this owner now; later calls raise SM_ERR_INVALID_HANDLE."""
+    def close(self) -> None:
+        """Drop this owner now; later calls raise SM_ERR_INVALID_HANDLE
+        (:class:`InvalidHandleError`). Memory that a NumPy array or CuPy
+        array still reads through this object's array interface stays alive
+        until that array is gone."""
         h, self._h = self._h, None
         if h:
+            if self._pin is True:  # an array interface was handed out
+                self._pin = h
+                return
             _check(lib.sm_tensor_release(h), "sm_tensor_release")
 
     release = close
 
     def __del__(self, _release=lib.sm_tensor_release):
-        h = getattr(self, "_h", None)
-        if h:
-            self._h = None
-            try:
-                _release(h)
-            except Exception:
-                pass
+        for name in ("_h", "_pin"):
+            h = getattr(self, name, None)
+            if h and h is not True:
+                setattr(self, name, None)
+                try:
+                    _release(h)
+                except Exception:
+                    pass
 
     def __enter__(self):
         return self
@@ -789,10 +965,52 @@ class Tensor(object):
     def __exit__(self, *exc):
         self.close()
 
-    def retain(self):
+    def retain(self) -> "Tensor":
         """A second Python owner of the same handle (sm_tensor_retain)."""
         _call("sm_tensor_retain", self._h)
         return Tensor._wrap(self._h)
+
+    # -- copy, deepcopy, pickle ----------------------------------------------
+    def __copy__(self) -> "Tensor":
+        """copy.copy: a new owner of the same view (no data copied)."""
+        return self.retain()
+
+    def __deepcopy__(self, memo: Dict[Any, Any]) -> "Tensor":
+        """copy.deepcopy: new data. As in PyTorch, the whole storage is copied
+        once per deepcopy call and every view of it copied in the same call
+        views the one new storage, with the same shape, strides and offset
+        (so `copy.deepcopy([a, a[1:]])` keeps the two sharing). A tensor
+        carved from a stack of views has no storage of its own: it is
+        cloned (memory_format preserve)."""
+        try:
+            storage = self.storage()
+        except UnsupportedError:
+            return self.clone("preserve")
+        with _closing(storage):
+            nbytes = storage.nbytes
+            key = ("stridemem.storage", storage.data_ptr, tuple(storage.device), nbytes)
+            if nbytes == 0 or key[1] == 0:
+                key = ("stridemem.storage.empty", id(self))
+            new = memo.get(key)
+            if new is None:
+                with _closing(storage.tensor((nbytes,), (1,), 0, "uint8")) as raw:
+                    with _closing(raw.clone()) as fresh:
+                        new = fresh.storage()
+                memo[key] = new
+        return new.tensor(self.shape, self.strides, self.storage_offset, self.dtype)
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """pickle by value: dtype, shape, device and the data; the strides
+        too when they are non-overlapping and dense (a permuted or
+        channels-last tensor unpickles with the same strides), else
+        row-major. Views pickle independently (no storage sharing)."""
+        dense = self.clone("preserve")  # keeps non-overlapping dense strides
+        host = dense if dense.device == "cpu" else dense.to("cpu")
+        with _closing(host.storage()) as st:
+            nbytes = st.nbytes
+            data = ctypes.string_at(st.data_ptr, nbytes) if nbytes else b""
+        return (_unpickle_tensor, (1, self.dtype.name, host.shape, host.strides,
+                                   host.storage_offset, str(self.device), data))
 
     # -- metadata --------------------------------------------------------
     @property
@@ -838,10 +1056,12 @@ class Tensor(object):
     del _i64_prop
 
     @property
-    def dtype(self):
+    def dtype(self) -> DType:
+        """The element type, a :class:`DType` (a str equal to NumPy spellings)."""
         v = c_int32()
         _call("sm_dtype_of", self._h, byref(v))
-        return _DTYPE_BY_CODE.get(v.value, v.value)
+        d = _DTYPE_OBJECTS.get(v.value)
+        return d if d is not None else DType(v.value)
 
     @property
     def itemsize(self):
@@ -890,11 +1110,60 @@ class Tensor(object):
         for i in range(len(self)):
             yield self.select(0, i)
 
-    def __repr__(self):
+    @property
+    def is_view(self) -> bool:
+        """True when this tensor does not see its storage as a fresh tensor
+        would: a nonzero offset, strides other than row-major, or a storage
+        larger than its elements (a slice, a permutation, an expansion...)."""
+        return (self.storage_offset != 0 or not self.is_contiguous()
+                or self.nbytes != self.storage_nbytes)
+
+    def __repr__(self) -> str:
+        """The values as NumPy prints them (abbreviated past NumPy's print
+        threshold, without copying more than the printed edges to the host),
+        then dtype, device, strides, and for views the offset and storage
+        size. bfloat16 values print as floats."""
         if not self._h:
             return "<stridemem.Tensor (closed)>"
-        return ("<stridemem.Tensor shape=%s strides=%s offset=%d dtype=%s device=%s>"
-                % (self.shape, self.strides, self.storage_offset, self.dtype, self.device))
+        try:
+            body = _format_values(self, "tensor(")
+        except Exception as e:  # never let a repr fail: show the metadata
+            body = "tensor(<values unavailable: %s>" % (e,)
+        shape, numel = self.shape, self.numel
+        meta = []
+        if numel == 0 and len(shape) != 1:
+            meta.append("shape=%s" % (shape,))
+        meta += ["dtype=%s" % self.dtype.name, "device=%s" % (self.device,),
+                 "strides=%s" % (self.strides,)]
+        if self.is_view:
+            meta.append("offset=%d, view of a %d-byte storage"
+                        % (self.storage_offset, self.storage_nbytes))
+        return "%s, %s)" % (body, ", ".join(meta))
+
+    __str__ = __repr__
+
+    # -- Python scalars -------------------------------------------------------
+    def _one(self, what: str) -> Any:
+        if self.numel != 1:
+            raise TypeError("stridemem: only a one-element tensor converts to a Python "
+                            "%s (this one has %d elements)" % (what, self.numel))
+        return self.item()
+
+    def __float__(self) -> float:
+        return float(self._one("float"))
+
+    def __int__(self) -> int:
+        return int(self._one("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._one("complex"))
+
+    def __bool__(self) -> bool:
+        n = self.numel
+        if n != 1:
+            raise ValueError("stridemem: the truth value of a tensor with %d elements is "
+                             "ambiguous (use a reduction on a NumPy copy)" % n)
+        return bool(self.item())
 
     # -- views -----------------------------------------------------------
     def _unary(self, name, *args):
@@ -998,12 +1267,39 @@ class Tensor(object):
         a, n = _i32(dims)
         return self._unary("sm_flip", a, n)
 
-    def __getitem__(self, idx):
-        if isinstance(idx, Tensor):
-            return self.index_select(0, idx)
-        if isinstance(idx, list):
-            return self.index_select(0, idx)
+    def __getitem__(self, idx: Any) -> "Tensor":
+        """NumPy's basic indexing as views (ints, slices with any step, None,
+        ...); one integer-array or boolean-mask index anywhere in the index
+        (a list, NumPy array or tensor) gathers a copy along its dims, as
+        NumPy places it (index_select). Masks must match the dims they cover
+        (IndexError otherwise)."""
         items = _normalize_index(idx)
+        advanced = [k for k, it in enumerate(items) if _is_array_index(it)]
+        if not advanced:
+            return self._basic_index(items)
+        if len(advanced) > 1:
+            raise IndexError("stridemem: one integer-array or boolean-mask index per "
+                             "subscript is supported (index with one, then the next)")
+        if sum(1 for it in items if it is Ellipsis) > 1:
+            raise IndexError("stridemem: an index can only have one ellipsis")
+        ndim = self.ndim
+        n_real = sum(_index_width(it) for it in items)
+        expanded = []
+        for it in items:
+            if it is Ellipsis:
+                expanded.extend([slice(None)] * max(ndim - n_real, 0))
+            else:
+                expanded.append(it)
+        k = next(i for i, it in enumerate(expanded) if _is_array_index(it))
+        # The advanced entry's first dim in the basic-indexed view: every
+        # slice and None before it leaves one dim there, an int none.
+        dim = sum(1 for it in expanded[:k] if it is None or isinstance(it, slice))
+        before = (tuple(expanded[:k]) + (slice(None),) * _index_width(expanded[k])
+                  + tuple(expanded[k + 1:]))
+        with _closing(self._basic_index(before)) as base:
+            return base._advanced_index(dim, expanded[k])
+
+    def _basic_index(self, items: Tuple[Any, ...]) -> "Tensor":
         n_ellipsis = sum(1 for it in items if it is Ellipsis)
         if n_ellipsis > 1:
             raise IndexError("stridemem: an index can only have one ellipsis")
@@ -1028,16 +1324,72 @@ class Tensor(object):
                 if it != slice(None):
                     t = t.slice(dim, it.start, it.stop, it.step)
                 dim += 1
+            elif isinstance(it, bool) or (_np is not None and isinstance(it, _np.bool_)):
+                raise IndexError("stridemem: a boolean scalar index is not supported "
+                                 "(use None to add a dim, or a boolean mask array)")
             elif hasattr(it, "__index__"):
                 t = t.select(dim, it.__index__())
             else:
-                raise TypeError("stridemem: unsupported index %r" % (it,))
+                raise IndexError("stridemem: unsupported index %r (ints, slices, None, ..., "
+                                 "one integer array or boolean mask)" % (it,))
         if t is self:
             t = self.retain()
         return t
 
-    def __setitem__(self, idx, value):
-        self[idx].fill_(value)
+    def _advanced_index(self, dim: int, index: Any) -> "Tensor":
+        """self gathered along dim by one integer array (its shape replaces
+        the dim) or boolean mask (covering dims dim.. dim+mask.ndim-1,
+        replaced by the number of True elements). Always a copy."""
+        shape = self.shape
+        if isinstance(index, Tensor):
+            if index.dtype == "bool":
+                index = index.numpy()
+            elif index.ndim == 1:
+                return self.index_select(dim, index)
+            else:
+                index = index.numpy()
+        arr = _np.asarray(index)
+        if arr.dtype == _np.bool_:
+            k = arr.ndim
+            covered = shape[dim:dim + k]
+            if arr.shape != covered:
+                raise IndexError("stridemem: boolean index of shape %s does not match the "
+                                 "indexed dims %s" % (arr.shape, covered))
+            flat_index = _np.flatnonzero(arr)
+            if k != 1:
+                merged = shape[:dim] + (-1,) + shape[dim + k:]
+                with _closing(self.reshape(*merged)) as m:
+                    return m.index_select(dim, flat_index)
+            return self.index_select(dim, flat_index)
+        if arr.dtype.kind not in "iu" and arr.size:
+            raise IndexError("stridemem: array indices must be integers or booleans, got %s"
+                             % arr.dtype)
+        flat_index = arr.astype(_np.int64).reshape(-1)
+        if dim >= len(shape):
+            raise IndexError("stridemem: too many indices for a %d-d tensor" % len(shape))
+        out = self.index_select(dim, flat_index)
+        if arr.ndim == 1:
+            return out
+        with _closing(out):
+            return out.view(*(shape[:dim] + arr.shape + shape[dim + 1:]))
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        """t[idx] = value through the view t[idx] (basic indices only): a
+        scalar fills it, a tensor, NumPy array or (nested) list is broadcast
+        and converted to t's dtype as NumPy's assignment does."""
+        items = _normalize_index(idx)
+        if any(_is_array_index(it) for it in items):
+            raise IndexError("stridemem: assignment through an integer-array or boolean "
+                             "index is not supported (it would write a gathered copy); "
+                             "assign through slices")
+        with _closing(self._basic_index(items)) as dst:
+            if isinstance(value, Tensor):
+                dst.copy_(value)
+            elif _is_scalar(value):
+                dst.fill_(value)
+            else:
+                with _closing(_host_tensor(value, dst.dtype)) as src:
+                    dst.copy_(src)
 
     # -- copies ----------------------------------------------------------
     def reshape_would_copy(self, *shape):
@@ -1178,17 +1530,116 @@ class Tensor(object):
         _call("sm_copy_to_host", self._h, c_void_p(arr.ctypes.data), c_size_t(arr.nbytes))
         return arr
 
-    def __array__(self, dtype=None):
-        arr = self.numpy()
-        return arr if dtype is None else arr.astype(dtype)
+    def _stack_carved(self) -> bool:
+        """A tensor carved from a stack of views: its bytes are reused after
+        sm_stack_pop_to, so no foreign array may keep pointing at them."""
+        out = _out()
+        status = lib.sm_tensor_storage(self._h, byref(out))
+        if status == OK:
+            lib.sm_storage_release(out)
+            return False
+        if status == ERR_UNSUPPORTED:
+            return True
+        raise error_for(status, last_error(), "sm_tensor_storage")
 
-    def tolist(self):
+    def _interface(self, cuda: bool) -> Dict[str, Any]:
+        """The __array_interface__ / __cuda_array_interface__ dict (v3):
+        shape, byte strides (None when row-major), the typestr of the NumPy
+        exchange dtype (bfloat16 as '<u2' bit patterns) and the data address
+        with the read-only flag. Pins this object's handle (see close())."""
+        shape, strides, item = self.shape, self.strides, self.itemsize
+        row_major = self.is_contiguous()
+        d = {"shape": shape,
+             "typestr": numpy_dtype(self.dtype).str if _np is not None
+             else _TYPESTR[self.dtype.name],
+             "data": (self.data_ptr, self.is_read_only),
+             "strides": None if row_major else tuple(s * item for s in strides),
+             "version": 3}
+        if cuda:
+            # v3: the stream the data is produced on (1 = the legacy default
+            # stream; 0 is not allowed); the consumer orders its work after it.
+            d["stream"] = get_stream(self.device) or 1
+        if self._pin is None:
+            self._pin = True
+        return d
+
+    @property
+    def __array_interface__(self) -> Dict[str, Any]:
+        """NumPy's array interface (v3) for a zero-copy view of a CPU or
+        pinned-host tensor: ``np.asarray(t)`` shares memory, writes show both
+        ways, a read-only tensor gives a read-only array. Absent
+        (AttributeError, so NumPy falls back to __array__, a copy) for CUDA
+        tensors and for tensors carved from a stack of views, whose memory is
+        reused after a pop."""
+        if not self._h:
+            raise AttributeError("__array_interface__ of a closed tensor")
+        if self.device[0] not in (DEVICE_CPU, DEVICE_CUDA_HOST):
+            raise AttributeError("__array_interface__: the tensor is on %s; use "
+                                 "__cuda_array_interface__, numpy() or np.array(t)"
+                                 % (self.device,))
+        if self._stack_carved():
+            raise AttributeError("__array_interface__: the tensor is carved from a stack of "
+                                 "views whose memory is reused after a pop; np.array(t) copies")
+        return self._interface(cuda=False)
+
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        """The CUDA array interface (v3) of a CUDA tensor, for CuPy, Numba and
+        PyTorch: zero copy, with the current stream of the tensor's device
+        (``stream``; 1 for the legacy default stream). Absent for CPU
+        tensors and for tensors carved from a stack of views."""
+        if not self._h:
+            raise AttributeError("__cuda_array_interface__ of a closed tensor")
+        if self.device[0] != DEVICE_CUDA:
+            raise AttributeError("__cuda_array_interface__: the tensor is on %s, not CUDA"
+                                 % (self.device,))
+        if self._stack_carved():
+            raise AttributeError("__cuda_array_interface__: the tensor is carved from a stack "
+                                 "of views whose memory is reused after a pop")
+        return self._interface(cuda=True)
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any:
+        """NumPy 2's protocol (NumPy 1.x calls it without copy): copy=None
+        shares memory when it can (a CPU or pinned tensor, NumPy's dtype)
+        and copies otherwise; copy=True always copies; copy=False never does
+        and raises ValueError when a copy is needed (a CUDA tensor, a
+        tensor carved from a stack of views, another dtype)."""
+        want = None if dtype is None else _np.dtype(dtype)
+        shareable = (self.device[0] in (DEVICE_CPU, DEVICE_CUDA_HOST)
+                     and not self._stack_carved())
+        if copy is False:
+            if not shareable:
+                raise ValueError("stridemem: a NumPy array of this %s tensor needs a copy "
+                                 "(copy=False forbids it)" % (self.device,))
+            if want is not None and want != numpy_dtype(self.dtype):
+                raise ValueError("stridemem: dtype %s needs a copy of this %s tensor "
+                                 "(copy=False forbids it)" % (want, self.dtype.name))
+        if shareable and not copy:
+            arr = _np.asarray(_InterfaceView(self))
+        else:
+            arr = self.numpy()
+        if want is not None and want != arr.dtype:
+            arr = arr.astype(want)
+        return arr
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists (bfloat16 as floats)."""
+        if self.dtype == "bfloat16":
+            with _closing(self.to(dtype="float32")) as f:
+                return f.numpy().tolist()
         return self.numpy().tolist()
 
-    def item(self):
+    def item(self) -> Any:
+        """The one element as a Python bool, int, float or complex (bfloat16
+        as its float value). Does not need NumPy."""
         if self.numel != 1:
-            raise ValueError("stridemem: item() needs exactly one element")
-        return self.numpy().reshape(()).item()
+            raise ValueError("stridemem: item() needs exactly one element (this tensor has "
+                             "%d)" % self.numel)
+        name = self.dtype.name
+        one = self if self.ndim == 0 else self.reshape(())
+        raw = ctypes.create_string_buffer(dtype_size(name))
+        _call("sm_copy_to_host", one._h, ctypes.cast(raw, c_void_p), c_size_t(len(raw)))
+        return _decode_scalar(name, raw.raw)
 
     def record_stream(self, stream):
         _call("sm_record_stream", self._h, c_void_p(stream))
@@ -1252,6 +1703,178 @@ class Tensor(object):
         dlpack_collect()
         _registry.hold("capsule", capsule)
         return capsule
+
+
+def _is_array_index(it: Any) -> bool:
+    """An integer-array or boolean-mask index entry (a gather, not a view)."""
+    return isinstance(it, (list, Tensor)) or (_np is not None and isinstance(it, _np.ndarray)
+                                              and it.ndim > 0)
+
+
+def _index_width(it: Any) -> int:
+    """How many dims of the indexed tensor an index entry consumes."""
+    if it is None or it is Ellipsis:
+        return 0
+    if _is_array_index(it):
+        if isinstance(it, Tensor):
+            return it.ndim if it.dtype == "bool" else 1
+        arr = _np.asarray(it)
+        return arr.ndim if arr.dtype == _np.bool_ else 1
+    return 1
+
+
+def _is_scalar(value: Any) -> bool:
+    """A Python or NumPy number (or a 0-d NumPy array)."""
+    if isinstance(value, (bool, int, float, complex)):
+        return True
+    return _np is not None and (isinstance(value, _np.generic)
+                                or (isinstance(value, _np.ndarray) and value.ndim == 0))
+
+
+def _host_tensor(value: Any, dtype: Any) -> Tensor:
+    """A CPU tensor of what NumPy makes of value (array, nested list...),
+    for an assignment that copy_into broadcasts and converts."""
+    if _np is None:
+        raise TypeError("stridemem: assigning a %s needs NumPy (or pass a Tensor)"
+                        % type(value).__name__)
+    arr = _np.asarray(value)
+    if arr.dtype == object or _dtype_name_or_none(arr.dtype) is None:
+        raise TypeError("stridemem: cannot assign a %s holding %s values"
+                        % (type(value).__name__, arr.dtype))
+    return from_numpy(arr)
+
+
+def _dtype_name_or_none(dtype: Any) -> Optional[str]:
+    """dtype_name(dtype), or None when it names no stridemem dtype."""
+    try:
+        return dtype_name(dtype)
+    except (ValueError, TypeError):
+        return None
+
+
+class _InterfaceView(object):
+    """What ``np.asarray`` reads in __array__: an owner of its own handle, so
+    the array stays valid when the tensor it came from is closed."""
+
+    __slots__ = ("tensor", "__array_interface__")
+
+    def __init__(self, t: Tensor) -> None:
+        self.tensor = t.retain()
+        self.__array_interface__ = self.tensor._interface(cuda=False)
+
+
+# NumPy typestrs of the exchange dtypes (little-endian hosts), for the array
+# interfaces when NumPy itself is not installed.
+_TYPESTR = {"bool": "|b1", "uint8": "|u1", "int8": "|i1", "int16": "<i2", "int32": "<i4",
+            "int64": "<i8", "float16": "<f2", "bfloat16": "<u2", "float32": "<f4",
+            "float64": "<f8", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
+            "complex64": "<c8", "complex128": "<c16"}
+
+# struct formats of one element (native order), for item() without NumPy.
+_STRUCT = {"bool": "?", "uint8": "B", "int8": "b", "int16": "h", "int32": "i",
+           "int64": "q", "float16": "e", "float32": "f", "float64": "d", "uint16": "H",
+           "uint32": "I", "uint64": "Q", "complex64": "ff", "complex128": "dd"}
+
+
+def _decode_scalar(name: str, raw: bytes) -> Any:
+    """One element's bytes as the Python scalar NumPy's item() gives."""
+    if name == "bfloat16":  # the high half of a float32
+        return struct.unpack("=f", struct.pack("=I", struct.unpack("=H", raw)[0] << 16))[0]
+    v = struct.unpack("=" + _STRUCT[name], raw)
+    return complex(v[0], v[1]) if len(v) == 2 else v[0]
+
+
+def _unpickle_tensor(fmt: int, dtype: str, shape: Sequence[int], strides: Sequence[int],
+                     offset: int, device: str, data: bytes) -> Tensor:
+    """Rebuilds a pickled tensor (Tensor.__reduce__): the bytes go into a new
+    CPU storage, viewed with the pickled shape, strides and offset, then
+    moved to the pickled device."""
+    if fmt != 1:
+        raise ValueError("stridemem: pickle format %r comes from a newer stridemem; "
+                         "this one reads format 1" % (fmt,))
+    with _closing(empty(len(data), dtype="uint8")) as raw:
+        if data:
+            ctypes.memmove(raw.data_ptr, data, len(data))
+        with _closing(raw.storage()) as st:
+            t = st.tensor(shape, strides, offset, dtype)
+    dev = Device(device)
+    if dev == "cpu":
+        return t
+    with _closing(t):
+        try:
+            return t.to(dev)
+        except StrideMemError as e:
+            raise error_for(e.status, "%s (the tensor was pickled on %s; this process "
+                            "cannot allocate there: unpickle where that device exists, "
+                            "or pickle t.cpu())" % (e.message, dev), e.function) from None
+
+
+# --------------------------------------------------------------------------
+# repr: NumPy's formatting of the values, fetching only the printed edges
+# --------------------------------------------------------------------------
+
+
+def _edge_view(t: Tensor, edge: int) -> Tuple[Tensor, List[int]]:
+    """A view of t keeping, in every dim longer than 2*edge, only the first
+    and last `edge` indices: that dim becomes two dims (2, edge) with
+    strides (stride * (size - edge), stride). Returns the view and the dims
+    of t that were split (those whose middle NumPy elides). Dims past the
+    16-dim limit stay whole."""
+    shape, strides = t.shape, t.strides
+    new_shape, new_strides, split = [], [], []
+    for d, (n, st) in enumerate(zip(shape, strides)):
+        if n > 2 * edge and len(shape) + len(split) < MAX_DIMS:
+            new_shape += [2, edge]
+            new_strides += [st * (n - edge), st]
+            split.append(d)
+        else:
+            new_shape.append(n)
+            new_strides.append(st)
+    return t.as_strided(new_shape, new_strides, t.storage_offset), split
+
+
+def _format_values(t: Tensor, prefix: str) -> str:
+    """NumPy's array2string of t's values (np.get_printoptions honoured).
+    Past the print threshold only the edges NumPy prints are copied to the
+    host; a dummy element stands in for each elided middle, which NumPy
+    never prints nor uses to choose the number format."""
+    if _np is None:
+        return prefix + "<install NumPy to print values>"
+    opts = _np.get_printoptions()
+    edge, numel = max(int(opts["edgeitems"]), 1), t.numel
+    summarize = numel > opts["threshold"]
+    split = []
+    src = t
+    if summarize:
+        src, split = _edge_view(t, edge)
+    if t.dtype == "bfloat16":
+        host = src.to(dtype="float32")
+    else:
+        host = src
+    with _closing(src if src is not t else src.retain()), \
+            _closing(host if host is not src else host.retain()) as h:
+        if h.device != "cpu":
+            with _closing(h.to("cpu")) as c:
+                arr = c.numpy()
+        else:
+            arr = h.numpy()
+    if split:
+        # Each split dim d (two axes (2, edge); the splits before it are
+        # merged back already, so they start at axis d) becomes 2*edge+1
+        # long: the first edge, one dummy, the last edge.
+        for axis in split:
+            merged = arr.reshape(arr.shape[:axis] + (2 * edge,) + arr.shape[axis + 2:])
+            dummy = _np.take(merged, [0], axis=axis)
+            arr = _np.concatenate([_np.take(merged, range(edge), axis=axis), dummy,
+                                   _np.take(merged, range(edge, 2 * edge), axis=axis)],
+                                  axis=axis)
+        threshold = 0  # the reduced array is small: make NumPy elide anyway
+    else:
+        threshold = sys.maxsize if not summarize else opts["threshold"]
+    if arr.size == 0:
+        return prefix + "[]"
+    return prefix + _np.array2string(arr, separator=", ", prefix=prefix,
+                                     threshold=threshold, edgeitems=edge)
 
 
 def _from_list(values, dtype, device="cpu"):
@@ -1462,8 +2085,9 @@ class Stack(object):
     def handle(self):
         return self._h
 
-    def push(self, shape, dtype="float32"):
-        sh, n = _i64(shape)
+    def push(self, shape: Any, dtype: Any = "float32") -> Tensor:
+        """A row-major tensor carved from the top of the stack (O(1))."""
+        sh, n = _i64(_shape_tuple(shape))
         out = _out()
         _call("sm_stack_push", self._h, sh, n, _dtype_code(dtype), byref(out))
         return Tensor._wrap(out)
@@ -1532,15 +2156,22 @@ class _StackScope(object):
 # --------------------------------------------------------------------------
 
 
-def empty(*shape, dtype="float32", device="cpu"):
+DeviceLike = Union[str, "Device", Tuple[int, int]]
+
+
+def empty(*shape: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Tensor:
+    """A new row-major tensor, values unset. Shapes: empty(2, 3) or
+    empty((2, 3))."""
     a, n = _i64(_shape_arg(shape))
     out = _out()
     _call("sm_empty", a, n, _dtype_code(dtype), _dev(device), byref(out))
     return Tensor._wrap(out)
 
 
-def empty_strided(shape, strides, dtype="float32", device="cpu"):
-    a, n = _i64(shape)
+def empty_strided(shape: Any, strides: Sequence[int], dtype: Any = "float32",
+                  device: DeviceLike = "cpu") -> Tensor:
+    """A new tensor with these strides (in elements), values unset."""
+    a, n = _i64(_shape_tuple(shape))
     s, m = _i64(strides)
     if n != m:
         raise ValueError("stridemem: shape and strides differ in length")
@@ -1549,18 +2180,27 @@ def empty_strided(shape, strides, dtype="float32", device="cpu"):
     return Tensor._wrap(out)
 
 
-def zeros(*shape, dtype="float32", device="cpu"):
+def zeros(*shape: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Tensor:
+    """A new row-major tensor of zeros: zeros(2, 3) or zeros((2, 3))."""
     a, n = _i64(_shape_arg(shape))
     out = _out()
     _call("sm_zeros", a, n, _dtype_code(dtype), _dev(device), byref(out))
     return Tensor._wrap(out)
 
 
-def full(shape, value, dtype="float32", device="cpu"):
-    """Every element value (sm_full). A complex value for a complex dtype is
-    written by fill_ (sm_full takes a real double)."""
+def ones(*shape: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Tensor:
+    """A new row-major tensor of ones: ones(2, 3) or ones((2, 3))."""
+    return full(_shape_arg(shape), 1, dtype=dtype, device=device)
+
+
+def full(shape: Any, value: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Tensor:
+    """Every element value (sm_full); shape is an int or a sequence, as
+    NumPy's full. A value the dtype cannot hold raises DTypeError. A complex
+    value for a complex dtype is written by fill_ (sm_full takes a real
+    double)."""
+    shape = _shape_tuple(shape)
     if _is_complex_scalar(value) and _DTYPE_BY_CODE.get(_dtype_code(dtype)) in _COMPLEX_DTYPES:
-        return empty(tuple(shape), dtype=dtype, device=device).fill_(value)
+        return empty(shape, dtype=dtype, device=device).fill_(value)
     a, n = _i64(shape)
     out = _out()
     _call("sm_full", a, n, _real_scalar(value, "full"), _dtype_code(dtype), _dev(device),
@@ -1568,7 +2208,70 @@ def full(shape, value, dtype="float32", device="cpu"):
     return Tensor._wrap(out)
 
 
-def arange(start, step, n, dtype="float32", device="cpu"):
+def empty_like(t: Tensor, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
+    """A new row-major tensor of t's shape (t's dtype and device unless
+    given), values unset."""
+    return empty(t.shape, dtype=t.dtype if dtype is None else dtype,
+                 device=t.device if device is None else device)
+
+
+def zeros_like(t: Tensor, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
+    """zeros of t's shape (t's dtype and device unless given)."""
+    return zeros(t.shape, dtype=t.dtype if dtype is None else dtype,
+                 device=t.device if device is None else device)
+
+
+def ones_like(t: Tensor, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
+    """ones of t's shape (t's dtype and device unless given)."""
+    return ones(t.shape, dtype=t.dtype if dtype is None else dtype,
+                device=t.device if device is None else device)
+
+
+def full_like(t: Tensor, value: Any, dtype: Any = None,
+              device: Optional[DeviceLike] = None) -> Tensor:
+    """full of t's shape (t's dtype and device unless given)."""
+    return full(t.shape, value, dtype=t.dtype if dtype is None else dtype,
+                device=t.device if device is None else device)
+
+
+def _arange_length(start: Any, stop: Any, step: Any) -> int:
+    """NumPy's element count: ceil((stop - start) / step), at least 0;
+    exact for integers."""
+    if all(isinstance(v, int) or (_np is not None and isinstance(v, _np.integer))
+           for v in (start, stop, step)):
+        start, stop, step = int(start), int(stop), int(step)
+        return max(0, -((start - stop) // step))
+    n = (float(stop) - float(start)) / float(step)
+    if math.isnan(n) or math.isinf(n):
+        raise ValueError("stridemem: arange(%r, %r, %r) has no finite length"
+                         % (start, stop, step))
+    return max(0, math.ceil(n))
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
+           device: DeviceLike = "cpu") -> Tensor:
+    """NumPy's signature: arange(stop), arange(start, stop[, step]); the
+    values start + i*step for i < ceil((stop - start) / step). dtype None:
+    int64 when start, stop and step are all integers, else float32 (the
+    library's default float, as PyTorch; NumPy would pick float64). A value
+    the dtype cannot hold raises DTypeError (see docs/PYTORCH_DIFFERENCES.md).
+    arange_n is the C API's (start, step, count) form."""
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        _real_scalar(v, "arange")  # a complex bound is refused here
+    if step == 0:
+        raise ValueError("stridemem: arange step must not be zero")
+    n = _arange_length(start, stop, step)
+    if dtype is None:
+        ints = all(isinstance(v, int) or (_np is not None and isinstance(v, _np.integer))
+                   for v in (start, stop, step))
+        dtype = "int64" if ints else "float32"
+    return arange_n(start, step, n, dtype=dtype, device=device)
+
+
+def arange_n(start: Any, step: Any, n: int, dtype: Any = "float32",
+             device: DeviceLike = "cpu") -> Tensor:
     """n elements start, start + step, ... (sm_arange's argument order)."""
     out = _out()
     _call("sm_arange", _real_scalar(start, "arange"), _real_scalar(step, "arange"), int(n),
@@ -1600,8 +2303,23 @@ def from_numpy(arr, device="cpu", dtype=None):
     return Tensor._wrap(out)
 
 
-def tensor(values, dtype=None, device="cpu"):
-    return from_numpy(_np.asarray(values), device=device, dtype=dtype)
+def tensor(values: Any, dtype: Any = None, device: DeviceLike = "cpu") -> Tensor:
+    """A new tensor (always a copy) of values: nested lists and scalars (of
+    NumPy's inferred dtype unless dtype is given; values, also for
+    bfloat16), a NumPy array (as from_numpy) or a tensor."""
+    if isinstance(values, Tensor):
+        r, copied = values.to(device=device, dtype=dtype, return_copied=True)
+        if copied:
+            return r
+        with _closing(r):
+            return r.clone()
+    if _np is not None and isinstance(values, _np.ndarray):
+        return from_numpy(values, device=device, dtype=dtype)
+    arr = _np.asarray(values)
+    if dtype is None or dtype_name(dtype) != "bfloat16":
+        return from_numpy(arr, device=device, dtype=dtype)
+    with _closing(from_numpy(arr.astype(_np.float32), device=device)) as f:
+        return f.to(dtype="bfloat16")
 
 
 def copy_into(dst, src):
