@@ -725,17 +725,20 @@ def _i32(values):
 
 
 def _shape_arg(shape: Sequence[Any]) -> Tuple[int, ...]:
-    """The *shape of f(*shape): f(2, 3), f((2, 3)), f([2, 3]), f(()) and
-    f(np.int64(3)) all work; every size must be an integer."""
-    if len(shape) == 1 and not hasattr(shape[0], "__index__"):
-        shape = shape[0]
+    """The *shape of f(*shape): f(2, 3), f((2, 3)), f([2, 3]), f(()),
+    f(np.array([2, 3])) and f(np.int64(3)) all work; every size must be an
+    integer."""
+    if len(shape) == 1:
+        return _shape_tuple(shape[0])
     return _shape_tuple(shape)
 
 
 def _shape_tuple(shape: Any) -> Tuple[int, ...]:
     """A shape given as one int or a sequence of ints (NumPy's `shape`)."""
-    if hasattr(shape, "__index__"):
+    try:
         return (operator.index(shape),)
+    except TypeError:
+        pass
     try:
         return tuple(operator.index(n) for n in shape)
     except TypeError:
@@ -886,7 +889,12 @@ def from_numpy_blob(arr, device="cpu", dtype=None):
                          "would allow writes (use from_numpy to copy)")
     if dtype is None:
         dtype = dtype_name(arr.dtype)
-    if numpy_dtype(dtype) != arr.dtype:  # also a non-native byte order
+    if not arr.dtype.isnative:
+        raise ValueError("stridemem: the array's byte order is not the machine's (%s): "
+                         "wrapping it would misread every value; from_numpy converts "
+                         "(a copy), or pass arr.astype(arr.dtype.newbyteorder('='))"
+                         % arr.dtype.str)
+    if numpy_dtype(dtype) != arr.dtype:
         raise ValueError("stridemem: array dtype %s cannot hold %s"
                          % (arr.dtype.str, dtype_name(dtype)))
     item = arr.itemsize
@@ -1297,7 +1305,16 @@ class Tensor(object):
         before = (tuple(expanded[:k]) + (slice(None),) * _index_width(expanded[k])
                   + tuple(expanded[k + 1:]))
         with _closing(self._basic_index(before)) as base:
-            return base._advanced_index(dim, expanded[k])
+            out = base._advanced_index(dim, expanded[k])
+        # NumPy's placement: integer scalars are advanced indices too; when
+        # they and the array are not side by side, the gathered dims go first.
+        positions = [i for i, it in enumerate(expanded) if i == k or (
+            it is not None and it is not Ellipsis and not isinstance(it, slice))]
+        if dim and positions[-1] - positions[0] + 1 != len(positions):
+            w = _gathered_width(expanded[k])
+            with _closing(out):
+                return out.movedim(list(range(dim, dim + w)), list(range(w)))
+        return out
 
     def _basic_index(self, items: Tuple[Any, ...]) -> "Tensor":
         n_ellipsis = sum(1 for it in items if it is Ellipsis)
@@ -1552,7 +1569,8 @@ class Tensor(object):
         d = {"shape": shape,
              "typestr": numpy_dtype(self.dtype).str if _np is not None
              else _TYPESTR[self.dtype.name],
-             "data": (self.data_ptr, self.is_read_only),
+             # NumPy refuses a NULL address even with no element to read.
+             "data": (self.data_ptr or ctypes.addressof(_NO_ELEMENTS), self.is_read_only),
              "strides": None if row_major else tuple(s * item for s in strides),
              "version": 3}
         if cuda:
@@ -1723,6 +1741,15 @@ def _index_width(it: Any) -> int:
     return 1
 
 
+def _gathered_width(it: Any) -> int:
+    """How many dims an integer-array (its ndim) or boolean-mask (one)
+    index entry leaves in the result."""
+    if isinstance(it, Tensor):
+        return 1 if it.dtype == "bool" else it.ndim
+    arr = _np.asarray(it)
+    return 1 if arr.dtype == _np.bool_ else arr.ndim
+
+
 def _is_scalar(value: Any) -> bool:
     """A Python or NumPy number (or a 0-d NumPy array)."""
     if isinstance(value, (bool, int, float, complex)):
@@ -1750,6 +1777,10 @@ def _dtype_name_or_none(dtype: Any) -> Optional[str]:
         return dtype_name(dtype)
     except (ValueError, TypeError):
         return None
+
+
+# The address a size-0 tensor without memory shows in its array interfaces.
+_NO_ELEMENTS = ctypes.create_string_buffer(16)
 
 
 class _InterfaceView(object):
