@@ -22,6 +22,9 @@ For each consumer present:
   stream  a non-default stream on each side: work queued on the producer's
           stream is complete before the consumer reads on its own stream.
   pinned  our pinned-host tensors (DLPack kDLCUDAHost) to the consumer.
+  array interface  torch.as_tensor / cupy.asarray through our
+          __cuda_array_interface__: same memory, strides, writes both ways,
+          memory alive after we close our tensor, freed with the consumer's.
 Every check prints PASS/FAIL/NOT RUN; exit 0 only if nothing failed and
 something ran, 1 on any failure, 77 when there is no GPU or no consumer.
 """
@@ -262,6 +265,36 @@ def export_to(c):
           "%d live vs %d" % (cuda_stats(), s0))
 
 
+def array_interface(c):
+    """__cuda_array_interface__ (v3): the consumer's as-array reads our
+    memory without a copy, with our strides, and writes show both ways."""
+    conv = {"torch": lambda v: c.torch.as_tensor(v, device="cuda"),
+            "cupy": lambda v: c.cp.asarray(v)}[c.name]
+    s0 = cuda_stats()
+    for name, v, ref in our_layouts():
+        what = "%s __cuda_array_interface__ %s" % (c.name, name)
+        x = attempt(what, conv, v)
+        if x is None:
+            v.close()
+            continue
+        check(np.array_equal(c.host(x), ref), what + ": values")
+        if ref.size:
+            check(c.ptr(x) == v.data_ptr, what + ": same device memory",
+                  "%#x vs %#x" % (c.ptr(x), v.data_ptr))
+            check(c.strides(x) == tuple(v.strides), what + ": strides",
+                  "%s vs %s" % (c.strides(x), v.strides))
+            if "expanded" not in name:
+                v.fill_(-2.0)
+                sm.synchronize("cuda:0")
+                check(np.all(c.host(x) == -2.0), what + ": our write seen by the consumer")
+        v.close()  # the consumer's array keeps the memory alive
+        if ref.size and "expanded" not in name:
+            check(np.all(c.host(x) == -2.0), what + ": alive after our close()")
+        del x
+    check(cuda_stats() == s0, "%s __cuda_array_interface__: every storage freed" % c.name,
+          "%d live vs %d" % (cuda_stats(), s0))
+
+
 def import_from(c):
     s0 = cuda_stats()
     for name, x, ref in c.layouts():
@@ -426,7 +459,7 @@ def main():
         return 77
     for c in consumers:
         print("== %s %s" % (c.name, c.version))
-        for fn in (export_to, import_from, versioned, streams, pinned):
+        for fn in (export_to, array_interface, import_from, versioned, streams, pinned):
             try:
                 fn(c)
             except Exception as e:
