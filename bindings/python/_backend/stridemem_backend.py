@@ -83,7 +83,7 @@ def _check_bundle(path, version):
                          "scripts/build.sh makes build/libstridemem.so)" % (BUNDLE_ENV, path))
     sans = _loader().sanitizers_of(path)
     if sans:
-        raise BuildError("refusing to bundle %s: it is a %s build (it would abort or fail "
+        raise BuildError("refusing to bundle %s: it is built with %s (it would abort or fail "
                          "without its runtime preloaded); bundle a normal build such as "
                          "build/libstridemem.so" % (path, "+".join(sans)))
     # Not a sanitizer build, so opening it here is safe: the bundled library

@@ -336,8 +336,8 @@ def _load_explicit(value, environ, opener, has_runtime):
                           "copy, the system and the source tree."
                           % (value, e.strerror or e))
     if missing:
-        raise ImportError("stridemem: STRIDEMEM_LIB=%s is a %s build and that runtime is "
-                          "not loaded in this process: %s."
+        raise ImportError("stridemem: STRIDEMEM_LIB=%s is built with %s and that runtime "
+                          "is not loaded in this process: %s."
                           % (value, "+".join(missing), sanitizer_advice(missing)))
     try:
         return Loaded(opener(path), path, SOURCE_ENV)
@@ -371,8 +371,8 @@ def load(major, package_dir, environ=None, opener=ctypes.CDLL,
                 why = "cannot be read: %s" % (e.strerror or e)
             else:
                 if missing:
-                    why = ("skipped: a %s build and that runtime is not loaded in this "
-                           "process (LD_PRELOAD it to use this file)" % "+".join(missing))
+                    why = ("skipped: built with %s and that runtime is not loaded in "
+                           "this process (LD_PRELOAD it to use this file)" % "+".join(missing))
                 else:
                     try:
                         return Loaded(opener(path), path, source)
