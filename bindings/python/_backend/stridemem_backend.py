@@ -10,8 +10,8 @@ library) and must equal the repository's VERSION when the backend runs from
 the repository.
 
 A wheel is pure (``py3-none-any``) unless a library is bundled: the path in
-the config setting ``bundle-lib`` (``pip wheel -C bundle-lib=...``) or the
-environment variable STRIDEMEM_BUNDLE_LIB. That file goes into the wheel as
+the config setting ``bundle-lib`` (``pip wheel --config-settings
+bundle-lib=...``) or the environment variable STRIDEMEM_BUNDLE_LIB. That file goes into the wheel as
 ``stridemem/_lib/libstridemem.so.<major>``, where the package's loader looks
 first after STRIDEMEM_LIB, and the wheel is tagged for this platform
 (``py3-none-<platform>``). A sanitizer build or a library of another version
