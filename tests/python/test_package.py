@@ -461,8 +461,8 @@ def venv_install(tmp, real, real_sans):
     if real_sans:
         R.check(p.returncode != 0 and "refusing to bundle" in p.stdout,
                 "python-wheel.sh refuses a sanitizer build: %s" % p.stdout[-600:])
-        R.skip("a bundled wheel imported from a venv", "STRIDEMEM_LIB is a %s build, which "
-               "is never bundled" % "+".join(real_sans))
+        R.skip("a bundled wheel imported from a venv", "STRIDEMEM_LIB is built with %s, "
+               "which is never bundled" % "+".join(real_sans))
     else:
         wheels = sorted(os.listdir(dist)) if os.path.isdir(dist) else []
         ok = R.check(p.returncode == 0 and len(wheels) == 1 and not wheels[0].endswith("any.whl"),
