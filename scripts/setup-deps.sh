@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(cmake g++ make libgtest-dev python3 python3-numpy python3-torch libdlpack-dev valgrind clang
-      libclang-rt-14-dev binutils pkg-config)
+      libclang-rt-14-dev binutils pkg-config python3-venv python3-pip)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -195,12 +195,26 @@ DLPACK_NO_COPY = 8     # never a copy: refused with SM_ERR_UNSUPPORTED (copy=Fal
 # --------------------------------------------------------------------------
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# bindings/python/stridemem/ -> the repository root (meaningful only when the
-# package is imported from the source tree).
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(_HERE)))
+
+# Library discovery lives in _loader (standard library only, unit-tested
+# without loading anything): STRIDEMEM_LIB, the copy bundled in a wheel, the
+# system install, then the source tree's build directories; sanitizer builds
+# are skipped unless their runtime is already loaded.
+from . import _loader  # noqa: E402
+
+# The package version, the repository's VERSION. The build backend
+# (bindings/python/_backend) reads this line without importing the package:
+# keep it a plain string literal.
+__version__ = "0.2.0"
+
+# The repository root when the package is imported from the source tree
+# (bindings/python/stridemem), else None.
+_REPO = _loader.source_repo(_HERE)
 
 
 def _read_repo_version():
+    if _REPO is None:
+        return None
     try:
         with open(os.path.join(_REPO, "VERSION")) as f:
             parts = f.readline().strip().split("-")[0].split(".")
@@ -215,39 +229,12 @@ BINDING_VERSION = (0, 2, 0)
 _REPO_VERSION = _read_repo_version()
 BINDING_MAJOR = BINDING_VERSION[0]
 
-
-def _candidate_paths():
-    env = os.environ.get("STRIDEMEM_LIB")
-    if env:
-        return [env]
-    found = []
-    build = os.path.join(_REPO, "build", "libstridemem.so")
-    if os.path.exists(build):
-        found.append(build)
-    try:
-        others = sorted(d for d in os.listdir(_REPO) if d.startswith("build-"))
-    except OSError:
-        others = []
-    for d in others:
-        p = os.path.join(_REPO, d, "libstridemem.so")
-        if os.path.exists(p):
-            found.append(p)
-    found.append("libstridemem.so.%d" % BINDING_MAJOR)
-    return found
-
-
-def _load():
-    errors = []
-    for path in _candidate_paths():
-        try:
-            return ctypes.CDLL(path), path
-        except OSError as e:
-            errors.append("%s: %s" % (path, e))
-    raise ImportError("stridemem: cannot load the library (set STRIDEMEM_LIB): "
-                      + "; ".join(errors))
-
-
-lib, LIBRARY_PATH = _load()
+_LOADED = _loader.load(BINDING_MAJOR, _HERE)
+lib = _LOADED.handle
+# The file actually opened, and how it was found: "STRIDEMEM_LIB", "bundled",
+# "system" or "source tree".
+LIBRARY_PATH = _LOADED.path
+LIBRARY_SOURCE = _LOADED.source
 
 _T = c_void_p  # every handle type is an opaque pointer
 _P64 = POINTER(c_int64)
@@ -505,9 +492,11 @@ LIBRARY_VERSION = version()
 for _want in (BINDING_VERSION, _REPO_VERSION):
     if _want is not None and not (is_compatible(_want, LIBRARY_VERSION)
                                   and LIBRARY_VERSION >= _want):
-        raise ImportError("stridemem: library %s is version %d.%d.%d, the binding "
-                          "expects %d.%d.%d (same major, same minor while the major is "
-                          "0, not older)" % ((LIBRARY_PATH,) + LIBRARY_VERSION + _want))
+        raise ImportError("stridemem: library %s (found via %s) is version %d.%d.%d, "
+                          "the binding expects %d.%d.%d (same major, same minor while "
+                          "the major is 0, not older). Rebuild or reinstall the library "
+                          "of this version, or point STRIDEMEM_LIB at one."
+                          % ((LIBRARY_PATH, LIBRARY_SOURCE) + LIBRARY_VERSION + _want))
 
 # --------------------------------------------------------------------------
 # Small helpers: dtypes, devices, arrays
