@@ -4,9 +4,13 @@ One storage, many strided views, on the CPU or a CUDA GPU. Every view method
 returns a new :class:`Tensor` that shares storage with its source; only the
 calls documented as copies allocate tensor data.
 
-Library lookup, in order: the environment variable ``STRIDEMEM_LIB`` (a path
-to ``libstridemem.so``), the repository's build directories (``build/``, then
-``build-*/``), then ``libstridemem.so.<major>`` from the system's search path.
+Library lookup (stridemem._loader), in order: the environment variable
+``STRIDEMEM_LIB`` (a path; when set, the only candidate), a copy bundled into
+the installed wheel, the system/prefix install (pkg-config, the dynamic
+linker's path), and, imported from the source tree, its ``build/`` then
+``build-*/`` directories; a sanitizer build is never loaded without its
+runtime, and a failure lists every place tried (``LIBRARY_PATH`` and
+``LIBRARY_SOURCE`` say what was loaded).
 At import the library's ``sm_version`` is checked against the binding's
 ``BINDING_VERSION`` (the C API it declares) and the repository's ``VERSION``
 file when that file is found: the major version must match, while it is 0 the
