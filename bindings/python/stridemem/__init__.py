@@ -454,13 +454,14 @@ class DLPackExportError(StrideMemError, BufferError):
     sm_to_dlpack_ex."""
 
 
-def last_error():
+def last_error() -> str:
     """sm_last_error() as a str ("" when no call has failed on this thread)."""
     msg = lib.sm_last_error()
     return msg.decode("utf-8", "replace") if msg else ""
 
 
-def status_string(status):
+def status_string(status: int) -> str:
+    """sm_status_string(status): the status's name ("SM_OK", ...)."""
     s = lib.sm_status_string(int(status))
     return s.decode("utf-8", "replace") if s else ""
 
@@ -474,7 +475,7 @@ def _call(name, *args):
     _check(getattr(lib, name)(*args), name)
 
 
-def version():
+def version() -> Tuple[int, int, int]:
     """The library's run-time version (major, minor, patch)."""
     a, b, c = c_int(), c_int(), c_int()
     _call("sm_version", byref(a), byref(b), byref(c))
@@ -507,7 +508,7 @@ for _want in (BINDING_VERSION, _REPO_VERSION):
 # --------------------------------------------------------------------------
 
 
-def dtype_name(dtype):
+def dtype_name(dtype: Any) -> str:
     """Canonical dtype name for a name, alias, code or NumPy dtype."""
     if isinstance(dtype, str):
         name = _DTYPE_ALIASES.get(dtype, dtype)
@@ -542,12 +543,13 @@ def _dtype_code(dtype):
     return DTYPES[dtype_name(dtype)][0]
 
 
-def numpy_dtype(dtype):
+def numpy_dtype(dtype: Any) -> Any:
     """The NumPy dtype used to exchange a stridemem dtype (bfloat16 -> uint16)."""
     return _np.dtype(DTYPES[dtype_name(dtype)][1])
 
 
-def dtype_size(dtype):
+def dtype_size(dtype: Any) -> int:
+    """Bytes per element of dtype (sm_dtype_size)."""
     return int(lib.sm_dtype_size(_dtype_code(dtype)))
 
 
@@ -611,7 +613,7 @@ class DType(str):
 _DTYPE_OBJECTS = {code: DType(name) for name, (code, _) in DTYPES.items()}
 
 
-def is_complex(dtype):
+def is_complex(dtype: Any) -> bool:
     """True for complex64 and complex128."""
     return dtype_name(dtype) in _COMPLEX_DTYPES
 
@@ -648,7 +650,9 @@ def _real_scalar(value, what):
 class Device(tuple):
     """(type, index) with DLPack's type codes; str() gives 'cpu', 'cuda:1', ..."""
 
-    def __new__(cls, spec="cpu"):
+    def __new__(cls, spec: Any = "cpu") -> "Device":
+        """From 'cpu', 'cuda', 'cuda:N', 'cuda_host', a (type, index) pair
+        or another Device."""
         if isinstance(spec, Device):
             return spec
         if isinstance(spec, SmDevice):
@@ -673,13 +677,15 @@ class Device(tuple):
             raise ValueError("stridemem: a device is (type, index), got %r" % (spec,))
         return tuple.__new__(cls, (int(t[0]), int(t[1])))
 
-    type = property(lambda self: self[0])
-    index = property(lambda self: self[1])
+    type = property(lambda self: self[0], doc="DLPack's device type code (1 CPU, 2 CUDA, 3 "
+                                              "CUDA host).")
+    index = property(lambda self: self[1], doc="The GPU ordinal for CUDA, else 0.")
 
-    def c(self):
+    def c(self) -> SmDevice:
+        """The C API's sm_device struct."""
         return SmDevice(self[0], self[1])
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self[0] == DEVICE_CPU:
             return "cpu"
         if self[0] == DEVICE_CUDA:
@@ -688,16 +694,16 @@ class Device(tuple):
             return "cuda_host"
         return "device(%d,%d)" % (self[0], self[1])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Device(%r)" % str(self)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         try:
             return tuple.__eq__(self, Device(other))
         except (ValueError, TypeError):
             return False
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
     __hash__ = tuple.__hash__
@@ -842,15 +848,17 @@ _blob_deleter = _DELETER_T(_blob_deleter_impl)
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(_blob_deleter))
 
 
-def blob_live_count():
+def blob_live_count() -> int:
     """Number of wrapped blobs whose deleter has not run yet."""
     return _registry.count("blob")
 
 
-def from_blob(address, shape, dtype, strides=None, device="cpu", owner=None,
-              on_free=None):
-    """Zero copy over memory at `address` (element [0,...,0]); `owner` is kept
-    alive, and `on_free()` called, exactly once when the last view dies."""
+def from_blob(address: int, shape: Sequence[int], dtype: Any,
+              strides: Optional[Sequence[int]] = None, device: DeviceLike = "cpu",
+              owner: Any = None, on_free: Optional[Callable[[], Any]] = None) -> Tensor:
+    """Zero copy over memory at `address` (element [0,...,0]); strides in
+    elements (None: row-major). `owner` is kept alive, and `on_free()`
+    called, exactly once when the last view dies."""
     shape = tuple(int(s) for s in shape)
     sh, n = _i64(shape)
     st = None
@@ -871,7 +879,7 @@ def from_blob(address, shape, dtype, strides=None, device="cpu", owner=None,
     return Tensor._wrap(out)
 
 
-def from_numpy_blob(arr, device="cpu", dtype=None):
+def from_numpy_blob(arr: Any, device: DeviceLike = "cpu", dtype: Any = None) -> Tensor:
     """Zero copy over a NumPy array's memory (CPU). The array is kept alive
     until the last view dies. Writes through the tensor are visible in the
     array. Read-only arrays are refused (use from_numpy to copy)."""
@@ -932,7 +940,7 @@ class Tensor(object):
 
     # -- lifetime --------------------------------------------------------
     @property
-    def handle(self):
+    def handle(self) -> Optional[int]:
         """The raw sm_tensor handle (int) or None once closed."""
         return self._h
 
@@ -960,10 +968,10 @@ class Tensor(object):
                 except Exception:
                     pass
 
-    def __enter__(self):
+    def __enter__(self) -> "Tensor":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def retain(self) -> "Tensor":
@@ -1015,16 +1023,19 @@ class Tensor(object):
 
     # -- metadata --------------------------------------------------------
     @property
-    def ndim(self):
+    def ndim(self) -> int:
+        """Number of dims (0 for a 0-d tensor)."""
         v = c_int32()
         _call("sm_ndim", self._h, byref(v))
         return v.value
 
-    def dim(self):
+    def dim(self) -> int:
+        """Number of dims (PyTorch's spelling of ndim)."""
         return self.ndim
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
+        """The size of every dim, a tuple (``size`` is the same property)."""
         n = self.ndim
         buf = (c_int64 * max(n, 1))()
         _call("sm_shape", self._h, buf, max(n, 1))
@@ -1033,27 +1044,33 @@ class Tensor(object):
     size = shape
 
     @property
-    def strides(self):
+    def strides(self) -> Tuple[int, ...]:
+        """The stride of every dim in elements (NumPy's are in bytes)."""
         n = self.ndim
         buf = (c_int64 * max(n, 1))()
         _call("sm_strides", self._h, buf, max(n, 1))
         return tuple(buf[:n])
 
-    def stride(self, dim=None):
+    def stride(self, dim: Optional[int] = None) -> Union[int, Tuple[int, ...]]:
+        """The strides tuple, or the stride of dim (in elements)."""
         return self.strides if dim is None else self.strides[dim]
 
-    def _i64_prop(name):
-        def get(self):
+    def _i64_prop(name: str, doc: str) -> property:
+        def get(self: "Tensor") -> int:
             v = c_int64()
             _call(name, self._h, byref(v))
             return v.value
+        get.__doc__ = doc  # property() takes fget's docstring
         return property(get)
 
-    storage_offset = _i64_prop("sm_storage_offset")
-    numel = _i64_prop("sm_numel")
-    nbytes = _i64_prop("sm_nbytes")
-    storage_nbytes = _i64_prop("sm_storage_nbytes")
-    version = _i64_prop("sm_version_counter")
+    storage_offset = _i64_prop("sm_storage_offset", "Where element [0, ..., 0] lies in the "
+                               "storage, in elements.")
+    numel = _i64_prop("sm_numel", "Number of elements (the product of the shape).")
+    nbytes = _i64_prop("sm_nbytes", "numel * itemsize: the bytes this view addresses.")
+    storage_nbytes = _i64_prop("sm_storage_nbytes", "Bytes of the whole storage this view "
+                               "keeps alive (a slice keeps more than it addresses).")
+    version = _i64_prop("sm_version_counter", "The storage's version counter, bumped by "
+                        "every in-place write through any view of it (PyTorch's _version).")
     del _i64_prop
 
     @property
@@ -1065,49 +1082,60 @@ class Tensor(object):
         return d if d is not None else DType(v.value)
 
     @property
-    def itemsize(self):
+    def itemsize(self) -> int:
+        """Bytes per element."""
         return dtype_size(self.dtype)
 
     @property
-    def device(self):
+    def device(self) -> Device:
+        """The :class:`Device` the data lives on."""
         d = SmDevice()
         _call("sm_device_of", self._h, byref(d))
         return Device(d)
 
     @property
-    def data_ptr(self):
+    def data_ptr(self) -> int:
+        """Address of element [0, ..., 0] (storage base + offset * itemsize);
+        0 when there is no memory."""
         p = c_void_p()
         _call("sm_data_ptr", self._h, byref(p))
         return p.value or 0
 
     @property
-    def is_read_only(self):
+    def is_read_only(self) -> bool:
+        """True when the tensor refuses writes (an import of read-only memory)."""
         v = c_int()
         _call("sm_is_read_only", self._h, byref(v))
         return bool(v.value)
 
-    def is_contiguous(self, memory_format="contiguous"):
+    def is_contiguous(self, memory_format: str = "contiguous") -> bool:
+        """True when dense in memory_format: "contiguous" (row-major),
+        "channels_last", "channels_last_3d", or "preserve" (dense in some
+        order, non-overlapping). A size-1 dim's stride never matters."""
         v = c_int()
         _call("sm_is_contiguous", self._h, FORMATS[memory_format], byref(v))
         return bool(v.value)
 
-    def same_storage(self, other):
+    def same_storage(self, other: "Tensor") -> bool:
+        """True when other views the same storage."""
         v = c_int()
         _call("sm_same_storage", self._h, other._h, byref(v))
         return bool(v.value)
 
-    def storage(self):
+    def storage(self) -> "Storage":
+        """A new owner of the storage this tensor views (no copy).
+        UnsupportedError for a tensor carved from a stack of views."""
         out = _out()
         _call("sm_tensor_storage", self._h, byref(out))
         return Storage._wrap(out)
 
-    def __len__(self):
+    def __len__(self) -> int:
         shape = self.shape
         if not shape:
             raise TypeError("len() of a 0-d tensor")
         return shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator["Tensor"]:
         for i in range(len(self)):
             yield self.select(0, i)
 
@@ -1172,11 +1200,17 @@ class Tensor(object):
         _call(name, self._h, *(args + (byref(out),)))
         return Tensor._wrap(out)
 
-    def view(self, *shape):
+    def view(self, *shape: Any) -> "Tensor":
+        """The same data with a new shape (one -1 inferred): a view, never a
+        copy; ShapeError when the strides cannot express it (reshape copies)."""
         a, n = _i64(_shape_arg(shape))
         return self._unary("sm_view", a, n)
 
-    def as_strided(self, shape, strides, storage_offset=None):
+    def as_strided(self, shape: Sequence[int], strides: Sequence[int],
+                   storage_offset: Optional[int] = None) -> "Tensor":
+        """A view with any shape, strides (in elements) and absolute storage
+        offset (None: this tensor's); every element reached must lie inside
+        the storage."""
         if storage_offset is None:
             storage_offset = self.storage_offset
         sh, n = _i64(shape)
@@ -1185,31 +1219,42 @@ class Tensor(object):
             raise ValueError("stridemem: shape and strides differ in length")
         return self._unary("sm_as_strided", sh, st, n, int(storage_offset))
 
-    def slice(self, dim, start=None, stop=None, step=1):
+    def slice(self, dim: int, start: Optional[int] = None, stop: Optional[int] = None,
+              step: Optional[int] = 1) -> "Tensor":
+        """t[start:stop:step] along dim with Python's rules (None bounds,
+        negative indices, clamping, negative steps); a view."""
         start = SLICE_NONE if start is None else int(start)
         stop = SLICE_NONE if stop is None else int(stop)
         step = 1 if step is None else int(step)
         return self._unary("sm_slice", int(dim), start, stop, step)
 
-    def narrow(self, dim, start, length):
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        """Elements [start, start + length) of dim, not clamped (torch.narrow);
+        a view."""
         return self._unary("sm_narrow", int(dim), int(start), int(length))
 
-    def select(self, dim, index):
+    def select(self, dim: int, index: int) -> "Tensor":
+        """The elements at index along dim, which is removed; a view."""
         return self._unary("sm_select", int(dim), int(index))
 
-    def permute(self, *dims):
+    def permute(self, *dims: Any) -> "Tensor":
+        """The dims reordered: permute(2, 0, 1) or permute((2, 0, 1)); a view."""
         a, n = _i32(_shape_arg(dims))
         return self._unary("sm_permute", a, n)
 
-    def transpose(self, dim0, dim1):
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        """dim0 and dim1 swapped; a view."""
         return self._unary("sm_transpose", int(dim0), int(dim1))
 
     @property
-    def T(self):
-        """All dims reversed (NumPy's .T)."""
+    def T(self) -> "Tensor":
+        """All dims reversed (NumPy's .T); a view."""
         return self.permute(*range(self.ndim - 1, -1, -1))
 
-    def movedim(self, source, destination):
+    def movedim(self, source: Union[int, Sequence[int]],
+                destination: Union[int, Sequence[int]]) -> "Tensor":
+        """The dims at source moved to the positions destination (ints or
+        sequences), the others kept in order; a view."""
         if isinstance(source, int):
             source = (source,)
         if isinstance(destination, int):
@@ -1220,11 +1265,15 @@ class Tensor(object):
             raise ValueError("stridemem: movedim source and destination differ in length")
         return self._unary("sm_movedim", s, d, n)
 
-    def expand(self, *shape):
+    def expand(self, *shape: Any) -> "Tensor":
+        """Broadcast to shape (-1 keeps a size, new leading dims allowed);
+        expanded dims get stride 0; a view."""
         a, n = _i64(_shape_arg(shape))
         return self._unary("sm_expand", a, n)
 
-    def squeeze(self, dims=None):
+    def squeeze(self, dims: Union[int, Sequence[int], None] = None) -> "Tensor":
+        """The size-1 dims among dims (an int or a sequence; None: every
+        size-1 dim) removed, the others left; a view."""
         if dims is None:
             return self._unary("sm_squeeze", None, 0)
         if isinstance(dims, int):
@@ -1232,20 +1281,29 @@ class Tensor(object):
         a, n = _i32(dims)
         return self._unary("sm_squeeze", a, n)
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim: int) -> "Tensor":
+        """A new size-1 dim at dim; a view."""
         return self._unary("sm_unsqueeze", int(dim))
 
-    def flatten(self, start_dim=0, end_dim=-1):
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        """Dims start_dim..end_dim merged into one: a view, or ShapeError when
+        the strides do not allow it (reshape copies)."""
         return self._unary("sm_flatten", int(start_dim), int(end_dim))
 
-    def unflatten(self, dim, sizes):
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> "Tensor":
+        """dim split into sizes (one -1 inferred); always a view."""
         a, n = _i64(sizes)
         return self._unary("sm_unflatten", int(dim), a, n)
 
-    def unfold(self, dim, size, step):
+    def unfold(self, dim: int, size: int, step: int) -> "Tensor":
+        """Every window of size elements, step apart, along dim: dim becomes the
+        window count and a last dim of size is added; a view (windows may
+        overlap)."""
         return self._unary("sm_unfold", int(dim), int(size), int(step))
 
-    def diagonal(self, offset=0, dim1=0, dim2=1):
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        """The diagonal of dim1 and dim2 (offset > 0 above, < 0 below), which
+        are removed, as the last dim; a view."""
         return self._unary("sm_diagonal", int(offset), int(dim1), int(dim2))
 
     def _multi(self, name, arg, dim):
@@ -1256,13 +1314,18 @@ class Tensor(object):
         _call(name, self._h, arg, int(dim), outs, max(n, 1), byref(count))
         return [Tensor._wrap(outs[i]) for i in range(count.value)]
 
-    def split(self, split_size, dim=0):
+    def split(self, split_size: int, dim: int = 0) -> List["Tensor"]:
+        """Views of split_size elements along dim (the last may be smaller)."""
         return self._multi("sm_split", int(split_size), dim)
 
-    def chunk(self, chunks, dim=0):
+    def chunk(self, chunks: int, dim: int = 0) -> List["Tensor"]:
+        """Views of ceil(size / chunks) elements along dim, possibly fewer than
+        chunks of them (torch.chunk)."""
         return self._multi("sm_chunk", int(chunks), dim)
 
-    def flip(self, dims):
+    def flip(self, dims: Union[int, Sequence[int]]) -> "Tensor":
+        """The listed dims reversed: a view with negative strides (NumPy's
+        flip; PyTorch's copies)."""
         if isinstance(dims, int):
             dims = (dims,)
         a, n = _i32(dims)
@@ -1402,7 +1465,9 @@ class Tensor(object):
                     dst.copy_(src)
 
     # -- copies ----------------------------------------------------------
-    def reshape_would_copy(self, *shape):
+    def reshape_would_copy(self, *shape: Any) -> bool:
+        """True when reshape(*shape) would have to copy (the strides cannot
+        express the shape)."""
         a, n = _i64(_shape_arg(shape))
         v = c_int()
         _call("sm_reshape_would_copy", self._h, a, n, byref(v))
@@ -1416,22 +1481,28 @@ class Tensor(object):
         t = Tensor._wrap(out)
         return (t, bool(copied.value)) if return_copied else t
 
-    def reshape(self, *shape, return_copied=False):
+    def reshape(self, *shape: Any,
+                return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]:
         """A view when the strides allow, else a row-major copy. With
         return_copied=True returns (tensor, copied)."""
         a, n = _i64(_shape_arg(shape))
         return self._maybe_copy("sm_reshape", (a, n), return_copied)
 
-    def contiguous(self, memory_format="contiguous", return_copied=False):
+    def contiguous(self, memory_format: str = "contiguous", return_copied: bool = False
+                   ) -> Union["Tensor", Tuple["Tensor", bool]]:
         """A new handle to the same data when already dense in memory_format
         ("contiguous", "channels_last", "channels_last_3d"), else a copy in
         it. With return_copied=True returns (tensor, copied)."""
         return self._maybe_copy("sm_contiguous", (FORMATS[memory_format],), return_copied)
 
-    def clone(self, memory_format="preserve"):
+    def clone(self, memory_format: str = "preserve") -> "Tensor":
+        """Always a copy. "preserve" keeps the strides of a non-overlapping
+        dense tensor (any other gets dense strides in its stride order);
+        "contiguous", "channels_last", "channels_last_3d" lay it out so."""
         return self._unary("sm_clone", FORMATS[memory_format])
 
-    def to(self, device=None, dtype=None, return_copied=False):
+    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None,
+           return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]:
         """On device and/or with dtype: a new handle to the same data when
         neither changes, else a copy. With return_copied=True returns
         (tensor, copied)."""
@@ -1439,17 +1510,21 @@ class Tensor(object):
         code = _dtype_code(self.dtype if dtype is None else dtype)
         return self._maybe_copy("sm_to", (dev.c(), code), return_copied)
 
-    def cpu(self):
+    def cpu(self) -> "Tensor":
+        """to("cpu"): a new handle to the same data when already on the CPU,
+        else a copy."""
         return self.to("cpu")
 
-    def copy_(self, src):
+    def copy_(self, src: Any) -> "Tensor":
         """self[...] = src (broadcast, dtype-converted). Returns self."""
         if not isinstance(src, Tensor):
             src = _to_tensor(src, self.dtype)
         _call("sm_copy_into", self._h, src._h)
         return self
 
-    def index_select(self, dim, index):
+    def index_select(self, dim: int, index: Any) -> "Tensor":
+        """A copy of the elements at index (a 1-d integer tensor or sequence;
+        negative values count from the end) along dim."""
         if not isinstance(index, Tensor):
             idx = list(index)
             index = _from_list(idx, "int64", self.device)
@@ -1471,18 +1546,25 @@ class Tensor(object):
             _call("sm_inplace_scalar", self._h, OPS[op], a, float(b))
         return self
 
-    def fill_(self, value):
+    def fill_(self, value: Any) -> "Tensor":
+        """Every element set to value (a scalar, or a tensor broadcast and
+        converted) in place; returns self."""
         return self._inplace("fill", value)
 
-    def zero_(self):
+    def zero_(self) -> "Tensor":
+        """Every element set to 0 in place; returns self."""
         return self._inplace("zero")
 
-    def add_(self, other, alpha=1.0):
+    def add_(self, other: Any, alpha: Union[float, complex] = 1.0) -> "Tensor":
+        """self += alpha * other (a scalar, or a tensor broadcast to self) in
+        place; returns self."""
         if not isinstance(other, Tensor) and alpha != 1.0:
             other = self._scaled(other, alpha)
         return self._inplace("add", other, alpha)
 
-    def sub_(self, other, alpha=1.0):
+    def sub_(self, other: Any, alpha: Union[float, complex] = 1.0) -> "Tensor":
+        """self -= alpha * other (a scalar, or a tensor broadcast to self) in
+        place; returns self."""
         if not isinstance(other, Tensor) and alpha != 1.0:
             other = self._scaled(other, alpha)
         return self._inplace("sub", other, alpha)
@@ -1493,47 +1575,62 @@ class Tensor(object):
             return complex(value) * complex(alpha)
         return float(value) * alpha
 
-    def mul_(self, other):
+    def mul_(self, other: Any) -> "Tensor":
+        """self *= other (a scalar, or a tensor broadcast to self) in place;
+        returns self."""
         return self._inplace("mul", other)
 
-    def div_(self, other):
+    def div_(self, other: Any) -> "Tensor":
+        """self /= other (a scalar, or a tensor broadcast to self) in place;
+        floating and complex tensors only. Returns self."""
         return self._inplace("div", other)
 
-    def clamp_(self, min=None, max=None):
+    def clamp_(self, min: Optional[float] = None, max: Optional[float] = None) -> "Tensor":
+        """Every element clamped to [min, max] (None: no bound) in place; not
+        for complex tensors. Returns self."""
         lo = float("nan") if min is None else _real_scalar(min, "clamp_")
         hi = float("nan") if max is None else _real_scalar(max, "clamp_")
         _call("sm_inplace_scalar", self._h, OPS["clamp"], lo, hi)
         return self
 
-    def relu_(self):
+    def relu_(self) -> "Tensor":
+        """Negative elements set to 0 in place (not for complex tensors);
+        returns self."""
         return self._inplace("relu")
 
-    def neg_(self):
+    def neg_(self) -> "Tensor":
+        """Every element negated in place; returns self."""
         return self._inplace("neg")
 
-    def abs_(self):
+    def abs_(self) -> "Tensor":
+        """Every element replaced by its absolute value in place (not for
+        complex tensors); returns self."""
         return self._inplace("abs")
 
-    def sqrt_(self):
+    def sqrt_(self) -> "Tensor":
+        """Every element replaced by its square root in place (floating and
+        complex tensors); returns self."""
         return self._inplace("sqrt")
 
-    def exp_(self):
+    def exp_(self) -> "Tensor":
+        """Every element replaced by its exponential in place (floating and
+        complex tensors); returns self."""
         return self._inplace("exp")
 
-    def __iadd__(self, other):
+    def __iadd__(self, other: Any) -> "Tensor":
         return self.add_(other)
 
-    def __isub__(self, other):
+    def __isub__(self, other: Any) -> "Tensor":
         return self.sub_(other)
 
-    def __imul__(self, other):
+    def __imul__(self, other: Any) -> "Tensor":
         return self.mul_(other)
 
-    def __itruediv__(self, other):
+    def __itruediv__(self, other: Any) -> "Tensor":
         return self.div_(other)
 
     # -- host exchange -----------------------------------------------------
-    def numpy(self):
+    def numpy(self) -> Any:
         """A NumPy copy (row-major) of the same dtype. bfloat16 comes out as
         uint16 bit patterns."""
         arr = _np.empty(self.shape, dtype=numpy_dtype(self.dtype))
@@ -1652,16 +1749,22 @@ class Tensor(object):
         _call("sm_copy_to_host", one._h, ctypes.cast(raw, c_void_p), c_size_t(len(raw)))
         return _decode_scalar(name, raw.raw)
 
-    def record_stream(self, stream):
+    def record_stream(self, stream: int) -> None:
+        """Marks the storage as used on a CUDA stream (its cudaStream_t as an
+        int): its memory is not reused until the work queued there so far
+        has finished."""
         _call("sm_record_stream", self._h, c_void_p(stream))
 
     # -- DLPack ------------------------------------------------------------
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        """(device type, index) with DLPack's codes (the array API)."""
         d = self.device
         return (int(d[0]), int(d[1]))
 
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None,
-                   normalize=False):
+    def __dlpack__(self, stream: Optional[int] = None,
+                   max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None,
+                   normalize: bool = False) -> Any:
         """Export as a PyCapsule 'dltensor' (legacy) or 'dltensor_versioned'
         (when max_version >= (1, 0)), per the Python array API. One call,
         sm_to_dlpack_ex, does the whole export.
@@ -1956,14 +2059,14 @@ _PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(c_void_p, c_void_p, c_void_p)(
 # memory_stats, memory_summary and empty_cache, and at exit.
 
 
-def dlpack_collect():
+def dlpack_collect() -> int:
     """Releases exported capsules that only this module still holds (their
     destructor runs now: deleter called unless a consumer took the capsule).
     Returns how many were released."""
     return _registry.sweep("capsule")
 
 
-def dlpack_live_count():
+def dlpack_live_count() -> int:
     """Number of exported capsules the module still holds (see dlpack_collect)."""
     return _registry.count("capsule")
 
@@ -1997,7 +2100,7 @@ _capsule_destructor = ctypes.PYFUNCTYPE(None, c_void_p)(_capsule_destructor_impl
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(_capsule_destructor))
 _capsule_destructor_ptr = ctypes.cast(_capsule_destructor, c_void_p)
 
-def from_dlpack(obj):
+def from_dlpack(obj: Any) -> Tensor:
     """Zero-copy import of any object with __dlpack__ (or a raw capsule).
     Asks for a versioned capsule first and falls back to the legacy one."""
     dlpack_collect()
@@ -2045,10 +2148,12 @@ class Storage(object):
         return s
 
     @property
-    def handle(self):
+    def handle(self) -> Optional[int]:
+        """The raw sm_storage handle (int) or None once closed."""
         return self._h
 
-    def close(self):
+    def close(self) -> None:
+        """Drop this owner now; the bytes live on while a tensor views them."""
         h, self._h = self._h, None
         if h:
             _check(lib.sm_storage_release(h), "sm_storage_release")
@@ -2063,24 +2168,31 @@ class Storage(object):
                 pass
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
+        """Size in bytes."""
         v = c_int64()
         _call("sm_storage_size", self._h, byref(v))
         return v.value
 
     @property
-    def data_ptr(self):
+    def data_ptr(self) -> int:
+        """Address of the first byte; 0 when there is no memory."""
         p = c_void_p()
         _call("sm_storage_data_ptr", self._h, byref(p))
         return p.value or 0
 
     @property
-    def device(self):
+    def device(self) -> Device:
+        """The :class:`Device` the bytes live on."""
         d = SmDevice()
         _call("sm_storage_device", self._h, byref(d))
         return Device(d)
 
-    def tensor(self, shape, strides, storage_offset, dtype):
+    def tensor(self, shape: Sequence[int], strides: Sequence[int], storage_offset: int,
+               dtype: Any) -> Tensor:
+        """A tensor of any dtype viewing this storage (no copy): shape,
+        strides and storage_offset in elements of dtype, bounds-checked as
+        as_strided."""
         sh, n = _i64(shape)
         st, m = _i64(strides)
         if n != m:
@@ -2099,14 +2211,15 @@ class Stack(object):
 
     __slots__ = ("_h",)
 
-    def __init__(self, capacity_bytes, device="cpu"):
+    def __init__(self, capacity_bytes: int, device: DeviceLike = "cpu") -> None:
         self._h = None
         out = _out()
         _call("sm_stack_create", _dev(device), int(capacity_bytes), byref(out))
         self._h = out.value
 
     @property
-    def handle(self):
+    def handle(self) -> Optional[int]:
+        """The raw sm_stack handle (int) or None once released."""
         return self._h
 
     def push(self, shape: Any, dtype: Any = "float32") -> Tensor:
@@ -2116,27 +2229,35 @@ class Stack(object):
         _call("sm_stack_push", self._h, sh, n, _dtype_code(dtype), byref(out))
         return Tensor._wrap(out)
 
-    def mark(self):
+    def mark(self) -> int:
+        """The current top, to return to with pop_to."""
         v = c_int64()
         _call("sm_stack_mark", self._h, byref(v))
         return v.value
 
-    def pop_to(self, mark):
+    def pop_to(self, mark: int) -> None:
+        """Frees every push made after mark (O(1)); tensors still alive in the
+        popped region become invalid (InvalidHandleError on use)."""
         _call("sm_stack_pop_to", self._h, int(mark))
 
     @property
-    def used(self):
+    def used(self) -> int:
+        """Bytes from the buffer's start to the end of the top push (alignment
+        padding included)."""
         u, c = c_int64(), c_int64()
         _call("sm_stack_used", self._h, byref(u), byref(c))
         return u.value
 
     @property
-    def capacity(self):
+    def capacity(self) -> int:
+        """The buffer's size in bytes."""
         u, c = c_int64(), c_int64()
         _call("sm_stack_used", self._h, byref(u), byref(c))
         return c.value
 
-    def release(self):
+    def release(self) -> None:
+        """Releases the stack now; tensors still pushed stay valid and keep
+        the buffer alive until they are released."""
         h, self._h = self._h, None
         if h:
             _check(lib.sm_stack_release(h), "sm_stack_release")
@@ -2152,13 +2273,15 @@ class Stack(object):
             except Exception:
                 pass
 
-    def __enter__(self):
+    def __enter__(self) -> "Stack":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.release()
 
-    def scope(self):
+    def scope(self) -> "_StackScope":
+        """A context manager that marks the stack on entry (giving the stack)
+        and pops every push made inside the block on exit."""
         return _StackScope(self)
 
 
@@ -2304,7 +2427,7 @@ def arange_n(start: Any, step: Any, n: int, dtype: Any = "float32",
     return Tensor._wrap(out)
 
 
-def from_numpy(arr, device="cpu", dtype=None):
+def from_numpy(arr: Any, device: DeviceLike = "cpu", dtype: Any = None) -> Tensor:
     """A copy of a NumPy array (any layout, any byte order) on device, of the
     array's dtype or converted to dtype as NumPy's astype does.
     dtype='bfloat16' takes a uint16 array of bfloat16 bit patterns."""
@@ -2346,19 +2469,24 @@ def tensor(values: Any, dtype: Any = None, device: DeviceLike = "cpu") -> Tensor
         return f.to(dtype="bfloat16")
 
 
-def copy_into(dst, src):
-    """dst[...] = src, broadcast and converted (sm_copy_into)."""
+def copy_into(dst: Tensor, src: Tensor) -> Tensor:
+    """dst[...] = src, broadcast and converted (sm_copy_into). Returns dst."""
     _call("sm_copy_into", dst._h, src._h)
     return dst
 
 
-def cuda_device_count():
+def cuda_device_count() -> int:
+    """Number of usable CUDA devices (0 when the build has no CUDA or no GPU
+    is usable)."""
     v = c_int32()
     _call("sm_cuda_device_count", byref(v))
     return v.value
 
 
-def memory_stats(device="cpu"):
+def memory_stats(device: DeviceLike = "cpu") -> Dict[str, int]:
+    """The allocator's statistics for device as a dict of the
+    sm_memory_stats_t fields (allocated_bytes, reserved_bytes, peaks,
+    counts, active_views...)."""
     dlpack_collect()
     s = SmMemoryStats()
     s.struct_size = ctypes.sizeof(SmMemoryStats)
@@ -2366,16 +2494,20 @@ def memory_stats(device="cpu"):
     return {f: getattr(s, f) for f in _STATS_FIELDS}
 
 
-def reset_peak_stats(device="cpu"):
+def reset_peak_stats(device: DeviceLike = "cpu") -> None:
+    """Restarts device's peak statistics from the current values."""
     _call("sm_reset_peak_stats", _dev(device))
 
 
-def empty_cache(device="cpu"):
+def empty_cache(device: DeviceLike = "cpu") -> None:
+    """Returns every unused cached block of device to the system (never a
+    live one)."""
     dlpack_collect()
     _call("sm_empty_cache", _dev(device))
 
 
-def memory_summary(device="cpu"):
+def memory_summary(device: DeviceLike = "cpu") -> str:
+    """A readable table of device's memory statistics."""
     dlpack_collect()
     size = 1 << 14
     while True:
@@ -2387,35 +2519,45 @@ def memory_summary(device="cpu"):
         size *= 4
 
 
-def synchronize(device="cpu"):
+def synchronize(device: DeviceLike = "cpu") -> None:
+    """Waits for all work queued on device (CPU: returns at once)."""
     _call("sm_synchronize", _dev(device))
 
 
-def set_stream(device, stream):
+def set_stream(device: DeviceLike, stream: Optional[int]) -> None:
+    """Sets the calling thread's current stream for a CUDA device (its
+    cudaStream_t as an int; 0 or None: the default stream)."""
     _call("sm_set_stream", _dev(device), c_void_p(stream or None))
 
 
-def get_stream(device):
+def get_stream(device: DeviceLike) -> int:
+    """The calling thread's current stream for a CUDA device as an int (0:
+    the default stream)."""
     p = c_void_p()
     _call("sm_get_stream", _dev(device), byref(p))
     return p.value or 0
 
 
-def set_num_threads(n):
+def set_num_threads(n: int) -> None:
+    """CPU worker threads for large copies (0: one per core)."""
     _call("sm_set_num_threads", int(n))
 
 
-def get_num_threads():
+def get_num_threads() -> int:
+    """The number of CPU worker threads for large copies (after
+    set_num_threads(0): one per core, capped)."""
     v = c_int32()
     _call("sm_get_num_threads", byref(v))
     return v.value
 
 
-def debug_fail_alloc(n):
+def debug_fail_alloc(n: int) -> None:
+    """Fault injection for tests: the n-th data allocation from now (1-based,
+    any device) fails as if the system were out of memory; n <= 0 disables."""
     _call("sm_debug_fail_alloc", int(n))
 
 
-def debug_live_handles():
+def debug_live_handles() -> Tuple[int, int, int]:
     """(tensors, storages, stacks) handles alive in the library."""
     a, b, c = c_int64(), c_int64(), c_int64()
     _call("sm_debug_live_handles", byref(a), byref(b), byref(c))
