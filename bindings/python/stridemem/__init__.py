@@ -919,7 +919,47 @@ def _normalize_index(idx):
     return idx
 
 
-class Tensor(object):
+class _Owner(object):
+    """One reference to a C handle in ``_h`` (None once dropped): close()
+    drops it now, the end of a ``with`` block or garbage collection later.
+    Subclasses name their release function in ``_RELEASE``."""
+
+    __slots__ = ()
+    _RELEASE = ""
+
+    def close(self) -> None:
+        """Drop this owner now; later calls raise SM_ERR_INVALID_HANDLE
+        (:class:`InvalidHandleError`). Objects sharing the memory (views,
+        tensors of a storage or stack) keep it alive."""
+        h, self._h = self._h, None
+        if h:
+            _call(self._RELEASE, h)
+
+    release = close
+
+    # The handles __del__ may still own: Tensor adds its pinned one.
+    _OWNED = ("_h",)
+
+    def __del__(self, _lib: Any = lib) -> None:
+        # Never raises, and binds the library as a default: at interpreter
+        # exit module globals may already be None.
+        for name in self._OWNED:
+            h = getattr(self, name, None)
+            if h and h is not True:
+                setattr(self, name, None)
+                try:
+                    getattr(_lib, self._RELEASE)(h)
+                except Exception:
+                    pass
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Tensor(_Owner):
     """A strided view over a storage; owns one reference to a C handle."""
 
     # _h: the handle this object owns (None once closed). _pin: a handle
@@ -927,6 +967,8 @@ class Tensor(object):
     # be reading its memory through __array_interface__ /
     # __cuda_array_interface__ (they keep this object, not the handle, alive).
     __slots__ = ("_h", "_pin", "__weakref__")
+    _RELEASE = "sm_tensor_release"
+    _OWNED = ("_h", "_pin")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use stridemem.empty/zeros/tensor/from_numpy/... to make tensors")
@@ -954,25 +996,9 @@ class Tensor(object):
             if self._pin is True:  # an array interface was handed out
                 self._pin = h
                 return
-            _check(lib.sm_tensor_release(h), "sm_tensor_release")
+            _call(self._RELEASE, h)
 
     release = close
-
-    def __del__(self, _release=lib.sm_tensor_release):
-        for name in ("_h", "_pin"):
-            h = getattr(self, name, None)
-            if h and h is not True:
-                setattr(self, name, None)
-                try:
-                    _release(h)
-                except Exception:
-                    pass
-
-    def __enter__(self) -> "Tensor":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def retain(self) -> "Tensor":
         """A second Python owner of the same handle (sm_tensor_retain)."""
@@ -2136,10 +2162,12 @@ def from_dlpack(obj: Any) -> Tensor:
 # --------------------------------------------------------------------------
 
 
-class Storage(object):
-    """A refcounted block of bytes (sm_storage)."""
+class Storage(_Owner):
+    """A refcounted block of bytes (sm_storage); close() drops this owner,
+    the bytes live on while a tensor views them."""
 
     __slots__ = ("_h",)
+    _RELEASE = "sm_storage_release"
 
     @classmethod
     def _wrap(cls, handle):
@@ -2151,21 +2179,6 @@ class Storage(object):
     def handle(self) -> Optional[int]:
         """The raw sm_storage handle (int) or None once closed."""
         return self._h
-
-    def close(self) -> None:
-        """Drop this owner now; the bytes live on while a tensor views them."""
-        h, self._h = self._h, None
-        if h:
-            _check(lib.sm_storage_release(h), "sm_storage_release")
-
-    def __del__(self, _release=lib.sm_storage_release):
-        h = getattr(self, "_h", None)
-        if h:
-            self._h = None
-            try:
-                _release(h)
-            except Exception:
-                pass
 
     @property
     def nbytes(self) -> int:
@@ -2203,13 +2216,16 @@ class Storage(object):
         return Tensor._wrap(out)
 
 
-class Stack(object):
+class Stack(_Owner):
     """Tensors carved LIFO out of one preallocated buffer (sm_stack).
 
-    ``with Stack(1 << 20) as s:`` releases the stack at the end;
-    ``with s.scope():`` pops every push made inside the block."""
+    ``with Stack(1 << 20) as s:`` releases the stack at the end (release()
+    and close() do it now); tensors still pushed stay valid and keep the
+    buffer alive until they are released. ``with s.scope():`` pops every
+    push made inside the block."""
 
     __slots__ = ("_h",)
+    _RELEASE = "sm_stack_release"
 
     def __init__(self, capacity_bytes: int, device: DeviceLike = "cpu") -> None:
         self._h = None
@@ -2254,30 +2270,6 @@ class Stack(object):
         u, c = c_int64(), c_int64()
         _call("sm_stack_used", self._h, byref(u), byref(c))
         return c.value
-
-    def release(self) -> None:
-        """Releases the stack now; tensors still pushed stay valid and keep
-        the buffer alive until they are released."""
-        h, self._h = self._h, None
-        if h:
-            _check(lib.sm_stack_release(h), "sm_stack_release")
-
-    close = release
-
-    def __del__(self, _release=lib.sm_stack_release):
-        h = getattr(self, "_h", None)
-        if h:
-            self._h = None
-            try:
-                _release(h)
-            except Exception:
-                pass
-
-    def __enter__(self) -> "Stack":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
 
     def scope(self) -> "_StackScope":
         """A context manager that marks the stack on entry (giving the stack)
