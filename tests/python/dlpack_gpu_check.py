@@ -213,6 +213,17 @@ class CuPy(object):
 # The checks
 # ---------------------------------------------------------------------------
 
+def check_same_memory(c, what, x, v, ref):
+    """The consumer's array x shows ref and, when it has elements, is our
+    tensor v's memory with v's strides (no copy)."""
+    check(np.array_equal(c.host(x), ref), what + ": values")
+    if ref.size:
+        check(c.ptr(x) == v.data_ptr, what + ": same device memory",
+              "%#x vs %#x" % (c.ptr(x), v.data_ptr))
+        check(c.strides(x) == tuple(v.strides), what + ": strides",
+              "%s vs %s" % (c.strides(x), v.strides))
+
+
 def export_to(c):
     s0 = cuda_stats()
     for name, v, ref in our_layouts():
@@ -221,22 +232,17 @@ def export_to(c):
         if x is None:
             v.close()
             continue
-        check(np.array_equal(c.host(x), ref), what + ": values")
-        if ref.size:
-            check(c.ptr(x) == v.data_ptr, what + ": same device memory",
-                  "%#x vs %#x" % (c.ptr(x), v.data_ptr))
-            check(c.strides(x) == tuple(v.strides), what + ": strides",
-                  "%s vs %s" % (c.strides(x), v.strides))
-            if "expanded" not in name:
-                c.fill(x, 5.0)
-                c.sync()
-                check(np.all(v.numpy() == 5.0), what + ": consumer's write seen by us")
-                v.fill_(-1.0)
-                sm.synchronize("cuda:0")
-                check(np.all(c.host(x) == -1.0), what + ": our write seen by the consumer")
-                # The views share one base: put the reference values back.
-                v.copy_(sm.from_numpy(np.ascontiguousarray(ref), device="cuda:0"))
-                sm.synchronize("cuda:0")
+        check_same_memory(c, what, x, v, ref)
+        if ref.size and "expanded" not in name:
+            c.fill(x, 5.0)
+            c.sync()
+            check(np.all(v.numpy() == 5.0), what + ": consumer's write seen by us")
+            v.fill_(-1.0)
+            sm.synchronize("cuda:0")
+            check(np.all(c.host(x) == -1.0), what + ": our write seen by the consumer")
+            # The views share one base: put the reference values back.
+            v.copy_(sm.from_numpy(np.ascontiguousarray(ref), device="cuda:0"))
+            sm.synchronize("cuda:0")
         v.close()
         del x
     # Negative strides: the consumer takes them or refuses; normalize always works.
@@ -277,16 +283,11 @@ def array_interface(c):
         if x is None:
             v.close()
             continue
-        check(np.array_equal(c.host(x), ref), what + ": values")
-        if ref.size:
-            check(c.ptr(x) == v.data_ptr, what + ": same device memory",
-                  "%#x vs %#x" % (c.ptr(x), v.data_ptr))
-            check(c.strides(x) == tuple(v.strides), what + ": strides",
-                  "%s vs %s" % (c.strides(x), v.strides))
-            if "expanded" not in name:
-                v.fill_(-2.0)
-                sm.synchronize("cuda:0")
-                check(np.all(c.host(x) == -2.0), what + ": our write seen by the consumer")
+        check_same_memory(c, what, x, v, ref)
+        if ref.size and "expanded" not in name:
+            v.fill_(-2.0)
+            sm.synchronize("cuda:0")
+            check(np.all(c.host(x) == -2.0), what + ": our write seen by the consumer")
         v.close()  # the consumer's array keeps the memory alive
         if ref.size and "expanded" not in name:
             check(np.all(c.host(x) == -2.0), what + ": alive after our close()")
