@@ -514,8 +514,7 @@ def dtype_name(dtype: Any) -> str:
         name = _DTYPE_ALIASES.get(dtype, dtype)
         if name in DTYPES:
             return name
-        raise ValueError("stridemem: unknown dtype %r (the dtypes: %s; NumPy dtypes and "
-                         "aliases such as 'f32' are accepted)" % (dtype, ", ".join(DTYPES)))
+        raise _unknown_dtype(dtype)
     if isinstance(dtype, int) and not isinstance(dtype, bool):
         if dtype in _DTYPE_BY_CODE:
             return _DTYPE_BY_CODE[dtype]
@@ -533,8 +532,12 @@ def dtype_name(dtype: Any) -> str:
                 return name
             raise ValueError("stridemem: NumPy's %s maps to no stridemem dtype (the "
                             "dtypes: %s)" % (nd, ", ".join(DTYPES)))
-    raise ValueError("stridemem: unknown dtype %r (the dtypes: %s; NumPy dtypes and "
-                    "aliases such as 'f32' are accepted)" % (dtype, ", ".join(DTYPES)))
+    raise _unknown_dtype(dtype)
+
+
+def _unknown_dtype(dtype):
+    return ValueError("stridemem: unknown dtype %r (the dtypes: %s; NumPy dtypes and "
+                      "aliases such as 'f32' are accepted)" % (dtype, ", ".join(DTYPES)))
 
 
 def _dtype_code(dtype):
@@ -1705,16 +1708,7 @@ class Tensor(_Owner):
         (AttributeError, so NumPy falls back to __array__, a copy) for CUDA
         tensors and for tensors carved from a stack of views, whose memory is
         reused after a pop."""
-        if not self._h:
-            raise AttributeError("__array_interface__ of a closed tensor")
-        if self.device[0] not in (DEVICE_CPU, DEVICE_CUDA_HOST):
-            raise AttributeError("__array_interface__: the tensor is on %s; use "
-                                 "__cuda_array_interface__, numpy() or np.array(t)"
-                                 % (self.device,))
-        if self._stack_carved():
-            raise AttributeError("__array_interface__: the tensor is carved from a stack of "
-                                 "views whose memory is reused after a pop; np.array(t) copies")
-        return self._interface(cuda=False)
+        return self._exported_interface(cuda=False)
 
     @property
     def __cuda_array_interface__(self) -> Dict[str, Any]:
@@ -1722,15 +1716,25 @@ class Tensor(_Owner):
         PyTorch: zero copy, with the current stream of the tensor's device
         (``stream``; 1 for the legacy default stream). Absent for CPU
         tensors and for tensors carved from a stack of views."""
+        return self._exported_interface(cuda=True)
+
+    def _exported_interface(self, cuda: bool) -> Dict[str, Any]:
+        """_interface when this tensor may be shared that way, else the
+        AttributeError that tells the consumer to take another way (or
+        copy)."""
+        name = "__cuda_array_interface__" if cuda else "__array_interface__"
         if not self._h:
-            raise AttributeError("__cuda_array_interface__ of a closed tensor")
-        if self.device[0] != DEVICE_CUDA:
-            raise AttributeError("__cuda_array_interface__: the tensor is on %s, not CUDA"
-                                 % (self.device,))
+            raise AttributeError("%s of a closed tensor" % name)
+        dev = self.device
+        if cuda and dev[0] != DEVICE_CUDA:
+            raise AttributeError("%s: the tensor is on %s, not CUDA" % (name, dev))
+        if not cuda and dev[0] not in (DEVICE_CPU, DEVICE_CUDA_HOST):
+            raise AttributeError("%s: the tensor is on %s; use __cuda_array_interface__, "
+                                 "numpy() or np.array(t)" % (name, dev))
         if self._stack_carved():
-            raise AttributeError("__cuda_array_interface__: the tensor is carved from a stack "
-                                 "of views whose memory is reused after a pop")
-        return self._interface(cuda=True)
+            raise AttributeError("%s: the tensor is carved from a stack of views whose "
+                                 "memory is reused after a pop; np.array(t) copies" % name)
+        return self._interface(cuda)
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any:
         """NumPy 2's protocol (NumPy 1.x calls it without copy): copy=None
@@ -1851,25 +1855,30 @@ def _is_array_index(it: Any) -> bool:
                                               and it.ndim > 0)
 
 
+def _array_index_dims(it: Any) -> Tuple[bool, int]:
+    """(is a boolean mask, ndim) of an integer-array or mask index entry."""
+    if isinstance(it, Tensor):
+        return it.dtype == "bool", it.ndim
+    arr = _np.asarray(it)
+    return arr.dtype == _np.bool_, arr.ndim
+
+
 def _index_width(it: Any) -> int:
-    """How many dims of the indexed tensor an index entry consumes."""
+    """How many dims of the indexed tensor an index entry consumes: a mask
+    its ndim, an integer array one."""
     if it is None or it is Ellipsis:
         return 0
     if _is_array_index(it):
-        if isinstance(it, Tensor):
-            return it.ndim if it.dtype == "bool" else 1
-        arr = _np.asarray(it)
-        return arr.ndim if arr.dtype == _np.bool_ else 1
+        mask, ndim = _array_index_dims(it)
+        return ndim if mask else 1
     return 1
 
 
 def _gathered_width(it: Any) -> int:
-    """How many dims an integer-array (its ndim) or boolean-mask (one)
-    index entry leaves in the result."""
-    if isinstance(it, Tensor):
-        return 1 if it.dtype == "bool" else it.ndim
-    arr = _np.asarray(it)
-    return 1 if arr.dtype == _np.bool_ else arr.ndim
+    """How many dims an array index entry leaves in the result: a mask one
+    (the count of True), an integer array its ndim."""
+    mask, ndim = _array_index_dims(it)
+    return 1 if mask else ndim
 
 
 def _is_scalar(value: Any) -> bool:
@@ -2000,17 +2009,12 @@ def _format_values(t: Tensor, prefix: str) -> str:
     src = t
     if summarize:
         src, split = _edge_view(t, edge)
-    if t.dtype == "bfloat16":
-        host = src.to(dtype="float32")
-    else:
-        host = src
-    with _closing(src if src is not t else src.retain()), \
-            _closing(host if host is not src else host.retain()) as h:
-        if h.device != "cpu":
-            with _closing(h.to("cpu")) as c:
-                arr = c.numpy()
-        else:
-            arr = h.numpy()
+    # NumPy has no bfloat16: print its values as float32. to() is a new
+    # handle, no copy, when a CPU tensor keeps its dtype.
+    with _closing(src.to("cpu", "float32" if t.dtype == "bfloat16" else None)) as h:
+        arr = h.numpy()
+    if src is not t:
+        src.close()
     if split:
         # Each split dim d (two axes (2, edge); the splits before it are
         # merged back already, so they start at axis d) becomes 2*edge+1
@@ -2347,37 +2351,44 @@ def full(shape: Any, value: Any, dtype: Any = "float32", device: DeviceLike = "c
     return Tensor._wrap(out)
 
 
+def _like(t: Tensor, dtype: Any, device: Any) -> Dict[str, Any]:
+    """The dtype and device of a *_like call: t's unless given."""
+    return {"dtype": t.dtype if dtype is None else dtype,
+            "device": t.device if device is None else device}
+
+
 def empty_like(t: Tensor, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
     """A new row-major tensor of t's shape (t's dtype and device unless
     given), values unset."""
-    return empty(t.shape, dtype=t.dtype if dtype is None else dtype,
-                 device=t.device if device is None else device)
+    return empty(t.shape, **_like(t, dtype, device))
 
 
 def zeros_like(t: Tensor, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
     """zeros of t's shape (t's dtype and device unless given)."""
-    return zeros(t.shape, dtype=t.dtype if dtype is None else dtype,
-                 device=t.device if device is None else device)
+    return zeros(t.shape, **_like(t, dtype, device))
 
 
 def ones_like(t: Tensor, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
     """ones of t's shape (t's dtype and device unless given)."""
-    return ones(t.shape, dtype=t.dtype if dtype is None else dtype,
-                device=t.device if device is None else device)
+    return ones(t.shape, **_like(t, dtype, device))
 
 
 def full_like(t: Tensor, value: Any, dtype: Any = None,
               device: Optional[DeviceLike] = None) -> Tensor:
     """full of t's shape (t's dtype and device unless given)."""
-    return full(t.shape, value, dtype=t.dtype if dtype is None else dtype,
-                device=t.device if device is None else device)
+    return full(t.shape, value, **_like(t, dtype, device))
+
+
+def _all_integers(*values: Any) -> bool:
+    """Python or NumPy integers (a bool is one, as in NumPy's arange)."""
+    return all(isinstance(v, int) or (_np is not None and isinstance(v, _np.integer))
+               for v in values)
 
 
 def _arange_length(start: Any, stop: Any, step: Any) -> int:
     """NumPy's element count: ceil((stop - start) / step), at least 0;
     exact for integers."""
-    if all(isinstance(v, int) or (_np is not None and isinstance(v, _np.integer))
-           for v in (start, stop, step)):
+    if _all_integers(start, stop, step):
         start, stop, step = int(start), int(stop), int(step)
         return max(0, -((start - stop) // step))
     n = (float(stop) - float(start)) / float(step)
@@ -2403,9 +2414,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
         raise ValueError("stridemem: arange step must not be zero")
     n = _arange_length(start, stop, step)
     if dtype is None:
-        ints = all(isinstance(v, int) or (_np is not None and isinstance(v, _np.integer))
-                   for v in (start, stop, step))
-        dtype = "int64" if ints else "float32"
+        dtype = "int64" if _all_integers(start, stop, step) else "float32"
     return arange_n(start, step, n, dtype=dtype, device=device)
 
 
