@@ -115,11 +115,17 @@ def _string_table(path):
         return f.read()
 
 
+def _built_with(path):
+    """(the string table of `path`, the _SANITIZERS entries whose markers it
+    holds). OSError if unreadable."""
+    table = _string_table(path)
+    return table, [e for e in _SANITIZERS if any(m in table for m in e[1])]
+
+
 def sanitizers_of(path):
     """Names of the sanitizers `path` was built with ("ASan", "UBSan", ...),
     in a fixed order; empty for a normal build. OSError if unreadable."""
-    table = _string_table(path)
-    return [name for name, markers, _, _ in _SANITIZERS if any(m in table for m in markers)]
+    return [e[0] for e in _built_with(path)[1]]
 
 
 _SELF = []
@@ -140,11 +146,9 @@ def runtime_in_process(symbol):
 def missing_runtimes(path, has_runtime=runtime_in_process):
     """The sanitizers of `path` whose runtime is absent and cannot be brought
     in safely by opening the file; empty when the file may be opened."""
-    table = _string_table(path)
+    table, entries = _built_with(path)
     missing = []
-    for name, markers, symbol, needed in _SANITIZERS:
-        if not any(m in table for m in markers):
-            continue
+    for name, _, symbol, needed in entries:
         if needed is not None and any(m in table for m in needed):
             continue
         if not has_runtime(symbol):
