@@ -20,6 +20,7 @@ is refused. scripts/python-wheel.sh builds the library and such a wheel.
 
 import base64
 import ctypes
+import functools
 import hashlib
 import importlib.util
 import io
@@ -43,9 +44,11 @@ class BuildError(RuntimeError):
     """The package cannot be built as asked; the message says what to do."""
 
 
+@functools.lru_cache(maxsize=None)
 def _loader():
     """stridemem/_loader.py loaded on its own (importing the package would
-    load the library): the sanitizer check and the bundled file name."""
+    load the library): the sanitizer check, the bundled file name, the
+    repository and version rules the package itself uses."""
     spec = importlib.util.spec_from_file_location(
         "_stridemem_loader_for_build", os.path.join(PACKAGE, "_loader.py"))
     mod = importlib.util.module_from_spec(spec)
@@ -61,19 +64,13 @@ def package_version():
     if not m:
         raise BuildError("stridemem/__init__.py has no line __version__ = \"x.y.z\"")
     version = m.group(1)
-    repo = os.path.dirname(os.path.dirname(ROOT))
-    vfile = os.path.join(repo, "VERSION")
-    if os.path.isfile(vfile) and os.path.isfile(os.path.join(repo, "include", "stridemem.h")):
-        with open(vfile) as f:
-            repo_version = f.readline().strip()
-        if repo_version != version:
-            raise BuildError("stridemem/__init__.py says __version__ = %r but %s says %r: "
-                             "make them agree" % (version, vfile, repo_version))
+    repo = _loader().source_repo(PACKAGE)
+    repo_version = _loader().repo_version(repo) if repo else None
+    if repo_version is not None and repo_version != version:
+        raise BuildError("stridemem/__init__.py says __version__ = %r but %s says %r: "
+                         "make them agree" % (version, os.path.join(repo, "VERSION"),
+                                              repo_version))
     return version
-
-
-def _version_tuple(text):
-    return tuple(int(p) for p in text.split("-")[0].split(".")[:3])
 
 
 def _check_bundle(path, version):
@@ -94,7 +91,7 @@ def _check_bundle(path, version):
         status = lib.sm_version(*[ctypes.byref(x) for x in v])
     except (OSError, AttributeError) as e:
         raise BuildError("cannot bundle %s: it does not load as libstridemem (%s)" % (path, e))
-    got, want = tuple(x.value for x in v), _version_tuple(version)
+    got, want = tuple(x.value for x in v), _loader().version_tuple(version)
     if status != 0 or got[:2] != want[:2] or got < want:
         raise BuildError("cannot bundle %s: it is version %d.%d.%d, the package is %s; "
                          "rebuild the library from this tree"
@@ -174,7 +171,7 @@ def _build(wheel_directory, config_settings, editable):
             for arcname, path in _package_files():
                 w.add_file(arcname, path)
         if lib:
-            name = _loader().library_name(_version_tuple(version)[0])
+            name = _loader().library_name(_loader().version_tuple(version)[0])
             w.add_file("%s/_lib/%s" % (NAME, name), lib, 0o755)
         w.add(dist_info + "/METADATA", _metadata(version).encode("utf-8"))
         w.add(dist_info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: stridemem_backend\n"

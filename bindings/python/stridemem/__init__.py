@@ -217,13 +217,10 @@ _REPO = _loader.source_repo(_HERE)
 
 
 def _read_repo_version():
-    if _REPO is None:
-        return None
+    text = _loader.repo_version(_REPO) if _REPO is not None else None
     try:
-        with open(os.path.join(_REPO, "VERSION")) as f:
-            parts = f.readline().strip().split("-")[0].split(".")
-        return tuple(int(p) for p in parts[:3])
-    except (OSError, ValueError):
+        return _loader.version_tuple(text) if text else None
+    except ValueError:
         return None
 
 

@@ -59,6 +59,22 @@ _RUNTIME_LIB = {"ASan": "libasan.so", "TSan": "libtsan.so", "MSan": "libclang_rt
                 "HWASan": "libhwasan.so", "UBSan": "libubsan.so"}
 
 
+def version_tuple(text):
+    """(major, minor, patch) of a version such as "0.2.0" or "0.2.0-dev";
+    ValueError when it is not one."""
+    return tuple(int(p) for p in text.split("-")[0].split(".")[:3])
+
+
+def repo_version(repo):
+    """The first line of the repository's VERSION file, or None when it
+    cannot be read."""
+    try:
+        with open(os.path.join(repo, "VERSION")) as f:
+            return f.readline().strip()
+    except OSError:
+        return None
+
+
 def library_name(major):
     """The file name the library is installed and bundled under (its SONAME)."""
     return "libstridemem.so.%d" % major
