@@ -7,8 +7,8 @@
    (fixtures, and real gcc-built ASan/UBSan/TSan libraries for the ELF
    reader), the failure message listing every attempt.
 2. The build backend in process: wheel contents and RECORD, the bundled
-   wheel's platform tag, the refusals (sanitizer build, VERSION mismatch),
-   an sdist that builds a wheel on its own.
+   wheel's platform tag, the refusals (sanitizer build, a library of another
+   version, VERSION mismatch), an sdist that builds a wheel on its own.
 3. The real thing, in subprocesses from a temporary directory: the source
    tree search (a sanitizer build in build/ is passed over), the version
    mismatch ImportError, and a fresh venv (--system-site-packages) with
@@ -279,6 +279,24 @@ def backend(tmp, real, real_sans):
             R.check(lib in str(e), "bundling %s refused naming it: %s" % (lib, e))
             if lib == fake_asan:
                 R.check("ASan" in str(e), "the refusal names the sanitizer: %s" % e)
+    # A library of another version: a stand-in whose sm_version says 9.9.9.
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc:
+        src = write(os.path.join(tmp, "v999", "v.c"),
+                    b"int sm_version(int *a, int *b, int *c) { *a = 9; *b = 9; *c = 9; "
+                    b"return 0; }\n")
+        other = os.path.join(tmp, "v999", "libstridemem.so")
+        p = subprocess.run([cc, "-shared", "-fPIC", src, "-o", other],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        R.check(p.returncode == 0, "built a 9.9.9 stand-in: %s" % p.stdout.decode()[-300:])
+        try:
+            B.build_wheel(out, {"bundle-lib": other})
+            R.fail("bundling a 9.9.9 library was accepted")
+        except B.BuildError as e:
+            R.check("9.9.9" in str(e) and VERSION in str(e),
+                    "bundling a library of another version refused naming both: %s" % e)
+    else:
+        R.skip("bundling a library of another version", "no C compiler (scripts/setup-deps.sh)")
     if real and not real_sans:
         os.environ[B.BUNDLE_ENV] = real       # the environment form of bundle-lib
         try:
