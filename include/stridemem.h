@@ -469,6 +469,16 @@ SM_API sm_status sm_memory_summary(sm_device device, char* buf, size_t len);
 #define SM_ALLOC_ROUND 512
 #define SM_SMALL_BLOCK_MAX (1024 * 1024)
 
+/* Host memory (SM_DEVICE_CPU tensors and storages, stacks of views,
+ * SM_DEVICE_CUDA_HOST pinned memory): one request larger than this machine's
+ * physical memory + swap (read once, at the first host allocation) fails with
+ * SM_ERR_OUT_OF_MEMORY before the system is asked, even where the kernel
+ * overcommits and would hand the address space out: it could never be backed,
+ * and touching it would get the process killed. The message gives the
+ * request, the limit and what to do. Like any out-of-memory failure, it first
+ * returns the cache to the system (sm_empty_cache). The limit is per request;
+ * many smaller requests are left to the system. */
+
 /* ------------------------------------------------------------------------ */
 /* Stack of views: tensors carved out of one preallocated buffer            */
 /* ------------------------------------------------------------------------ */

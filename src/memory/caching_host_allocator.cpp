@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "memory/fault_injection.hpp"
+#include "memory/host_memory_limit.hpp"
 
 namespace sm {
 
@@ -49,6 +50,15 @@ Allocation CachingHostAllocator::allocate(size_t nbytes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fault_injection_should_fail())
     fail(SM_ERR_OUT_OF_MEMORY, "%s: allocation of %zu bytes failed (injected fault)", name_, nbytes);
+  // More than RAM + swap could never be backed, whatever the system says now
+  // (memory/host_memory_limit.hpp). No retry can help, but the cache is given
+  // back all the same, so that every out-of-memory failure leaves the one
+  // documented state (sm_empty_cache in stridemem.h).
+  const size_t limit = host_memory_limit();
+  if (size > limit) {
+    release_all_cached_locked();
+    fail_over_host_memory_limit(name_, nbytes, limit);
+  }
   size_t got = 0;
   void* p = take_cached_locked(size, &got);
   if (p) {

@@ -3,6 +3,8 @@
 // kept in a small pool (<= SM_SMALL_BLOCK_MAX, exact size classes of
 // SM_ALLOC_ROUND bytes) or a large pool (best fit, reused only if the block
 // wastes at most 1/8 of it), and returned to the system by empty_cache().
+// Every host allocation comes through here, so this is where a request larger
+// than the machine's RAM + swap (memory/host_memory_limit.hpp) is refused.
 #pragma once
 
 #include <map>

@@ -1,0 +1,28 @@
+// The most memory one host allocation may ask for: what this machine could
+// ever back, its physical RAM + swap. Under overcommit (vm.overcommit_memory
+// = 1) the kernel hands out address space it cannot back, and the process is
+// killed when the pages are touched; a request past RAM + swap can only end
+// that way, so CachingHostAllocator::allocate (every host allocation: CPU
+// tensors, stacks of views, pinned memory) refuses it up front with
+// SM_ERR_OUT_OF_MEMORY instead. The rule is applied there; this is where the
+// number comes from, and the message that refusal gives.
+#pragma once
+
+#include <cstddef>
+
+namespace sm {
+
+// RAM + swap in bytes, read from the system once (sysinfo(2)) and cached;
+// SIZE_MAX where it cannot be read (the system alone decides then). An
+// override set by host_memory_limit_set() wins.
+size_t host_memory_limit();
+
+// For tests: pretend the machine has `bytes` of RAM + swap, so the rule can be
+// exercised without a huge machine; 0 goes back to the machine's own size.
+void host_memory_limit_set(size_t bytes);
+
+// Throws Error(SM_ERR_OUT_OF_MEMORY) for a request of nbytes by the allocator
+// called `who` that is over `limit`: what was asked, the limit, what to do.
+[[noreturn]] void fail_over_host_memory_limit(const char* who, size_t nbytes, size_t limit);
+
+}  // namespace sm
