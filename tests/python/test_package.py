@@ -16,6 +16,13 @@
    ImportError), the bundled wheel of scripts/python-wheel.sh (no
    STRIDEMEM_LIB, no PYTHONPATH), editable.
 
+Every subprocess runs the interpreter running this test (sys.executable:
+ctest's SM_PYTHON), so NumPy is the one it has. When that interpreter is
+itself a venv, a venv made from it with --system-site-packages sees the BASE
+interpreter's site-packages, not the running venv's (where NumPy is): the
+test's venv then gets a .pth file adding the running interpreter's
+site-packages, and a check proves it imports the same NumPy.
+
 The real library is $STRIDEMEM_LIB (ctest sets it).
 """
 import base64
@@ -25,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -38,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 BINDING = os.path.join(REPO, "bindings", "python")
 PACKAGE = os.path.join(BINDING, "stridemem")
-PY = "/usr/bin/python3"
+PY = sys.executable  # the interpreter ctest runs this test with (SM_PYTHON)
 R = Results("test_package")
 
 with open(os.path.join(REPO, "VERSION")) as _f:
@@ -424,6 +432,43 @@ def source_tree_and_versions(tmp, real):
             "the backend refuses a __version__ other than VERSION: %s" % p.stdout[-400:])
 
 
+def see_running_site_packages(vpy, tmp):
+    """Make the venv at vpy import what the running interpreter imports (NumPy
+    for PROBE). From a system interpreter, --system-site-packages does it.
+    From a venv, it does not: the new venv's "system" site-packages are the
+    base interpreter's, not the running venv's, so a .pth file in the new venv
+    adds the running interpreter's site-packages as site directories (after
+    the new venv's own, so what pip installs there still wins). Then checks the venv imports the
+    very NumPy this interpreter imports."""
+    in_venv = sys.prefix != sys.base_prefix
+    if in_venv:
+        p = run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp,
+                clean_env())
+        if not R.check(p.returncode == 0, "the test venv's site-packages: %s" % p.stdout[-500:]):
+            return False
+        purelib = p.stdout.strip().splitlines()[-1]
+        dirs = [d for d in site.getsitepackages() if os.path.isdir(d)]
+        # addsitedir, not bare paths: the .pth files in those directories
+        # (editable installs, path hooks) are processed as they are for the
+        # running interpreter.
+        with open(os.path.join(purelib, "_sm_test_running_site.pth"), "w") as f:
+            f.write("".join("import site; site.addsitedir(%r)\n" % d for d in dirs))
+    try:
+        import numpy
+    except ImportError as e:
+        R.fail("the interpreter running this test (%s) has no NumPy, which PROBE needs: %s"
+               % (PY, e))
+        return False
+    want = os.path.realpath(numpy.__file__)
+    p = run([vpy, "-c", "import numpy, os; print('NUMPY' + os.path.realpath(numpy.__file__))"],
+            tmp, clean_env())
+    m = re.search(r"^NUMPY(.*)$", p.stdout, re.M)
+    return R.check(p.returncode == 0 and m is not None and m.group(1) == want,
+                   "the test venv imports the running interpreter's NumPy %s (%s; via %s): %s"
+                   % (want, "running in a venv: a .pth adds its site-packages" if in_venv
+                      else "--system-site-packages", PY, p.stdout[-800:]))
+
+
 def venv_install(tmp, real, real_sans):
     try:
         import ensurepip  # noqa: F401  (python3-venv)
@@ -441,6 +486,8 @@ def venv_install(tmp, real, real_sans):
                    "scripts/setup-deps.sh): %s" % p.stdout[-500:]):
         return
     vpy = os.path.join(venv, "bin", "python")
+    if not see_running_site_packages(vpy, tmp):
+        return
     pip = [vpy, "-m", "pip", "install", "--no-index", "--no-cache-dir"]
 
     # Pure install: the library comes from STRIDEMEM_LIB.
