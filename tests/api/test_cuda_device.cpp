@@ -72,15 +72,26 @@ TEST(CudaDevice, Creation) {
   std::vector<int32_t> want(10);
   for (int i = 0; i < 10; ++i) want[static_cast<size_t>(i)] = 3 + 2 * i;
   EXPECT_EQ(read<int32_t>(a), want);
-  // sm_full's conversion matches the CPU's for every dtype (f16 rounding, bool, wrap).
+  // sm_full's conversion matches the CPU's for every dtype (f16 rounding, bool),
+  // and so do its refusals (a value the dtype cannot hold is SM_ERR_DTYPE on both).
+  int refused = 0;
   for (sm_dtype dt = 0; dt < SM_NUM_DTYPES; ++dt) {
     for (double v : {0.1, -1.5, 300.0, 65519.0, 1e10, -0.0}) {
       Tensor c, g;
-      SM_ASSERT_OK(sm_full(shape.data(), 2, v, dt, cpu(), c.out()));
-      SM_ASSERT_OK(sm_full(shape.data(), 2, v, dt, cuda(0), g.out()));
-      expect_same(c, g, std::string("sm_full ") + sm_dtype_name(dt) + " " + std::to_string(v));
+      const std::string what = std::string("sm_full ") + sm_dtype_name(dt) + " " + std::to_string(v);
+      const sm_status sc = sm_full(shape.data(), 2, v, dt, cpu(), c.out());
+      const sm_status sg = sm_full(shape.data(), 2, v, dt, cuda(0), g.out());
+      ASSERT_EQ(sc, sg) << what << ": " << sm_last_error();
+      if (sc == SM_OK) {
+        expect_same(c, g, what);
+      } else {
+        EXPECT_EQ(sc, SM_ERR_DTYPE) << what;
+        EXPECT_EQ(g.get(), nullptr) << what;
+        ++refused;
+      }
     }
   }
+  EXPECT_GT(refused, 0);  // -1.5 as uint8, 1e10 as int32, ...
   // Strided and negative-stride storages.
   Tensor s;
   const int64_t strides[2] = {-1, 5};
@@ -123,8 +134,10 @@ TEST(CudaDevice, CachingAllocatorStatistics) {
     Tensor t;
     SM_ASSERT_OK(sm_empty(big, 1, SM_FLOAT32, cuda(0), t.out()));
     EXPECT_GE(stats(cuda(0)).reserved_bytes - s2.reserved_bytes, int64_t(64) << 20);
-    SM_ASSERT_OK(sm_empty_cache(cuda(0)));  // live: stays
-    EXPECT_GE(stats(cuda(0)).reserved_bytes - s2.reserved_bytes, int64_t(64) << 20);
+    SM_ASSERT_OK(sm_empty_cache(cuda(0)));  // live: stays; the cached small segment goes
+    const sm_memory_stats_t s = stats(cuda(0));
+    EXPECT_GE(s.reserved_bytes, int64_t(64) << 20);
+    EXPECT_EQ(s.reserved_bytes, s.allocated_bytes);
   }
   SM_ASSERT_OK(sm_empty_cache(cuda(0)));
   const sm_memory_stats_t s4 = stats(cuda(0));

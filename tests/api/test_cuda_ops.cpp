@@ -352,9 +352,15 @@ TEST(CudaOps, MoreThan2To31Elements) {
   const int64_t R = (int64_t(1) << 16) + 3, C = (int64_t(1) << 15) + 1;  // 2^31 + 229379
   ASSERT_GT(R * C, int64_t(1) << 31);
   Tensor a, b, x;
-  // uint8 aranges wrap: a[r] = r mod 256.
-  SM_ASSERT_OK(sm_arange(0, 1, R, SM_UINT8, cuda(0), a.out()));
-  SM_ASSERT_OK(sm_arange(0, 1, C, SM_UINT8, cuda(0), b.out()));
+  // a[r] = r mod 256: an int32 arange converted to uint8 (conversion wraps;
+  // sm_arange itself refuses values its dtype cannot hold).
+  {
+    Tensor a32, b32;
+    SM_ASSERT_OK(sm_arange(0, 1, R, SM_INT32, cuda(0), a32.out()));
+    SM_ASSERT_OK(sm_arange(0, 1, C, SM_INT32, cuda(0), b32.out()));
+    SM_ASSERT_OK(sm_to(a32, cuda(0), SM_UINT8, a.out(), nullptr));
+    SM_ASSERT_OK(sm_to(b32, cuda(0), SM_UINT8, b.out(), nullptr));
+  }
   const int64_t shape[2] = {R, C};
   const sm_status st = sm_empty(shape, 2, SM_UINT8, cuda(0), x.out());
   if (st == SM_ERR_OUT_OF_MEMORY) GTEST_SKIP() << "not enough GPU memory: " << sm_last_error();
