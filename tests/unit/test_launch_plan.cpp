@@ -186,16 +186,19 @@ TEST(PlanCopy, CrossedStrideOneDimsAreATiledTranspose) {
   ASSERT_EQ(p.kind, KernelKind::Transpose);
   EXPECT_EQ(p.dim_j, 1);
   EXPECT_EQ(p.dim_i, 0);
-  EXPECT_EQ(p.tile, 32);
+  // 4-byte elements: 64 along i (two loads per thread and row) by 32 along j.
+  EXPECT_EQ(p.tile_i, 64);
+  EXPECT_EQ(p.tile_j, 32);
   EXPECT_EQ(p.pack, 1);
-  EXPECT_EQ(p.total_tiles, 16 * 8);
+  EXPECT_EQ(p.total_tiles, 8 * 8);
   EXPECT_EQ(p.launch.block, 256);
-  EXPECT_EQ(p.launch.grid, 128);
+  EXPECT_EQ(p.launch.grid, 64);
   // fp16: 64-element tiles, both sides packed two halves to a 4-byte access.
   p = plan_copy(desc(kDst, DType::F16, {8, 512, 256}, {512 * 256, 256, 1}),
                 desc(kSrc, DType::F16, {8, 512, 256}, {512 * 256, 1, 512}), props);
   ASSERT_EQ(p.kind, KernelKind::Transpose);
-  EXPECT_EQ(p.tile, 64);
+  EXPECT_EQ(p.tile_i, 64);
+  EXPECT_EQ(p.tile_j, 64);
   EXPECT_EQ(p.pack, 2);
   EXPECT_TRUE(p.pack_src);
   EXPECT_TRUE(p.pack_dst);
@@ -209,7 +212,8 @@ TEST(PlanCopy, CrossedStrideOneDimsAreATiledTranspose) {
   // u8: 128-element tiles, 4 per packed access.
   p = plan_copy(desc(kDst, DType::U8, {256, 256}, {256, 1}),
                 desc(kSrc, DType::U8, {256, 256}, {1, 256}), props);
-  EXPECT_EQ(p.tile, 128);
+  EXPECT_EQ(p.tile_i, 128);
+  EXPECT_EQ(p.tile_j, 128);
   EXPECT_EQ(p.pack, 4);
   // NCHW -> NHWC (channels_last): C is the source's stride-1 candidate? No:
   // the source moves fastest along W; the destination along C.
@@ -319,22 +323,25 @@ TEST(PlanBinary, TransposedInPlaceAdd) {
 TEST(PlanGather, ThreeOperandsOverTheDestination) {
   DeviceProps props;
   void* const kIdx = reinterpret_cast<void*>(uintptr_t(0x7f2000000000));
-  // Rows 0..3 of a [5, 6] f32 source chosen by a contiguous int64 index.
+  // Rows 0..3 of a [5, 6] f32 source chosen by a contiguous int64 index:
+  // rows of 24 bytes move as 3 units of 8 bytes (16 does not divide 24).
   KernelPlan p = plan_gather(desc(kDst, DType::F32, {4, 6}, {6, 1}),
                              desc(kSrc, DType::F32, {5, 6}, {6, 1}), 0,
                              desc(kIdx, DType::I64, {4}, {1}), props);
   ASSERT_EQ(p.kind, KernelKind::Elementwise);
-  EXPECT_EQ(p.unit_bytes, 4);
-  EXPECT_EQ(p.numel, 24);
+  EXPECT_EQ(p.gather, GatherKind::Rows);
+  EXPECT_EQ(p.unit_bytes, 8);
+  EXPECT_EQ(p.numel, 12);
   ASSERT_EQ(p.it.ndim, 2);
-  EXPECT_EQ(p.it.strides[0][0], 6);
+  EXPECT_EQ(p.it.sizes[1], 3);
+  EXPECT_EQ(p.it.strides[0][0], 3);  // units
   EXPECT_EQ(p.it.strides[0][1], 1);
   EXPECT_EQ(p.it.strides[1][0], 0);  // the source's dim is the index's business
   EXPECT_EQ(p.it.strides[1][1], 1);
-  EXPECT_EQ(p.it.strides[2][0], 1);
+  EXPECT_EQ(p.it.strides[2][0], 1);  // index elements, whatever the unit
   EXPECT_EQ(p.it.strides[2][1], 0);
   EXPECT_EQ(p.gather_size, 5);
-  EXPECT_EQ(p.gather_stride, 6);
+  EXPECT_EQ(p.gather_stride, 3);  // units
   EXPECT_FALSE(p.contiguous);
   EXPECT_TRUE(p.index32);
   // Columns of a [3, 10] f16 source by a flipped int32 index: the index's
@@ -342,6 +349,7 @@ TEST(PlanGather, ThreeOperandsOverTheDestination) {
   p = plan_gather(desc(kDst, DType::F16, {3, 4}, {4, 1}), desc(kSrc, DType::F16, {3, 10}, {10, 1}),
                   1, desc(at(kIdx, 12), DType::I32, {4}, {-1}), props);
   ASSERT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.gather, GatherKind::Elements);
   EXPECT_EQ(p.unit_bytes, 2);
   EXPECT_EQ(p.it.strides[1][0], 10);
   EXPECT_EQ(p.it.strides[1][1], 0);
@@ -364,15 +372,31 @@ TEST(PlanGather, IndexWidthCountsTheSourceAlongDim) {
   DeviceProps props;
   void* const kIdx = reinterpret_cast<void*>(uintptr_t(0x7f2000000000));
   // A small result from rows far apart: the index may name any row, so the
-  // source's whole reach along dim decides (2^20 rows of 2^12 elements).
+  // source's whole reach along dim decides (2^22 rows of 2^12 elements: 2^30
+  // units of 16 bytes).
   KernelPlan p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
-                             desc(kSrc, DType::F32, {1 << 20, 8}, {1 << 12, 1}), 0,
+                             desc(kSrc, DType::F32, {1 << 22, 8}, {1 << 12, 1}), 0,
                              desc(kIdx, DType::I64, {4}, {1}), props);
+  EXPECT_EQ(p.unit_bytes, 16);
   EXPECT_FALSE(p.index32);
   p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
                   desc(kSrc, DType::F32, {1 << 10, 8}, {1 << 12, 1}), 0,
                   desc(kIdx, DType::I64, {4}, {1}), props);
   EXPECT_TRUE(p.index32);
+  // The reach counts in units: 2^20 rows of 2^12 elements is 2^32 elements
+  // but 2^28 units of 16 bytes; in elements (the source off 16- and 8-byte
+  // alignment) it does not fit.
+  p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
+                  desc(kSrc, DType::F32, {1 << 20, 8}, {1 << 12, 1}), 0,
+                  desc(kIdx, DType::I64, {4}, {1}), props);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_EQ(p.gather_stride, 1 << 10);
+  EXPECT_TRUE(p.index32);
+  p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
+                  desc(at(kSrc, 4), DType::F32, {1 << 20, 8}, {1 << 12, 1}), 0,
+                  desc(kIdx, DType::I64, {4}, {1}), props);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_FALSE(p.index32);
   // A source expanded along dim (stride 0) reaches nothing there, however long.
   p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}),
                   desc(kSrc, DType::F32, {int64_t(1) << 40, 8}, {0, 1}), 0,
@@ -382,6 +406,128 @@ TEST(PlanGather, IndexWidthCountsTheSourceAlongDim) {
   p = plan_gather(desc(kDst, DType::F32, {4, 8}, {8, 1}), desc(kSrc, DType::F32, {9, 8}, {8, 1}), 0,
                   desc(kIdx, DType::I32, {4}, {int64_t(1) << 30}), props);
   EXPECT_FALSE(p.index32);
+}
+
+// The cases: a 1-d scalar gather of 10^6 and 10^7 int64 indices from
+// 10^7 fp32 values, and 10^5 rows of 256 fp32.
+TEST(PlanGather, ScalarAndRowGathersOfTheBenchmark) {
+  DeviceProps props;  // an H100: 132 SMs x 2048 threads
+  void* const kIdx = reinterpret_cast<void*>(uintptr_t(0x7f2000000000));
+  const int64_t n_src = 10000000;
+  for (int64_t n : {int64_t(1000000), int64_t(10000000)}) {
+    const KernelPlan p = plan_gather(desc(kDst, DType::F32, {n}, {1}),
+                                     desc(kSrc, DType::F32, {n_src}, {1}), 0,
+                                     desc(kIdx, DType::I64, {n}, {1}), props);
+    ASSERT_EQ(p.kind, KernelKind::Elementwise);
+    EXPECT_EQ(p.gather, GatherKind::Elements);  // one thread per output element
+    EXPECT_EQ(p.unit_bytes, 4);
+    EXPECT_EQ(p.numel, n);
+    ASSERT_EQ(p.it.ndim, 1);
+    EXPECT_EQ(p.it.strides[0][0], 1);
+    EXPECT_EQ(p.it.strides[1][0], 0);
+    EXPECT_EQ(p.it.strides[2][0], 1);
+    EXPECT_EQ(p.gather_size, n_src);
+    EXPECT_EQ(p.gather_stride, 1);
+    EXPECT_TRUE(p.index32);
+    EXPECT_EQ(p.launch.block, 256);
+    // Below four waves (4 x 132 x 2048 = 1081344 threads): one element per
+    // thread; above: four, a block apart, grid-stride beyond.
+    EXPECT_EQ(p.launch.items, n < 1081344 ? 1 : 4);
+    EXPECT_EQ(p.launch.grid, (n + 256 * p.launch.items - 1) / (256 * p.launch.items));
+  }
+  // int32 indices plan the same (the index is operand 2, in its own elements).
+  KernelPlan p = plan_gather(desc(kDst, DType::F32, {1000000}, {1}),
+                             desc(kSrc, DType::F32, {n_src}, {1}), 0,
+                             desc(kIdx, DType::I32, {1000000}, {1}), props);
+  EXPECT_EQ(p.gather, GatherKind::Elements);
+  EXPECT_EQ(p.it.strides[2][0], 1);
+  // 10^5 rows of 256 fp32 out of 10^6: 64 units of 16 bytes per row.
+  p = plan_gather(desc(kDst, DType::F32, {100000, 256}, {256, 1}),
+                  desc(kSrc, DType::F32, {1000000, 256}, {256, 1}), 0,
+                  desc(kIdx, DType::I64, {100000}, {1}), props);
+  ASSERT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.gather, GatherKind::Rows);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_EQ(p.numel, 100000 * 64);
+  ASSERT_EQ(p.it.ndim, 2);
+  EXPECT_EQ(p.it.sizes[0], 100000);
+  EXPECT_EQ(p.it.sizes[1], 64);
+  EXPECT_EQ(p.it.strides[0][0], 64);
+  EXPECT_EQ(p.it.strides[1][0], 0);
+  EXPECT_EQ(p.it.strides[2][0], 1);
+  EXPECT_EQ(p.gather_stride, 64);
+  EXPECT_TRUE(p.index32);  // 2.56 x 10^8 elements, 6.4 x 10^7 units
+  EXPECT_EQ(p.launch.items, 4);
+}
+
+// Which runs vectorize: only the innermost dim when it is stride 1 in dst
+// and src and not the selected dim; widths follow the run length, both
+// addresses, the outer strides and the source's stride along dim.
+TEST(PlanGather, RowUnitsFollowLengthAlignmentAndStrides) {
+  DeviceProps props;
+  void* const kIdx = reinterpret_cast<void*>(uintptr_t(0x7f2000000000));
+  const TensorDesc ix = desc(kIdx, DType::I32, {10}, {1});
+  auto plan = [&](const TensorDesc& d, const TensorDesc& s, int dim) {
+    return plan_gather(d, s, dim, ix, props);
+  };
+  // Rows of 6 halves (12 bytes): 4-byte units.
+  KernelPlan p = plan(desc(kDst, DType::F16, {10, 6}, {6, 1}), desc(kSrc, DType::F16, {40, 6}, {8, 1}), 0);
+  EXPECT_EQ(p.gather, GatherKind::Rows);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_EQ(p.gather_stride, 4);  // 16 bytes
+  // The source's rows 24 bytes apart: 8-byte units though the rows are 16.
+  p = plan(desc(kDst, DType::F32, {10, 4}, {4, 1}), desc(kSrc, DType::F32, {40, 4}, {6, 1}), 0);
+  EXPECT_EQ(p.unit_bytes, 8);
+  EXPECT_EQ(p.gather_stride, 3);
+  // The destination one element off 16-byte alignment: element units.
+  p = plan(desc(at(kDst, 4), DType::F32, {10, 8}, {8, 1}), desc(kSrc, DType::F32, {40, 8}, {8, 1}), 0);
+  EXPECT_EQ(p.gather, GatherKind::Rows);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_EQ(p.gather_stride, 8);
+  // A column slice of the source (rows of 64 out of 128 doubles): 16 bytes.
+  p = plan(desc(kDst, DType::F64, {10, 64}, {64, 1}), desc(kSrc, DType::F64, {40, 64}, {128, 1}), 0);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_EQ(p.gather_stride, 64);
+  // Along a middle dim of [A, B, C] (C contiguous in both): rows of C.
+  p = plan(desc(kDst, DType::F32, {3, 10, 8}, {80, 8, 1}),
+           desc(kSrc, DType::F32, {3, 20, 8}, {160, 8, 1}), 1);
+  EXPECT_EQ(p.gather, GatherKind::Rows);
+  EXPECT_EQ(p.unit_bytes, 16);
+  ASSERT_EQ(p.it.ndim, 3);
+  EXPECT_EQ(p.it.strides[1][0], 40);  // 160 floats = 40 units
+  EXPECT_EQ(p.it.strides[1][1], 0);
+  EXPECT_EQ(p.it.strides[2][1], 1);
+  EXPECT_EQ(p.gather_stride, 2);
+  // The same dim of a permuted source ([A, B, C] from a [C, B, A] buffer):
+  // no contiguous run, one element per unit.
+  p = plan(desc(kDst, DType::F32, {3, 10, 8}, {80, 8, 1}),
+           desc(kSrc, DType::F32, {3, 20, 8}, {1, 3, 60}), 1);
+  EXPECT_EQ(p.gather, GatherKind::Elements);
+  EXPECT_EQ(p.unit_bytes, 4);
+  // Along the innermost dim (a column gather): the index varies there.
+  p = plan(desc(kDst, DType::F32, {16, 10}, {10, 1}), desc(kSrc, DType::F32, {16, 64}, {64, 1}), 1);
+  EXPECT_EQ(p.gather, GatherKind::Elements);
+  EXPECT_EQ(p.unit_bytes, 4);
+  // A source flipped along the innermost dim reads backwards: elements.
+  p = plan(desc(kDst, DType::F32, {10, 8}, {8, 1}), desc(at(kSrc, 28), DType::F32, {40, 8}, {8, -1}), 0);
+  EXPECT_EQ(p.gather, GatherKind::Elements);
+  // One selected row (dims of size 1 vanish): one dim, still rows.
+  p = plan_gather(desc(kDst, DType::F32, {1, 8}, {8, 1}), desc(kSrc, DType::F32, {40, 8}, {8, 1}), 0,
+                  desc(kIdx, DType::I64, {1}, {1}), props);
+  EXPECT_EQ(p.gather, GatherKind::Rows);
+  EXPECT_EQ(p.unit_bytes, 16);
+  ASSERT_EQ(p.it.ndim, 1);
+  EXPECT_EQ(p.it.sizes[0], 2);
+  EXPECT_EQ(p.gather_stride, 2);
+  // 16-byte elements keep the split rule (complex128 at 8 mod 16).
+  p = plan(desc(kDst, DType::C128, {10, 4}, {4, 1}), desc(at(kSrc, 8), DType::C128, {40, 4}, {4, 1}), 0);
+  EXPECT_EQ(p.gather, GatherKind::Rows);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_TRUE(p.split16);
+  // Every other plan says None.
+  EXPECT_EQ(plan_copy(desc(kDst, DType::F32, {10, 8}, {8, 1}), desc(kSrc, DType::F32, {10, 8}, {16, 1}),
+                      props).gather,
+            GatherKind::None);
 }
 
 TEST(PlanIndexCheck, ScansOnlyTheDistinctElements) {
@@ -474,66 +620,78 @@ void run_elementwise(const KernelPlan& p, char* dst, DType dd, const char* src, 
   }
 }
 
-// The CUDA transpose kernel's loops: a 32 x 8 block per tile, rows strided
-// by 8, `pack` consecutive elements per thread access, the shared tile padded
-// by one element. Same dtype on both sides.
+// The CUDA transpose kernel's loops: a 32 x 8 block per tile of tile_i x
+// tile_j elements, rows strided by 8; transpose_elems_i elements per thread
+// along a source row when loading (one 4-byte access when packed),
+// transpose_elems_j along a destination row when storing; the shared tile
+// padded by one element. Same dtype on both sides.
 template <typename Index>
 void run_transpose(const KernelPlan& p, char* dst, const char* src, DType dt, Op op) {
   const TransposeParams<Index> t = make_transpose_params<Index>(p);
   using Offset = typename TransposeParams<Index>::Offset;
   const int elem = static_cast<int>(dtype_size(dt));
-  const int T = p.tile, P = p.pack;
-  ASSERT_EQ(T, transpose_tile(elem));
-  ASSERT_EQ(T, kTransposeBlockX * P);  // a warp covers one tile row
-  std::vector<char> smem(static_cast<size_t>(T) * (T + 1) * elem);
+  const int TI = p.tile_i, TJ = p.tile_j, PI = transpose_elems_i(elem), PJ = transpose_elems_j(elem);
+  ASSERT_EQ(TI, transpose_tile_i(elem));
+  ASSERT_EQ(TJ, transpose_tile_j(elem));
+  ASSERT_EQ(TI, kTransposeBlockX * PI);  // a warp covers one tile row
+  ASSERT_EQ(TJ, kTransposeBlockX * PJ);
+  ASSERT_EQ(TI % kTransposeBlockY, 0);
+  ASSERT_EQ(TJ % kTransposeBlockY, 0);
+  if (p.pack > 1) {  // packs only for 1- and 2-byte elements, 4 bytes each way
+    ASSERT_EQ(PI * elem, 4);
+    ASSERT_EQ(PJ * elem, 4);
+  } else {
+    ASSERT_FALSE(p.pack_src || p.pack_dst);
+  }
+  std::vector<char> smem(static_cast<size_t>(TJ) * (TI + 1) * elem);
   buffers().push_back({reinterpret_cast<const unsigned char*>(smem.data()), smem.size()});
   struct Pop {
     ~Pop() { buffers().pop_back(); }
   } pop;
-  auto sm_at = [&](int r, int c) { return &smem[(static_cast<size_t>(r) * (T + 1) + c) * elem]; };
+  auto sm_at = [&](int r, int c) { return &smem[(static_cast<size_t>(r) * (TI + 1) + c) * elem]; };
   for (Index tile = 0; tile < t.total_tiles; ++tile) {
     Index i0, j0;
     Offset off[2];
-    t.tile_origin(tile, &i0, &j0, off, T);
+    t.tile_origin(tile, &i0, &j0, off, TI, TJ);
     // load: tile rows along j, threads along i
     for (int ty = 0; ty < kTransposeBlockY; ++ty)
-      for (int r = ty; r < T; r += kTransposeBlockY) {
+      for (int r = ty; r < TJ; r += kTransposeBlockY) {
         const Index j = j0 + r;
         for (int tx = 0; tx < kTransposeBlockX; ++tx) {
-          const Index ib = i0 + static_cast<Index>(tx * P);
+          const Index ib = i0 + static_cast<Index>(tx * PI);
           if (t.pack_src && j < t.size_j && ib < t.size_i) {
-            ASSERT_LE(ib + P, t.size_i);  // a pack is all in or all out
+            ASSERT_LE(ib + PI, t.size_i);  // a pack is all in or all out
             const char* s = src + (off[1] + static_cast<Offset>(ib) +
                                    static_cast<Offset>(j) * t.src_sj) * elem;
             ASSERT_EQ(reinterpret_cast<uintptr_t>(s) % 4, 0u);
           }
-          for (int q = 0; q < P; ++q) {
+          for (int q = 0; q < PI; ++q) {
             const Index i = ib + static_cast<Index>(q);
             if (j < t.size_j && i < t.size_i) {
               const char* sp =
                   src + (off[1] + static_cast<Offset>(i) + static_cast<Offset>(j) * t.src_sj) * elem;
               if (!in_bounds(sp, elem)) return;
-              std::memcpy(sm_at(r, tx * P + q), sp, static_cast<size_t>(elem));
+              std::memcpy(sm_at(r, tx * PI + q), sp, static_cast<size_t>(elem));
             }
           }
         }
       }
     // store: tile rows along i, threads along j
     for (int ty = 0; ty < kTransposeBlockY; ++ty)
-      for (int r = ty; r < T; r += kTransposeBlockY) {
+      for (int r = ty; r < TI; r += kTransposeBlockY) {
         const Index i = i0 + r;
         for (int tx = 0; tx < kTransposeBlockX; ++tx) {
-          const Index jb = j0 + static_cast<Index>(tx * P);
+          const Index jb = j0 + static_cast<Index>(tx * PJ);
           if (t.pack_dst && i < t.size_i && jb < t.size_j) {
-            ASSERT_LE(jb + P, t.size_j);
+            ASSERT_LE(jb + PJ, t.size_j);
             const char* d = dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(jb)) * elem;
             ASSERT_EQ(reinterpret_cast<uintptr_t>(d) % 4, 0u);
           }
-          for (int q = 0; q < P; ++q) {
+          for (int q = 0; q < PJ; ++q) {
             const Index j = jb + static_cast<Index>(q);
             if (i < t.size_i && j < t.size_j)
               apply_elem(op, dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(j)) * elem,
-                         dt, sm_at(tx * P + q, r), dt);
+                         dt, sm_at(tx * PJ + q, r), dt);
           }
         }
       }
@@ -569,7 +727,8 @@ std::string describe(const TensorDesc& d) {
 
 std::string describe(const KernelPlan& p) {
   std::string s = "kind " + std::to_string(int(p.kind)) + " unit " + std::to_string(p.unit_bytes) +
-                  " i " + std::to_string(p.dim_i) + " j " + std::to_string(p.dim_j) + " pack " +
+                  " i " + std::to_string(p.dim_i) + " j " + std::to_string(p.dim_j) + " tile " +
+                  std::to_string(p.tile_i) + "x" + std::to_string(p.tile_j) + " pack " +
                   std::to_string(p.pack) + (p.pack_src ? " ps" : "") + (p.pack_dst ? " pd" : "") +
                   " off " + std::to_string(p.byte_offset[0]) + "/" + std::to_string(p.byte_offset[1]) +
                   " dims";
@@ -867,13 +1026,20 @@ int64_t run_index_check(const IndexCheckPlan& c, const TensorDesc& index, int64_
 }
 
 // The gather kernel: the element-wise loop over three operands with the
-// CUDA functor's body (GatherUnits in cuda_index.cu).
+// CUDA functor's body (GatherUnits in cuda_index.cu). Units are elements
+// (Elements) or runs of a row (Rows, up to 16 bytes, aligned as planned);
+// the index is always addressed in its own elements.
 template <typename Index>
 void run_gather(const KernelPlan& p, const TensorDesc& dst, const TensorDesc& src,
                 const TensorDesc& index) {
   if (p.kind == KernelKind::Empty) return;
   ASSERT_EQ(p.kind, KernelKind::Elementwise);
-  ASSERT_EQ(p.unit_bytes, int(dtype_size(dst.dtype)));
+  const int elem = int(dtype_size(dst.dtype));
+  ASSERT_NE(p.gather, GatherKind::None);
+  ASSERT_TRUE(p.unit_bytes == elem || (p.gather == GatherKind::Rows && p.unit_bytes > elem &&
+                                       p.unit_bytes <= 16 && p.unit_bytes % elem == 0))
+      << "unit " << p.unit_bytes << " elem " << elem;
+  const bool vector = p.unit_bytes > elem || (p.unit_bytes == 16 && !p.split16);
   const auto calc = make_offset_calc<Index, 3>(p);
   using Offset = typename std::make_signed<Index>::type;
   char* d = static_cast<char*>(dst.data) + p.byte_offset[0];
@@ -900,6 +1066,10 @@ void run_gather(const KernelPlan& p, const TensorDesc& dst, const TensorDesc& sr
     const Offset so = gather_source_offset(o[1], v, p.gather_size, p.gather_stride);
     char* dp = d + o[0] * p.unit_bytes;
     const char* sp = s + so * p.unit_bytes;
+    if (vector) {  // one access of unit_bytes: aligned to it
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(dp) % p.unit_bytes, 0u) << "dst unit at " << lin;
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(sp) % p.unit_bytes, 0u) << "src unit at " << lin;
+    }
     if (!in_bounds(dp, p.unit_bytes) || !in_bounds(sp, p.unit_bytes)) return;
     std::memcpy(dp, sp, static_cast<size_t>(p.unit_bytes));
   }
@@ -1014,6 +1184,91 @@ TEST(PlanExecution, RandomGathers) {
   EXPECT_GT(index32, 300);
 }
 
+// Row gathers as they come from row-major tensors: contiguous runs in both
+// operands, rows padded or not, bases shifted by whole elements, the
+// selected dim anywhere but innermost (sometimes innermost: elements). The
+// vectorized plans (units wider than an element, checked aligned by
+// run_gather) write exactly the reference's bytes, with 64- and 32-bit math.
+TEST(PlanExecution, RandomRowGathers) {
+  std::mt19937 rng(29);
+  const DType dts[] = {DType::I8, DType::F16, DType::F32, DType::F64, DType::C128};
+  int widths[17] = {};
+  for (int iter = 0; iter < 2000; ++iter) {
+    const int nd = 1 + static_cast<int>(rng() % 3);
+    std::vector<int64_t> sizes(static_cast<size_t>(nd));
+    for (auto& x : sizes) x = 1 + static_cast<int64_t>(rng() % 12);
+    const int64_t row_pick = rng() % 3;  // row length: multiples of 16 bytes, or anything
+    const DType dt = dts[rng() % 5];
+    const int64_t elem = int64_t(dtype_size(dt));
+    if (row_pick == 0) sizes.back() = (1 + rng() % 4) * 16 / std::min<int64_t>(elem, 16);
+    const int dim = rng() % 5 == 0 ? nd - 1 : static_cast<int>(rng() % nd);
+    const int64_t n = rng() % 9 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 10);
+    const int64_t src_size = 1 + static_cast<int64_t>(rng() % 9);
+    std::vector<int64_t> ssizes = sizes, dsizes = sizes;
+    ssizes[static_cast<size_t>(dim)] = src_size;
+    dsizes[static_cast<size_t>(dim)] = n;
+    // Row-major source with its innermost rows padded by `pad` elements.
+    const int64_t pad = rng() % 2 ? 0 : static_cast<int64_t>(rng() % 5) * (rng() % 2 ? 16 / std::min<int64_t>(elem, 16) : 1);
+    auto row_major = [&](const std::vector<int64_t>& sz, int64_t padding, int64_t shift,
+                         std::vector<unsigned char>& buf, TensorDesc& d) {
+      d.dtype = dt;
+      d.ndim = nd;
+      int64_t total = 1;
+      for (int k = nd - 1; k >= 0; --k) {
+        d.sizes[k] = sz[static_cast<size_t>(k)];
+        d.strides[k] = total;
+        total *= sz[static_cast<size_t>(k)] + (k == nd - 1 ? padding : 0);
+      }
+      buf.assign(static_cast<size_t>((total + shift) * elem + 32), 0);
+      for (auto& b : buf) b = static_cast<unsigned char>(rng());
+      const uintptr_t base = (reinterpret_cast<uintptr_t>(buf.data()) + 15) & ~uintptr_t(15);
+      d.data = reinterpret_cast<void*>(base + static_cast<uintptr_t>(shift * elem));
+    };
+    std::vector<unsigned char> sbuf, dbuf;
+    TensorDesc src, dst;
+    row_major(ssizes, pad, rng() % 4 == 0 ? static_cast<int64_t>(rng() % 3) : 0, sbuf, src);
+    row_major(dsizes, 0, rng() % 4 == 0 ? static_cast<int64_t>(rng() % 3) : 0, dbuf, dst);
+    const DType it = rng() % 2 ? DType::I64 : DType::I32;
+    std::vector<int64_t> idx(static_cast<size_t>(n));
+    std::vector<int64_t> i64(static_cast<size_t>(n) + 1);
+    std::vector<int32_t> i32(static_cast<size_t>(n) + 1);
+    for (int64_t i = 0; i < n; ++i) {
+      idx[static_cast<size_t>(i)] = static_cast<int64_t>(rng() % (2 * src_size)) - src_size;
+      i64[static_cast<size_t>(i)] = idx[static_cast<size_t>(i)];
+      i32[static_cast<size_t>(i)] = static_cast<int32_t>(idx[static_cast<size_t>(i)]);
+    }
+    void* ip = it == DType::I64 ? static_cast<void*>(i64.data()) : static_cast<void*>(i32.data());
+    const TensorDesc ind = desc(ip, it, {n}, {1});
+    std::vector<unsigned char> ebuf = dbuf, gbuf = dbuf;
+    TensorDesc expect = dst, got32 = dst;
+    expect.data = ebuf.data() + (static_cast<unsigned char*>(dst.data) - dbuf.data());
+    got32.data = gbuf.data() + (static_cast<unsigned char*>(dst.data) - dbuf.data());
+    buffers() = {{dbuf.data(), dbuf.size()},
+                 {sbuf.data(), sbuf.size()},
+                 {ebuf.data(), ebuf.size()},
+                 {gbuf.data(), gbuf.size()},
+                 {static_cast<const unsigned char*>(ip), (static_cast<size_t>(n) + 1) * dtype_size(it)}};
+    reference_gather(expect, src, dim, idx);
+    const KernelPlan p = plan_gather(dst, src, dim, ind, DeviceProps{});
+    SCOPED_TRACE("dim " + std::to_string(dim) + " dst " + describe(dst) + " src " + describe(src) +
+                 " plan " + describe(p) + " gather_stride " + std::to_string(p.gather_stride));
+    if (p.kind == KernelKind::Empty) continue;
+    // An innermost dim contiguous in both and not selected is always rows.
+    if (dim != nd - 1 && dst.sizes[nd - 1] > 1) EXPECT_EQ(p.gather, GatherKind::Rows);
+    if (p.gather == GatherKind::Rows) ++widths[p.unit_bytes];
+    run_gather<uint64_t>(p, dst, src, ind);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(dbuf == ebuf) << "64-bit plan";
+    if (p.index32) {
+      run_gather<uint32_t>(p, got32, src, ind);
+      if (HasFatalFailure()) return;
+      ASSERT_TRUE(gbuf == ebuf) << "32-bit plan";
+    }
+  }
+  // Each unit width is exercised, 16-byte units of narrower elements most.
+  for (int w : {2, 4, 8, 16}) EXPECT_GT(widths[w], 30) << "unit width " << w;
+}
+
 // A long index with bad entries near the end, checked by the emulated grid:
 // the lowest bad position wins, whichever thread finds it first.
 TEST(PlanExecution, IndexCheckFindsTheFirstBadPosition) {
@@ -1078,7 +1333,8 @@ TEST(PlanCopy, SixteenByteElementsAtEightByteAddresses) {
   p = plan_copy(desc(kDst, DType::C128, {64, 64}, {64, 1}),
                 desc(at(kSrc, 8), DType::C128, {64, 64}, {1, 64}), props);
   EXPECT_EQ(p.kind, KernelKind::Transpose);
-  EXPECT_EQ(p.tile, 32);
+  EXPECT_EQ(p.tile_i, 32);
+  EXPECT_EQ(p.tile_j, 32);
   EXPECT_EQ(p.pack, 1);
 }
 

@@ -1,9 +1,15 @@
-// index_select on one GPU: the index is validated where it lives (a small
-// kernel over its distinct elements lowering one device word, read back
-// once) and the gather is the element-wise kernel over three operands
-// planned by plan_gather. The index never leaves the device; the only
-// allocation is the validation's scratch word, through the device's caching
-// allocator (so statistics and fault injection see it).
+// index_select on one GPU, whatever its length, layout or dim: one check of
+// the index, then one gather launch. The check runs where the index lives
+// (a kernel over its distinct elements lowering one device word to the first
+// bad position, read back once; nothing is written before it returns): the
+// position, not just a min/max, so the refusal names the same element and
+// value as the CPU's. The gather is the element-wise kernel over three
+// operands planned by plan_gather: runs of rows contiguous in both operands
+// move in vector units of up to 16 bytes (GatherKind::Rows), scalar gathers
+// one element per thread (Elements), 32- or 64-bit index math as planned.
+// The index never leaves the device; the only allocation is the check's
+// scratch word, through the device's caching allocator (so statistics and
+// fault injection see it).
 #include <climits>
 
 #include "backend/cuda/cuda_kernels.hpp"
@@ -35,7 +41,9 @@ struct ScratchBlock {
   ~ScratchBlock() { alloc.deallocate(a); }
 };
 
-// dst[o0] = src[gather_source_offset(o1, index[o2])], E-byte elements.
+// dst[o0] = src[gather_source_offset(o1, index[o2])] in units of E bytes (an
+// element, or a vector of a row's elements: o0, o1 and the plan's gather
+// stride are in units, o2 in index elements).
 template <int E, typename I>
 struct GatherUnits {
   using Value = Unit<E>;

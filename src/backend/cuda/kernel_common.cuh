@@ -163,82 +163,135 @@ struct OpEpilogue {
   }
 };
 
-// One block (32 x 8 threads) per tile of TILE x TILE elements, grid-stride
-// over tiles. Load: each warp reads one tile row along i (the source's
-// stride-1 dim), P elements per thread (one 4-byte access when packed).
-// Store: each warp writes one tile row along j (the destination's stride-1
-// dim). The shared tile is padded by one element per row: with P elements
-// per access the column reads of the store phase hit 32 different banks.
+// One block (32 x 8 threads) per tile of TI x TJ elements (transpose_tile_i/j),
+// grid-stride over tiles. Load: each warp reads source rows along i (the
+// source's stride-1 dim), PI elements per thread (one 4-byte access when
+// packed). Store: each warp writes destination rows along j (the
+// destination's stride-1 dim), PJ elements per thread. The shared tile is
+// padded by one element per row: the column reads of the store phase hit 32
+// different banks.
+// Each phase issues all of a thread's global loads into registers before it
+// uses any (no loop-carried break between them): the loads are then in
+// flight together. Loading row by row straight into shared memory left one
+// load in flight per thread and the 2-D f32 transpose at 79% of a device copy
+// on an H100 (bench/RESULTS.md). No register cap: asking for 8 blocks per SM
+// (32 registers) made the f16 tiles spill and run at a third of the speed.
 template <int E, typename Index, typename Epi>
 __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
     transpose_kernel(char* dst, const char* src, TransposeParams<Index> p, Epi epi) {
-  constexpr int P = E < 4 ? 4 / E : 1;
-  constexpr int T = kTransposeBlockX * P;
-  constexpr int kRows = T / kTransposeBlockY;  // tile rows per thread
+  constexpr int PI = transpose_elems_i(E), PJ = transpose_elems_j(E);
+  constexpr int TI = kTransposeBlockX * PI, TJ = kTransposeBlockX * PJ;
+  constexpr int kLoadRows = TJ / kTransposeBlockY;   // source rows (j) per thread
+  constexpr int kStoreRows = TI / kTransposeBlockY;  // destination rows (i) per thread
   using W = ElemUnit<E>;
-  using Pack = Unit<E * P>;
+  // A thread's elements of one row, held as one bit container (a 4-byte
+  // pack for 1- and 2-byte elements: one register, not one per byte).
+  using RowI = Unit<E * PI>;
+  using RowJ = Unit<E * PJ>;
   using Offset = typename TransposeParams<Index>::Offset;
-  __shared__ W tile[T][T + 1];
+  __shared__ W tile[TJ][TI + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
+  const bool pack_src = E * PI == 4 && PI > 1 && p.pack_src;
+  const bool pack_dst = E * PJ == 4 && PJ > 1 && p.pack_dst;
   for (Index t = blockIdx.x; t < p.total_tiles; t += gridDim.x) {
     Index i0, j0;
     Offset off[2];
-    p.tile_origin(t, &i0, &j0, off, T);
+    p.tile_origin(t, &i0, &j0, off, TI, TJ);
     const W* s = reinterpret_cast<const W*>(src) + off[1];
     W* d = reinterpret_cast<W*>(dst) + off[0];
 
-    const Index ib = i0 + static_cast<Index>(tx * P);
+    RowI v[kLoadRows];
+    const Index ib = i0 + static_cast<Index>(tx * PI);
 #pragma unroll
-    for (int rr = 0; rr < kRows; ++rr) {
-      const int r = ty + rr * kTransposeBlockY;
-      const Index j = j0 + static_cast<Index>(r);
-      if (j >= p.size_j) break;
-      const W* row = s + static_cast<Offset>(j) * p.src_sj;
-      if (P > 1 && p.pack_src) {
-        if (ib < p.size_i) {
-          const Pack v = *reinterpret_cast<const Pack*>(row + ib);
-          W w[P];
-          memcpy(w, &v, sizeof(Pack));
+    for (int rr = 0; rr < kLoadRows; ++rr) {
+      const Index j = j0 + static_cast<Index>(ty + rr * kTransposeBlockY);
+      W e[PI] = {};
+      if (j < p.size_j) {
+        const W* row = s + static_cast<Offset>(j) * p.src_sj;
+        if (pack_src) {
+          if (ib < p.size_i) {
+            const RowI pk = *reinterpret_cast<const RowI*>(row + ib);
+            memcpy(e, &pk, sizeof(RowI));
+          }
+        } else {
 #pragma unroll
-          for (int q = 0; q < P; ++q) tile[r][tx * P + q] = w[q];
+          for (int q = 0; q < PI; ++q)
+            if (ib + q < p.size_i) e[q] = row[ib + q];
         }
-      } else {
-#pragma unroll
-        for (int q = 0; q < P; ++q)
-          if (ib + q < p.size_i) tile[r][tx * P + q] = row[ib + q];
       }
+      memcpy(&v[rr], e, sizeof(RowI));
+    }
+#pragma unroll
+    for (int rr = 0; rr < kLoadRows; ++rr) {
+      W e[PI];
+      memcpy(e, &v[rr], sizeof(RowI));
+#pragma unroll
+      for (int q = 0; q < PI; ++q) tile[ty + rr * kTransposeBlockY][tx * PI + q] = e[q];
     }
     __syncthreads();
 
-    const Index jb = j0 + static_cast<Index>(tx * P);
+    const Index jb = j0 + static_cast<Index>(tx * PJ);
+    // In-place ops read the destination: all rows' loads first where a thread
+    // has one element per row (4 bytes and wider: f32 on a transposed view
+    // went from 76% to 99% of a copy); packed 1- and 2-byte rows read theirs
+    // row by row, since batching them took the f16 op past 100 registers
+    // and to a third of its row-by-row speed.
+    constexpr bool kBatchDst = Epi::kReadsDst && PJ == 1;
+    RowJ cur[kStoreRows];
+    if (kBatchDst) {
 #pragma unroll
-    for (int rr = 0; rr < kRows; ++rr) {
+      for (int rr = 0; rr < kStoreRows; ++rr) {
+        const Index i = i0 + static_cast<Index>(ty + rr * kTransposeBlockY);
+        W e[PJ] = {};
+        if (i < p.size_i) {
+          const W* row = d + static_cast<Offset>(i) * p.dst_si;
+          if (pack_dst) {
+            if (jb < p.size_j) {
+              const RowJ old = *reinterpret_cast<const RowJ*>(row + jb);
+              memcpy(e, &old, sizeof(RowJ));
+            }
+          } else {
+#pragma unroll
+            for (int q = 0; q < PJ; ++q)
+              if (jb + q < p.size_j) e[q] = row[jb + q];
+          }
+        }
+        memcpy(&cur[rr], e, sizeof(RowJ));
+      }
+    }
+#pragma unroll
+    for (int rr = 0; rr < kStoreRows; ++rr) {
       const int r = ty + rr * kTransposeBlockY;
       const Index i = i0 + static_cast<Index>(r);
-      if (i >= p.size_i) break;
+      if (i >= p.size_i) continue;
       W* row = d + static_cast<Offset>(i) * p.dst_si;
-      W v[P];
-#pragma unroll
-      for (int q = 0; q < P; ++q) v[q] = tile[tx * P + q][r];
-      if (P > 1 && p.pack_dst) {
-        if (jb < p.size_j) {
-          Pack* pp = reinterpret_cast<Pack*>(row + jb);
-          W cur[P] = {};
-          if (Epi::kReadsDst) {
-            const Pack old = *pp;
-            memcpy(cur, &old, sizeof(Pack));
+      W c[PJ] = {}, w[PJ];
+      if (kBatchDst) {
+        memcpy(c, &cur[rr], sizeof(RowJ));
+      } else if (Epi::kReadsDst) {
+        if (pack_dst) {
+          if (jb < p.size_j) {
+            const RowJ old = *reinterpret_cast<const RowJ*>(row + jb);
+            memcpy(c, &old, sizeof(RowJ));
           }
+        } else {
 #pragma unroll
-          for (int q = 0; q < P; ++q) v[q] = epi(cur[q], v[q]);
-          Pack out;
-          memcpy(&out, v, sizeof(Pack));
-          *pp = out;
+          for (int q = 0; q < PJ; ++q)
+            if (jb + q < p.size_j) c[q] = row[jb + q];
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < PJ; ++q) w[q] = epi(c[q], tile[tx * PJ + q][r]);
+      if (pack_dst) {
+        if (jb < p.size_j) {
+          RowJ pk;
+          memcpy(&pk, w, sizeof(RowJ));
+          *reinterpret_cast<RowJ*>(row + jb) = pk;
         }
       } else {
 #pragma unroll
-        for (int q = 0; q < P; ++q) {
-          if (jb + q < p.size_j) row[jb + q] = epi(Epi::kReadsDst ? row[jb + q] : W{}, v[q]);
-        }
+        for (int q = 0; q < PJ; ++q)
+          if (jb + q < p.size_j) row[jb + q] = w[q];
       }
     }
     __syncthreads();  // the tile is reused by the next iteration

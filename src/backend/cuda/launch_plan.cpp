@@ -39,14 +39,16 @@ uintptr_t address(const void* data, int64_t byte_offset) {
   return reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(byte_offset);
 }
 
-// The widest unit (bytes, a multiple of elem) that every operand can move
-// along the shared stride-1 innermost dim: the row length, each base address
-// and every outer stride (in bytes) must be multiples of it.
-int vector_width(const IterPlan& it, int elem, const uintptr_t* addrs) {
+// The widest unit (bytes, a multiple of elem) that operands [0, nops) can
+// move along their shared stride-1 innermost dim: the row length, each base
+// address, every outer stride and `extra_stride` (in bytes) must be multiples
+// of it. Operands past nops (a gather's index) are not moved in units.
+int vector_width(const IterPlan& it, int elem, const uintptr_t* addrs, int nops,
+                 int64_t extra_stride = 0) {
   const int inner = it.ndim - 1;
   for (int w = 16; w > elem; w /= 2) {
-    bool ok = (it.sizes[inner] * elem) % w == 0;
-    for (int k = 0; ok && k < it.nops; ++k) {
+    bool ok = (it.sizes[inner] * elem) % w == 0 && (extra_stride * elem) % w == 0;
+    for (int k = 0; ok && k < nops; ++k) {
       ok = addrs[k] % static_cast<uintptr_t>(w) == 0;
       for (int d = 0; ok && d < inner; ++d) ok = (it.strides[k][d] * elem) % w == 0;
     }
@@ -56,12 +58,13 @@ int vector_width(const IterPlan& it, int elem, const uintptr_t* addrs) {
 }
 
 // Rescales the plan's dims from elements of `elem` bytes to units of w bytes
-// (the innermost dim has stride 1 or 0 for every operand).
-void to_units(IterPlan& it, int elem, int w) {
+// for operands [0, nops) (the innermost dim has stride 1 or 0 for every
+// operand; the others keep their element strides).
+void to_units(IterPlan& it, int elem, int w, int nops) {
   const int inner = it.ndim - 1;
   const int64_t f = w / elem;
   it.sizes[inner] /= f;
-  for (int k = 0; k < it.nops; ++k)
+  for (int k = 0; k < nops; ++k)
     for (int d = 0; d < inner; ++d) it.strides[k][d] = it.strides[k][d] * elem / w;
 }
 
@@ -106,7 +109,8 @@ bool try_transpose(KernelPlan& p, int elem, const void* dst_data, const void* sr
   p.kind = KernelKind::Transpose;
   p.dim_i = i;
   p.dim_j = j;
-  p.tile = transpose_tile(elem);
+  p.tile_i = transpose_tile_i(elem);
+  p.tile_j = transpose_tile_j(elem);
   p.pack = elem < 4 ? 4 / elem : 1;
   const uintptr_t dst_addr = address(dst_data, p.byte_offset[0]);
   const uintptr_t src_addr = address(src_data, p.byte_offset[1]);
@@ -122,8 +126,8 @@ bool try_transpose(KernelPlan& p, int elem, const void* dst_data, const void* sr
   }
   p.numel = it.numel();
   p.index32 = fits_index32(it);
-  p.tiles_i = (it.sizes[i] + p.tile - 1) / p.tile;
-  p.tiles_j = (it.sizes[j] + p.tile - 1) / p.tile;
+  p.tiles_i = (it.sizes[i] + p.tile_i - 1) / p.tile_i;
+  p.tiles_j = (it.sizes[j] + p.tile_j - 1) / p.tile_j;
   p.total_tiles = p.tiles_i * p.tiles_j * (p.numel / (it.sizes[i] * it.sizes[j]));
   p.launch.block = kTransposeBlockX * kTransposeBlockY;
   p.launch.items = 1;
@@ -143,14 +147,6 @@ KernelPlan start_plan(int nops, const TensorDesc* const* ops) {
 }
 
 }  // namespace
-
-int transpose_tile(int elem_bytes) {
-  switch (elem_bytes) {
-    case 1: return 128;
-    case 2: return 64;
-    default: return 32;
-  }
-}
 
 Launch plan_elementwise_launch(int64_t units, const DeviceProps& props) {
   Launch l;
@@ -186,8 +182,8 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
   if (shared_inner) {
     const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
                                 address(src.data, p.byte_offset[1])};
-    const int w = vector_width(it, elem, addrs);
-    to_units(it, elem, w);
+    const int w = vector_width(it, elem, addrs, it.nops);
+    to_units(it, elem, w, it.nops);
     p.unit_bytes = w;
     mark_split16(p, addrs, 2);
     finish_elementwise(p, props);
@@ -210,8 +206,8 @@ KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props) {
   int w = elem;
   const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
   if (p.it.strides[0][p.it.ndim - 1] == 1) {
-    w = vector_width(p.it, elem, addrs);
-    to_units(p.it, elem, w);
+    w = vector_width(p.it, elem, addrs, p.it.nops);
+    to_units(p.it, elem, w, p.it.nops);
   }
   p.unit_bytes = w;
   mark_split16(p, addrs, 1);
@@ -258,19 +254,39 @@ KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
   if (p.it.empty) return p;
   p.gather_size = src.sizes[dim];
   p.gather_stride = src.strides[dim];
-  p.unit_bytes = static_cast<int>(dtype_size(dst.dtype));
+  const int elem = static_cast<int>(dtype_size(dst.dtype));
   const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
                               address(src.data, p.byte_offset[1])};
+  // Rows: along the innermost dim the index is constant (it is not the
+  // selected dim) and both dst and src have stride 1, so each selected slice
+  // is a run of contiguous elements in both: it moves in vector units (up to
+  // 16 bytes) when the run length, both addresses, the outer strides and the
+  // source's stride along dim allow. The index keeps its element strides.
+  IterPlan& it = p.it;
+  const int inner = it.ndim - 1;
+  int w = elem;
+  if (it.strides[0][inner] == 1 && it.strides[1][inner] == 1 && it.strides[2][inner] == 0) {
+    p.gather = GatherKind::Rows;
+    w = vector_width(it, elem, addrs, 2, p.gather_stride);
+    if (w > elem) {
+      to_units(it, elem, w, 2);
+      p.gather_stride = p.gather_stride * elem / w;
+    }
+  } else {
+    p.gather = GatherKind::Elements;
+  }
+  p.unit_bytes = w;
   mark_split16(p, addrs, 2);
   finish_elementwise(p, props);
   if (p.index32) {
-    // The source's offsets reach sum (size - 1) * |stride| over the plan's
-    // dims (operand 1, dim excluded) plus (size - 1) * |stride| along dim.
+    // The source's offsets (units) reach sum (size - 1) * |stride| over the
+    // plan's dims (operand 1, dim excluded) plus (size - 1) * |stride| along
+    // dim: the index may name any position there, whatever the result's size.
     constexpr int64_t kLimit = INT32_MAX - 1024;
     int64_t reach = 0, term;
-    bool ok = !__builtin_mul_overflow(src.sizes[dim] - 1, abs64(src.strides[dim]), &reach);
-    for (int d = 0; ok && d < p.it.ndim; ++d)
-      ok = !__builtin_mul_overflow(p.it.sizes[d] - 1, abs64(p.it.strides[1][d]), &term) &&
+    bool ok = !__builtin_mul_overflow(p.gather_size - 1, abs64(p.gather_stride), &reach);
+    for (int d = 0; ok && d < it.ndim; ++d)
+      ok = !__builtin_mul_overflow(it.sizes[d] - 1, abs64(it.strides[1][d]), &term) &&
            !__builtin_add_overflow(reach, term, &reach);
     p.index32 = ok && reach <= kLimit;
   }

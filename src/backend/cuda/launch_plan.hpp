@@ -13,16 +13,21 @@
 //    the unit is a vector of up to 16 bytes when the operands share their
 //    stride-1 dim and the alignment allows (a 128-bit copy); otherwise an
 //    element.
-//  - Elementwise over three operands for index_select (a gather): the
-//    destination, the source with its stride along the selected dim set to 0,
-//    and the index (stride 0 everywhere but along that dim); the functor adds
-//    wrap_index(index value) * the source's stride along the dim to the
-//    source offset (gather_source_offset).
+//  - Elementwise over three operands for index_select (a gather), the whole
+//    call in one launch: the destination, the source with its stride along
+//    the selected dim set to 0, and the index (stride 0 everywhere but along
+//    that dim); the functor adds wrap_index(index value) * the source's
+//    stride along the dim to the source offset (gather_source_offset). Two
+//    shapes (GatherKind): Rows, where the selected slices end in a run that
+//    is contiguous in both dst and src (the index constant along it), moved
+//    in vector units of up to 16 bytes like a same-dtype copy; Elements (a
+//    scalar gather, e.g. 1-d), one thread per output element.
 //  - Transpose: the destination's stride-1 dim (j) is not the source's (i):
-//    square tiles through shared memory (padded by one element, so both the
-//    row writes and the column reads are free of bank conflicts), loads
+//    tiles through shared memory (padded by one element, so both the row
+//    writes and the column reads are free of bank conflicts), loads
 //    coalesced along i, stores along j, 4-byte packed accesses for 1- and
-//    2-byte elements when the alignment allows.
+//    2-byte elements when the alignment allows; tile sides below
+//    (transpose_tile_i/j).
 #pragma once
 
 #include <cstdint>
@@ -134,6 +139,11 @@ Launch plan_elementwise_launch(int64_t units, const DeviceProps& props);
 
 // ---- plans -------------------------------------------------------------------------
 enum class KernelKind { Empty, Memcpy, Elementwise, Transpose };
+// plan_gather's shapes (None for every other plan): Rows moves runs of each
+// selected slice that are contiguous in dst and src, in units of unit_bytes
+// (a multiple of the element size, up to 16); Elements moves one element
+// per unit (the innermost dim is the selected one, or not contiguous).
+enum class GatherKind { None, Elements, Rows };
 
 struct KernelPlan {
   KernelKind kind = KernelKind::Empty;
@@ -155,14 +165,18 @@ struct KernelPlan {
   bool contiguous = false;    // Elementwise: one dim, stride 1 for every operand
   int64_t memcpy_bytes = 0;   // Memcpy
   // Transpose: the destination (operand 0) has stride 1 along dim_j (the
-  // innermost), the source (operand 1) along dim_i; tile x tile elements.
+  // innermost), the source (operand 1) along dim_i; tiles of tile_i x tile_j
+  // elements.
   int dim_i = -1, dim_j = -1;
-  int tile = 0;
+  int tile_i = 0, tile_j = 0;
   int pack = 1;               // elements per 4-byte packed access (1: none)
   bool pack_src = false, pack_dst = false;
   int64_t tiles_i = 0, tiles_j = 0, total_tiles = 0;
-  // Gather (plan_gather): the source's size and stride (elements) along the
-  // selected dim, applied by gather_source_offset.
+  // Gather (plan_gather): the shape, the source's size along the selected dim
+  // and its stride there in units (elements unless Rows vectorized),
+  // applied by gather_source_offset. Operand 2 (the index) keeps strides and
+  // byte_offset in index elements whatever the unit.
+  GatherKind gather = GatherKind::None;
   int64_t gather_size = 0, gather_stride = 0;
   Launch launch;
 };
@@ -182,9 +196,10 @@ KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allo
 
 // index_select: dst[..., i, ...] = src[..., wrap_index(index[i]), ...] along
 // dim, under Kernels::index_select's preconditions (same dtype, sizes equal
-// but along dim, index 1-d and validated). Elementwise in element units over
-// the three operands (0 = dst, 1 = src without dim, 2 = index), coalesced
-// like any other; 32-bit math only when the source's whole reach along dim
+// but along dim, index 1-d and validated). Elementwise over the three
+// operands (0 = dst, 1 = src without dim, 2 = index), coalesced like any
+// other; Rows in vector units when the innermost dim allows (GatherKind),
+// else Elements; 32-bit math only when the source's whole reach along dim
 // fits too, since the index's values may name any of its elements there.
 KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
                        const TensorDesc& index, const DeviceProps& props);
@@ -211,9 +226,27 @@ struct IndexCheckPlan {
 };
 IndexCheckPlan plan_index_check(const TensorDesc& index, const DeviceProps& props);
 
-// Tile side for an element size: 32 elements of 4 or 8 bytes, 64 of 2, 128 of 1
-// (a warp always moves one 128-byte row, or 256 bytes for 8-byte elements).
-int transpose_tile(int elem_bytes);
+// Elements each thread of the transpose kernel moves per tile row: along i
+// when it loads (the source's stride-1 dim), along j when it stores. 1- and
+// 2-byte elements: one 4-byte pack each way (square tiles of 128 or 64). 4-
+// and 8-byte elements: two loads per row and one store (tiles of 64 along i by
+// 32 along j): on an H100, where j is short (16, as in a 5-D reversal), one
+// f32 load per row reached 83% of a device copy and two reached 100%
+// (bench/cuda/transpose_variants.cu; bench/RESULTS.md). 16-byte elements: one
+// each way.
+SM_HOST_DEVICE constexpr int transpose_elems_i(int elem_bytes) {
+  return elem_bytes < 4 ? 4 / elem_bytes : elem_bytes <= 8 ? 2 : 1;
+}
+SM_HOST_DEVICE constexpr int transpose_elems_j(int elem_bytes) {
+  return elem_bytes < 4 ? 4 / elem_bytes : 1;
+}
+// Tile sides (elements): a warp covers one tile row in each phase.
+SM_HOST_DEVICE constexpr int transpose_tile_i(int elem_bytes) {
+  return kTransposeBlockX * transpose_elems_i(elem_bytes);
+}
+SM_HOST_DEVICE constexpr int transpose_tile_j(int elem_bytes) {
+  return kTransposeBlockX * transpose_elems_j(elem_bytes);
+}
 
 // ---- kernel parameters built from a plan --------------------------------------------
 
@@ -244,13 +277,14 @@ struct TransposeParams {
 
   // Tile t: its first element (i0, j0) and the batch offsets of both operands
   // (elements). Tiles are ordered j fastest, then i, then batch.
-  SM_HOST_DEVICE void tile_origin(Index t, Index* i0, Index* j0, Offset* off, int tile) const {
+  SM_HOST_DEVICE void tile_origin(Index t, Index* i0, Index* j0, Offset* off, int tile_i,
+                                  int tile_j) const {
     const Index q1 = tiles_j.div(t);
     const Index tj = tiles_j.mod(t, q1);
     const Index b = tiles_i.div(q1);
     const Index ti = tiles_i.mod(q1, b);
-    *i0 = ti * static_cast<Index>(tile);
-    *j0 = tj * static_cast<Index>(tile);
+    *i0 = ti * static_cast<Index>(tile_i);
+    *j0 = tj * static_cast<Index>(tile_j);
     batch.get(b, off);
   }
 };
