@@ -5,8 +5,13 @@ Runs the CUDA benchmark program (bench/cuda/cuda_bench.cu) with --json, then
 times PyTorch (x.permute(...).contiguous(), copy_, add_) and CuPy
 (ascontiguousarray(x.transpose(...)), copyto, +=) on exactly the cases it
 reports, with CUDA events around each call (median of --iters), and prints
-GB/s (bytes read + written) and the ratios ours / theirs. Then the issue's
-targets against PyTorch: never slower, >= 3x on 2-D fp16 transposes.
+GB/s (bytes read + written) and the ratios ours / theirs. index_select cases
+run torch.index_select and cupy.take on the same shapes with their own random
+int64 indices of the same count and range (bytes: the index, the selected
+elements read, the result written). Then the issue's targets against
+PyTorch: the copy cases never slower, >= 3x on 2-D fp16 transposes, and
+index_select of 10^6 scalar indices within 2x of torch.index_select (our
+time <= 2 x theirs).
 
     python3 bench/torch_cupy_bench.py [--bench build-cuda/bench/bench_cuda_bench]
                                       [--mib 256] [--iters 20] [--quick] [--json out.json]
@@ -91,8 +96,17 @@ class TorchRunner:
             xt = x.t()
             ms = self.time_ms(lambda: xt.add_(y))
             nbytes = 3 * x.numel() * x.element_size()
+        elif kind == "index_select":
+            x = self.rand(c["src_shape"], c["src_dtype"])
+            dim = c["dim"]
+            idx = self.t.randint(0, c["src_shape"][dim], (c["num_indices"],), device="cuda",
+                                 dtype=getattr(self.t, c["index_dtype"]))
+            out = self.t.index_select(x, dim, idx)
+            ms = self.time_ms(lambda: self.t.index_select(x, dim, idx))
+            nbytes = 2 * out.numel() * out.element_size() + idx.numel() * idx.element_size()
         else:
             raise RuntimeError("unknown case kind " + kind)
+        self.last_ms = ms
         return nbytes / (ms * 1e6)
 
     def copy_gbps(self, nbytes):
@@ -156,8 +170,17 @@ class CupyRunner:
 
             ms = self.time_ms(add)
             nbytes = 3 * x.nbytes
+        elif kind == "index_select":
+            x = self.rand(c["src_shape"], c["src_dtype"])
+            dim = c["dim"]
+            idx = cp.random.randint(0, c["src_shape"][dim], size=c["num_indices"]).astype(
+                getattr(cp, c["index_dtype"]))
+            out = cp.take(x, idx, axis=dim)
+            ms = self.time_ms(lambda: cp.take(x, idx, axis=dim))
+            nbytes = 2 * out.nbytes + idx.nbytes
         else:
             raise RuntimeError("unknown case kind " + kind)
+        self.last_ms = ms
         return nbytes / (ms * 1e6)
 
     def copy_gbps(self, nbytes):
@@ -188,10 +211,12 @@ def main():
             print("NOT RUN: %s: %s: %s" % (cls.name, type(e).__name__, e))
 
     results = {}
+    times = {}  # (runner, case) -> median ms of one call
     for r in runners:
         for c in cases:
             try:
                 results[(r.name, c["name"])] = r.case(c)
+                times[(r.name, c["name"])] = r.last_ms
             except Exception as e:
                 results[(r.name, c["name"])] = "n/a (%s)" % e
 
@@ -218,18 +243,46 @@ def main():
         print("  %s's own device copy: %.1f GB/s (ours measured %.1f GB/s for the same size)"
               % (n, ref, cases[0]["copy_gbps"]))
 
+    gathers = [c for c in cases if c["kind"] == "index_select"]
+    if gathers:
+        head = "\n%-44s %9s" % ("index_select: median us per call", "ours")
+        for n in names:
+            head += " %9s %12s" % (n, "ours/" + n)
+        print(head + "   (ours/x: their time over ours, > 1: we are faster)")
+        for c in gathers:
+            line = "%-44s %9.1f" % (c["name"], 1000 * c["ms"])
+            for n in names:
+                t = times.get((n, c["name"]))
+                line += " %9s %12s" % ("n/a", "n/a") if t is None else " %9.1f %12.2f" % (1000 * t, t / c["ms"])
+            print(line)
+
     if "torch" in names:
+        # Issue 3's target is about the copies; index_select has its own.
         slower = [(c["name"], c["gbps"] / results[("torch", c["name"])]) for c in cases
-                  if not isinstance(results[("torch", c["name"])], str) and c["gbps"] < results[("torch", c["name"])]]
+                  if c["kind"] != "index_select"
+                  and not isinstance(results[("torch", c["name"])], str) and c["gbps"] < results[("torch", c["name"])]]
         fp16_2d = [(c["name"], c["gbps"] / results[("torch", c["name"])]) for c in cases
                    if c["kind"] == "permute" and c["dtype"] == "float16" and len(c["shape"]) == 2
                    and not isinstance(results[("torch", c["name"])], str)]
         print("\ntargets against PyTorch%s:" % (" (quick run: sizes too small to count)" if args.quick else ""))
-        print("  %s never slower than PyTorch%s" % ("PASS" if not slower else "FAIL",
+        print("  %s never slower than PyTorch (copies)%s" % ("PASS" if not slower else "FAIL",
               "" if not slower else ": " + ", ".join("%s (%.2fx)" % s for s in slower)))
         ok3 = fp16_2d and all(r >= 3.0 for _, r in fp16_2d)
         print("  %s >= 3x PyTorch on 2-D fp16 transposes (%s)" % ("PASS" if ok3 else "FAIL",
               ", ".join("%.2fx" % r for _, r in fp16_2d) or "no case"))
+        # The 1-D scalar gather of 10^6 indices (10^5 with --quick).
+        want_n = 100000 if args.quick else 1000000
+        scal = [c for c in gathers if len(c["src_shape"]) == 1 and c["num_indices"] == want_n
+                and ("torch", c["name"]) in times]
+        if scal:
+            c = scal[0]
+            t = times[("torch", c["name"])]
+            print("  %s index_select of 10^6 scalar indices within 2x of torch.index_select "
+                  "(ours %.1f us, torch %.1f us: %.2fx its time)"
+                  % ("PASS" if c["ms"] <= 2 * t else "FAIL", 1000 * c["ms"], 1000 * t, c["ms"] / t))
+        else:
+            print("  NOT RUN index_select of 10^6 scalar indices within 2x of torch.index_select "
+                  "(no such case, or PyTorch failed on it)")
     else:
         print("\ntargets against PyTorch: NOT RUN (PyTorch not usable here)")
 
