@@ -72,6 +72,14 @@ def cuda_stats():
     return s["active_storages"]
 
 
+def our_layouts_names():
+    views = our_layouts()
+    names = [name for name, _, _ in views]
+    for _, v, _ in views:
+        v.close()
+    return names
+
+
 def our_layouts():
     """(name, our CUDA view, NumPy reference)."""
     ref = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
@@ -241,7 +249,8 @@ def export_to(c):
             sm.synchronize("cuda:0")
             check(np.all(c.host(x) == -1.0), what + ": our write seen by the consumer")
             # The views share one base: put the reference values back.
-            v.copy_(sm.from_numpy(np.ascontiguousarray(ref), device="cuda:0"))
+            # (np.array, not ascontiguousarray: that makes a 0-d ref 1-d.)
+            v.copy_(sm.from_numpy(np.array(ref), device="cuda:0"))
             sm.synchronize("cuda:0")
         v.close()
         del x
@@ -249,14 +258,22 @@ def export_to(c):
     t = sm.arange_n(0, 1, 12, "float32", device="cuda:0").view(3, 4).flip([1])
     ref = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::-1]
     what = "%s export negative strides as they are" % c.name
-    try:
-        x = c.from_dlpack(t)
-        check(np.array_equal(c.host(x), ref) and c.ptr(x) == t.data_ptr, what + ": taken, "
-              "zero copy")
-        del x
-    except Exception as e:
-        record(what, "PASS", "refused by the consumer (%s: %s); see the normalized export"
-               % (type(e).__name__, str(e)[:80]))
+    if c.name == "torch":
+        # torch 2.11 aborts the whole process here (a c10::Error thrown
+        # through a noexcept while it sizes the storage: pytorch/pytorch
+        # #188023, fixed on its trunk later); only the normalized export is
+        # offered to it.
+        record(what, "NOT RUN", "torch %s aborts the process on negative strides "
+               "(pytorch/pytorch#188023)" % c.version)
+    else:
+        try:
+            x = c.from_dlpack(t)
+            check(np.array_equal(c.host(x), ref) and c.ptr(x) == t.data_ptr, what + ": taken, "
+                  "zero copy")
+            del x
+        except Exception as e:
+            record(what, "PASS", "refused by the consumer (%s: %s); see the normalized export"
+                   % (type(e).__name__, str(e)[:80]))
     what = "%s export negative strides normalized" % c.name
     cap = t.__dlpack__(normalize=True, stream=1)
     x = attempt(what, c.from_capsule, cap)
@@ -277,7 +294,15 @@ def array_interface(c):
     conv = {"torch": lambda v: c.torch.as_tensor(v, device="cuda"),
             "cupy": lambda v: c.cp.asarray(v)}[c.name]
     s0 = cuda_stats()
-    for name, v, ref in our_layouts():
+    for i in range(len(our_layouts_names())):
+        # A fresh base per layout: the write below changes the whole base,
+        # and the consumer's array keeps it alive after our close().
+        views = our_layouts()
+        name, v, ref = views[i]
+        for j, (_, other, _) in enumerate(views):
+            if j != i:
+                other.close()
+        del views
         what = "%s __cuda_array_interface__ %s" % (c.name, name)
         x = attempt(what, conv, v)
         if x is None:
@@ -291,7 +316,7 @@ def array_interface(c):
         v.close()  # the consumer's array keeps the memory alive
         if ref.size and "expanded" not in name:
             check(np.all(c.host(x) == -2.0), what + ": alive after our close()")
-        del x
+        del x, v  # the last references: our pinned handle goes with v
     check(cuda_stats() == s0, "%s __cuda_array_interface__: every storage freed" % c.name,
           "%d live vs %d" % (cuda_stats(), s0))
 
@@ -300,8 +325,21 @@ def import_from(c):
     s0 = cuda_stats()
     for name, x, ref in c.layouts():
         what = "%s import %s" % (c.name, name)
-        t = attempt(what, sm.from_dlpack, x)
-        if t is None:
+        try:
+            t = sm.from_dlpack(x)
+        except sm.SizeOverflowError as e:
+            if c.name == "cupy" and "negative" in name:
+                # CuPy divides negative byte strides by an unsigned itemsize
+                # in __dlpack__ (cupy/cupy#10172, fixed by #10228 after
+                # 14.x): the capsule holds strides near 2^62. Refusing them
+                # cleanly is the right answer; the import must leave nothing.
+                record(what, "NOT RUN", "%s %s exports negative strides wrongly; refused "
+                       "cleanly (%s)" % (c.name, c.version, str(e)[:90]))
+                continue
+            record(what, "FAIL", "%s: %s" % (type(e).__name__, e))
+            continue
+        except Exception as e:
+            record(what, "FAIL", "%s: %s" % (type(e).__name__, e))
             continue
         check(t.shape == ref.shape, what + ": shape")
         check(np.array_equal(t.numpy(), ref), what + ": values")
@@ -438,8 +476,24 @@ def pinned(c):
         check(c.pinned_ok(x, ref), what + ": values")
         del x
     except Exception as e:
-        record(what, "FAIL", "consumer refused kDLCUDAHost (%s: %s)" % (type(e).__name__, e))
+        # torch 2.11 and CuPy 14 take no kDLCUDAHost tensor (DLPack's type for
+        # pinned host memory); NumPy does (test_dlpack_numpy). What we check
+        # here is that the refusal left our tensor intact.
+        record(what, "NOT RUN", "%s %s refuses kDLCUDAHost (%s: %s)"
+               % (c.name, c.version, type(e).__name__, str(e)[:80]))
+        check(np.array_equal(t.numpy(), ref), what + ": our tensor intact after the refusal")
     t.close()
+    if c.name == "torch":
+        # torch's pinned tensors are exported as kDLCPU: we take them as CPU
+        # tensors over the same (pinned) memory.
+        what = "torch pinned host -> stridemem"
+        x = c.torch.arange(10, dtype=c.torch.float32).pin_memory()
+        u = attempt(what, sm.from_dlpack, x)
+        if u is not None:
+            check(u.device == sm.Device("cpu") and u.data_ptr == x.data_ptr()
+                  and np.array_equal(u.numpy(), ref), what + ": same memory and values",
+                  "%s %#x vs %#x" % (u.device, u.data_ptr, x.data_ptr()))
+            u.close()
 
 
 def main():

@@ -2448,10 +2448,13 @@ def from_numpy(arr: Any, device: DeviceLike = "cpu", dtype: Any = None) -> Tenso
     return Tensor._wrap(out)
 
 
-def tensor(values: Any, dtype: Any = None, device: DeviceLike = "cpu") -> Tensor:
+def tensor(values: Any, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
     """A new tensor (always a copy) of values: nested lists and scalars (of
     NumPy's inferred dtype unless dtype is given; values, also for
-    bfloat16), a NumPy array (as from_numpy) or a tensor."""
+    bfloat16), a NumPy array (as from_numpy) or a tensor. device None: a
+    tensor's own device (as torch.tensor keeps it), else the CPU."""
+    if device is None:
+        device = values.device if isinstance(values, Tensor) else "cpu"
     if isinstance(values, Tensor):
         r, copied = values.to(device=device, dtype=dtype, return_copied=True)
         if copied:
