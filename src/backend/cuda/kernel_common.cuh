@@ -163,6 +163,25 @@ struct OpEpilogue {
   }
 };
 
+// A thread's P elements row[at .. at + P) as one bit container, those at or
+// past `size` zero: one P*E-byte access when `packed` (the plan checked the
+// alignment and that a pack is all in or all out), else one per element.
+template <int E, int P, typename Index>
+__device__ __forceinline__ Unit<E * P> load_row_elems(const ElemUnit<E>* row, Index at, Index size,
+                                                      bool packed) {
+  ElemUnit<E> e[P] = {};
+  if (packed) {
+    if (at < size) return *reinterpret_cast<const Unit<E * P>*>(row + at);
+  } else {
+#pragma unroll
+    for (int q = 0; q < P; ++q)
+      if (at + q < size) e[q] = row[at + q];
+  }
+  Unit<E * P> out;
+  memcpy(&out, e, sizeof(out));
+  return out;
+}
+
 // One block (32 x 8 threads) per tile of TI x TJ elements (transpose_tile_i/j),
 // grid-stride over tiles. Load: each warp reads source rows along i (the
 // source's stride-1 dim), PI elements per thread (one 4-byte access when
@@ -175,7 +194,8 @@ struct OpEpilogue {
 // flight together. Loading row by row straight into shared memory left one
 // load in flight per thread and the 2-D f32 transpose at 79% of a device copy
 // on an H100 (bench/RESULTS.md). No register cap: asking for 8 blocks per SM
-// (32 registers) made the f16 tiles spill and run at a third of the speed.
+// (32 registers) took the f16 tiles to a quarter to a half of their speed,
+// although the uncapped f16 copy tile needs only 30 (cause not established).
 template <int E, typename Index, typename Epi>
 __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
     transpose_kernel(char* dst, const char* src, TransposeParams<Index> p, Epi epi) {
@@ -205,21 +225,9 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
 #pragma unroll
     for (int rr = 0; rr < kLoadRows; ++rr) {
       const Index j = j0 + static_cast<Index>(ty + rr * kTransposeBlockY);
-      W e[PI] = {};
-      if (j < p.size_j) {
-        const W* row = s + static_cast<Offset>(j) * p.src_sj;
-        if (pack_src) {
-          if (ib < p.size_i) {
-            const RowI pk = *reinterpret_cast<const RowI*>(row + ib);
-            memcpy(e, &pk, sizeof(RowI));
-          }
-        } else {
-#pragma unroll
-          for (int q = 0; q < PI; ++q)
-            if (ib + q < p.size_i) e[q] = row[ib + q];
-        }
-      }
-      memcpy(&v[rr], e, sizeof(RowI));
+      v[rr] = j < p.size_j ? load_row_elems<E, PI>(s + static_cast<Offset>(j) * p.src_sj, ib,
+                                                   p.size_i, pack_src)
+                           : RowI{};
     }
 #pragma unroll
     for (int rr = 0; rr < kLoadRows; ++rr) {
@@ -235,28 +243,16 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
     // has one element per row (4 bytes and wider: f32 on a transposed view
     // went from 76% to 99% of a copy); packed 1- and 2-byte rows read theirs
     // row by row, since batching them took the f16 op past 100 registers
-    // and to a third of its row-by-row speed.
+    // and to less than half of its row-by-row speed.
     constexpr bool kBatchDst = Epi::kReadsDst && PJ == 1;
     RowJ cur[kStoreRows];
     if (kBatchDst) {
 #pragma unroll
       for (int rr = 0; rr < kStoreRows; ++rr) {
         const Index i = i0 + static_cast<Index>(ty + rr * kTransposeBlockY);
-        W e[PJ] = {};
-        if (i < p.size_i) {
-          const W* row = d + static_cast<Offset>(i) * p.dst_si;
-          if (pack_dst) {
-            if (jb < p.size_j) {
-              const RowJ old = *reinterpret_cast<const RowJ*>(row + jb);
-              memcpy(e, &old, sizeof(RowJ));
-            }
-          } else {
-#pragma unroll
-            for (int q = 0; q < PJ; ++q)
-              if (jb + q < p.size_j) e[q] = row[jb + q];
-          }
-        }
-        memcpy(&cur[rr], e, sizeof(RowJ));
+        cur[rr] = i < p.size_i ? load_row_elems<E, PJ>(d + static_cast<Offset>(i) * p.dst_si, jb,
+                                                        p.size_j, pack_dst)
+                               : RowJ{};
       }
     }
 #pragma unroll
@@ -266,19 +262,9 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
       if (i >= p.size_i) continue;
       W* row = d + static_cast<Offset>(i) * p.dst_si;
       W c[PJ] = {}, w[PJ];
-      if (kBatchDst) {
-        memcpy(c, &cur[rr], sizeof(RowJ));
-      } else if (Epi::kReadsDst) {
-        if (pack_dst) {
-          if (jb < p.size_j) {
-            const RowJ old = *reinterpret_cast<const RowJ*>(row + jb);
-            memcpy(c, &old, sizeof(RowJ));
-          }
-        } else {
-#pragma unroll
-          for (int q = 0; q < PJ; ++q)
-            if (jb + q < p.size_j) c[q] = row[jb + q];
-        }
+      if (Epi::kReadsDst) {
+        const RowJ old = kBatchDst ? cur[rr] : load_row_elems<E, PJ>(row, jb, p.size_j, pack_dst);
+        memcpy(c, &old, sizeof(RowJ));
       }
 #pragma unroll
       for (int q = 0; q < PJ; ++q) w[q] = epi(c[q], tile[tx * PJ + q][r]);

@@ -111,7 +111,9 @@ bool try_transpose(KernelPlan& p, int elem, const void* dst_data, const void* sr
   p.dim_j = j;
   p.tile_i = transpose_tile_i(elem);
   p.tile_j = transpose_tile_j(elem);
-  p.pack = elem < 4 ? 4 / elem : 1;
+  // The kernel packs a thread's row elements into one 4-byte access where
+  // they make 4 bytes (1- and 2-byte elements, both sides).
+  p.pack = elem * transpose_elems_j(elem) == 4 ? transpose_elems_j(elem) : 1;
   const uintptr_t dst_addr = address(dst_data, p.byte_offset[0]);
   const uintptr_t src_addr = address(src_data, p.byte_offset[1]);
   if (p.pack > 1) {
