@@ -100,6 +100,32 @@ class Results(object):
         return 1 if self.failed or self.passed == 0 else 0
 
 
+class Checklist(object):
+    """The GPU session's check scripts (dlpack_gpu_check, python_cuda_check):
+    one PASS / FAIL / NOT RUN line per check, printed as it happens and kept
+    in order for --json. finish() prints the counts and gives the exit
+    code: 0 only if nothing failed and something passed."""
+
+    def __init__(self, name):
+        self.name = name
+        self.results = []  # [name, "PASS" | "FAIL" | "NOT RUN", detail]
+
+    def record(self, name, status, detail=""):
+        self.results.append((name, status, detail))
+        print("%-7s %s%s" % (status, name, (": " + detail) if detail else ""))
+        sys.stdout.flush()
+
+    def check(self, cond, name, detail=""):
+        self.record(name, "PASS" if cond else "FAIL", "" if cond else detail)
+        return bool(cond)
+
+    def finish(self, label=None):
+        n = {s: sum(1 for r in self.results if r[1] == s) for s in ("PASS", "FAIL", "NOT RUN")}
+        print("%s: %d passed, %d failed, %d not run"
+              % (label or self.name, n["PASS"], n["FAIL"], n["NOT RUN"]))
+        return 1 if n["FAIL"] or not n["PASS"] else 0
+
+
 class CapsuleHolder(object):
     """Hands a DLPack capsule made beforehand (with our own options) to a
     consumer such as numpy.from_dlpack, which wants an object with

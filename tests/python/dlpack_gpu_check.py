@@ -31,6 +31,7 @@ something ran, 1 on any failure, 77 when there is no GPU or no consumer.
 
 import argparse
 import gc
+import itertools
 import json
 import os
 import sys
@@ -38,23 +39,14 @@ import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _util import CapsuleHolder, import_stridemem  # noqa: E402
+from _util import CapsuleHolder, Checklist, import_stridemem  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 sm = import_stridemem()
 
-RESULTS = []  # (name, "PASS" | "FAIL" | "NOT RUN", detail)
-
-
-def record(name, status, detail=""):
-    RESULTS.append((name, status, detail))
-    print("%-7s %s%s" % (status, name, (": " + detail) if detail else ""))
-
-
-def check(cond, name, detail=""):
-    record(name, "PASS" if cond else "FAIL", "" if cond else detail)
-    return bool(cond)
+CHECKS = Checklist("dlpack_gpu_check")
+record, check = CHECKS.record, CHECKS.check
 
 
 def attempt(name, fn, *args):
@@ -72,12 +64,13 @@ def cuda_stats():
     return s["active_storages"]
 
 
-def our_layouts_names():
+def one_of_our_layouts(i):
+    """Layout i of our_layouts() on a base of its own (None past the last)."""
     views = our_layouts()
-    names = [name for name, _, _ in views]
-    for _, v, _ in views:
-        v.close()
-    return names
+    for j, (_, v, _) in enumerate(views):
+        if j != i:
+            v.close()
+    return views[i] if i < len(views) else None
 
 
 def our_layouts():
@@ -294,15 +287,13 @@ def array_interface(c):
     conv = {"torch": lambda v: c.torch.as_tensor(v, device="cuda"),
             "cupy": lambda v: c.cp.asarray(v)}[c.name]
     s0 = cuda_stats()
-    for i in range(len(our_layouts_names())):
-        # A fresh base per layout: the write below changes the whole base,
-        # and the consumer's array keeps it alive after our close().
-        views = our_layouts()
-        name, v, ref = views[i]
-        for j, (_, other, _) in enumerate(views):
-            if j != i:
-                other.close()
-        del views
+    # A fresh base per layout: the write below changes the whole base, and
+    # the consumer's array keeps it alive after our close().
+    for i in itertools.count():
+        layout = one_of_our_layouts(i)
+        if layout is None:
+            break
+        name, v, ref = layout
         what = "%s __cuda_array_interface__ %s" % (c.name, name)
         x = attempt(what, conv, v)
         if x is None:
@@ -316,7 +307,7 @@ def array_interface(c):
         v.close()  # the consumer's array keeps the memory alive
         if ref.size and "expanded" not in name:
             check(np.all(c.host(x) == -2.0), what + ": alive after our close()")
-        del x, v  # the last references: our pinned handle goes with v
+        del x, v, layout  # the last references: our pinned handle goes with v
     check(cuda_stats() == s0, "%s __cuda_array_interface__: every storage freed" % c.name,
           "%d live vs %d" % (cuda_stats(), s0))
 
@@ -520,15 +511,12 @@ def main():
             except Exception as e:
                 record("%s %s" % (c.name, fn.__name__), "FAIL",
                        "raised %s: %s" % (type(e).__name__, e))
-    n_fail = sum(1 for r in RESULTS if r[1] == "FAIL")
-    n_pass = sum(1 for r in RESULTS if r[1] == "PASS")
-    n_not = sum(1 for r in RESULTS if r[1] == "NOT RUN")
-    print("dlpack_gpu_check: %d passed, %d failed, %d not run" % (n_pass, n_fail, n_not))
+    rc = CHECKS.finish()
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"consumers": {c.name: c.version for c in consumers},
-                       "results": RESULTS}, f, indent=1)
-    return 1 if n_fail or not n_pass else 0
+                       "results": CHECKS.results}, f, indent=1)
+    return rc
 
 
 if __name__ == "__main__":

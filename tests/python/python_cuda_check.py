@@ -98,7 +98,7 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _util import import_stridemem  # noqa: E402
+from _util import Checklist, import_stridemem  # noqa: E402
 
 sm = import_stridemem()
 
@@ -108,7 +108,8 @@ except ImportError as _e:  # reported in main(), after the GPU question
     np = None
     NUMPY_ERROR = str(_e)
 
-RESULTS = []  # (name, "PASS" | "FAIL" | "NOT RUN", detail)
+CHECKS = Checklist("python_cuda_check")
+record, check = CHECKS.record, CHECKS.check
 
 DEV = "cpu"        # the device under test, as a string ("cuda:0", "cpu")
 IS_CUDA = False
@@ -122,15 +123,13 @@ SMALL_MAX = 1 << 20              # SM_SMALL_BLOCK_MAX
 STACK_ALIGN = 256                # SM_STACK_ALIGNMENT
 
 
-def record(name, status, detail=""):
-    RESULTS.append((name, status, detail))
-    print("%-7s %s%s" % (status, name, (": " + detail) if detail else ""))
-    sys.stdout.flush()
-
-
-def check(cond, name, detail=""):
-    record(name, "PASS" if cond else "FAIL", "" if cond else detail)
-    return bool(cond)
+def check_freed(what, s0, device=None, keys=("active_storages", "allocated_bytes")):
+    """After a collection: the device's live storages and bytes (keys) are
+    back where s0, its memory_stats before, had them."""
+    gc.collect()
+    s = sm.memory_stats(device or DEV)
+    return check(all(s[k] == s0[k] for k in keys), what,
+                 "%s -> %s" % ({k: s0[k] for k in keys}, {k: s[k] for k in keys}))
 
 
 def not_run(name, why):
@@ -1225,11 +1224,7 @@ def pinned_copies(d, work):
     del a
     p.close()
     del p  # NumPy's view pinned p's handle: it goes with the object (see Tensor.close)
-    gc.collect()
-    s2 = sm.memory_stats("cuda_host")
-    check(s2["allocated_bytes"] == s0["allocated_bytes"] and
-          s2["active_storages"] == s0["active_storages"],
-          "pinned: blocks given back after close", "%s -> %s" % (s0, s2))
+    check_freed("pinned: blocks given back after close", s0, "cuda_host")
 
 
 # ---------------------------------------------------------------------------
@@ -1653,11 +1648,7 @@ def section_stack():
     check_values("Stack: a pushed tensor outlives the released stack", a, want)
     a.close()
     b.close()
-    gc.collect()
-    s3 = sm.memory_stats(DEV)
-    check(s3["active_storages"] == s0["active_storages"] and
-          s3["allocated_bytes"] == s0["allocated_bytes"],
-          "Stack: its storage is freed after the last pushed tensor", "%s -> %s" % (s0, s3))
+    check_freed("Stack: its storage is freed after the last pushed tensor", s0)
 
 
 # ---------------------------------------------------------------------------
@@ -1691,10 +1682,7 @@ def section_lifetimes():
     check_values("Storage.tensor after every view closed", w, ref)
     w.close()
     st.close()
-    s3 = sm.memory_stats(DEV)
-    check(s3["active_storages"] == s0["active_storages"] and
-          s3["allocated_bytes"] == s0["allocated_bytes"],
-          "the storage is freed when its last owner closes", "%s -> %s" % (s0, s3))
+    check_freed("the storage is freed when its last owner closes", s0)
     with sm.zeros(100, device=DEV) as z:
         z.fill_(1.0)
     raises("a tensor after its with block", sm.InvalidHandleError, lambda: z.numel)
@@ -1704,12 +1692,8 @@ def section_lifetimes():
     gc.collect()
     check_values("a view after the base object is garbage collected", gv, np.ones(34, np.float32))
     del gv
-    gc.collect()
-    s4 = sm.memory_stats(DEV)
-    check(s4["active_storages"] == s0["active_storages"] and
-          s4["active_views"] == s0["active_views"] and
-          s4["allocated_bytes"] == s0["allocated_bytes"],
-          "garbage collection frees tensors that were never closed", "%s -> %s" % (s0, s4))
+    check_freed("garbage collection frees tensors that were never closed", s0,
+                keys=("active_storages", "active_views", "allocated_bytes"))
 
 
 # ---------------------------------------------------------------------------
@@ -1937,7 +1921,7 @@ def write_json(path, extra):
     if not path:
         return
     doc = {"device": DEV, "library": sm.LIBRARY_PATH,
-           "cuda_device_count": sm.cuda_device_count(), "results": RESULTS}
+           "cuda_device_count": sm.cuda_device_count(), "results": CHECKS.results}
     doc.update(extra)
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
@@ -1994,12 +1978,9 @@ def main():
     check(start_handles == end_handles, "leaks: live (tensor, storage, stack) handles",
           "%s -> %s" % (start_handles, end_handles))
 
-    n_fail = sum(1 for r in RESULTS if r[1] == "FAIL")
-    n_pass = sum(1 for r in RESULTS if r[1] == "PASS")
-    n_not = sum(1 for r in RESULTS if r[1] == "NOT RUN")
-    print("python_cuda_check (%s): %d passed, %d failed, %d not run" % (DEV, n_pass, n_fail, n_not))
+    rc = CHECKS.finish("python_cuda_check (%s)" % DEV)
     write_json(args.json, {})
-    return 1 if n_fail or not n_pass else 0
+    return rc
 
 
 if __name__ == "__main__":

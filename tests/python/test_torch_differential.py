@@ -536,11 +536,7 @@ def _sm_raises(fn, status):
 
 
 def _th_raises(fn):
-    try:
-        fn()
-    except TORCH_ERRORS:
-        return True
-    return False
+    return _th_error(fn) is not None
 
 
 def _th_error(fn):
