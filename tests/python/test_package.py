@@ -277,6 +277,20 @@ def backend(tmp, real, real_sans):
             "METADATA version")
     R.check(b"Root-Is-Purelib: true\nTag: py3-none-any\n" in files.get(di + "WHEEL", b""),
             "WHEEL of a pure wheel")
+    # The license: pyproject.toml's [project] license in METADATA, the
+    # repository's LICENSE text in the wheel (the tomllib-less reader agrees).
+    R.check(b"\nLicense: BSD-3-Clause\n" in files.get(di + "METADATA", b""), "METADATA license")
+    with open(os.path.join(REPO, "LICENSE"), "rb") as f:
+        R.check(files.get(di + "LICENSE") == f.read(), "the wheel holds the repository's LICENSE")
+    real_tomllib = sys.modules.get("tomllib")
+    sys.modules["tomllib"] = None   # import tomllib now raises ImportError
+    try:
+        R.equal(B.project_license(), "BSD-3-Clause", "the license without tomllib")
+    finally:
+        if real_tomllib is None:
+            del sys.modules["tomllib"]
+        else:
+            sys.modules["tomllib"] = real_tomllib
 
     fake_asan = write(os.path.join(tmp, "asan-fixture", "libstridemem.so"), b"x __asan_init x")
     for lib in (fake_asan, os.path.join(tmp, "nonexistent.so")):
@@ -328,7 +342,7 @@ def backend(tmp, real, real_sans):
         names = t.getnames()
         t.extractall(os.path.join(tmp, "sdist"))
     base = "stridemem-%s/" % VERSION
-    for want in ("pyproject.toml", "README.md", "PKG-INFO", "_backend/stridemem_backend.py",
+    for want in ("pyproject.toml", "README.md", "LICENSE", "PKG-INFO", "_backend/stridemem_backend.py",
                  "stridemem/__init__.py", "stridemem/_loader.py", "stridemem/py.typed"):
         R.check(base + want in names, "the sdist holds %s" % want)
     # The sdist builds a wheel with its own backend (no repository around it).

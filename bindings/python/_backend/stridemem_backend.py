@@ -7,7 +7,9 @@ build_editable and their get_requires_* (none).
 The version is read from the ``__version__ = "..."`` line of
 stridemem/__init__.py (the package is not imported: that would load the
 library) and must equal the repository's VERSION when the backend runs from
-the repository.
+the repository. Name and license come from pyproject.toml's [project]
+table; the license text (the repository's LICENSE) goes into every wheel's
+.dist-info and into the sdist.
 
 A wheel is pure (``py3-none-any``) unless a library is bundled: the path in
 the config setting ``bundle-lib`` (``pip wheel --config-settings
@@ -112,13 +114,65 @@ def _package_files():
     return out
 
 
+def _project_table():
+    """The string keys of pyproject.toml's [project] table. tomllib where the
+    build interpreter has it (3.11+); before that a reader of the one-line
+    `key = "value"` entries, which is all the backend takes from it."""
+    path = os.path.join(ROOT, "pyproject.toml")
+    try:
+        import tomllib
+    except ImportError:
+        tomllib = None
+    if tomllib is not None:
+        with open(path, "rb") as f:
+            table = tomllib.load(f).get("project", {})
+        return {k: v for k, v in table.items() if isinstance(v, str)}
+    table, inside = {}, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("["):
+                inside = line.strip() == "[project]"
+                continue
+            m = re.match(r'^([A-Za-z0-9_-]+)\s*=\s*"([^"]*)"\s*$', line)
+            if inside and m:
+                table[m.group(1)] = m.group(2)
+    return table
+
+
+def project_license():
+    """The SPDX expression of pyproject.toml's [project] license."""
+    table = _project_table()
+    if table.get("name") != NAME:
+        raise BuildError("bindings/python/pyproject.toml: [project] name must be %r" % NAME)
+    if not table.get("license"):
+        raise BuildError("bindings/python/pyproject.toml: [project] has no license = \"...\"")
+    return table["license"]
+
+
+def license_file():
+    """The license text to ship: LICENSE beside pyproject.toml (an sdist),
+    else the repository's own."""
+    here = os.path.join(ROOT, "LICENSE")
+    if os.path.isfile(here):
+        return here
+    repo = _loader().source_repo(PACKAGE)
+    if repo and os.path.isfile(os.path.join(repo, "LICENSE")):
+        return os.path.join(repo, "LICENSE")
+    raise BuildError("no LICENSE beside %s nor at the repository root" % ROOT)
+
+
 def _metadata(version):
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
+    # Metadata 2.1 (what pip 23 knows): License carries the SPDX expression,
+    # License-File names the text in .dist-info, as setuptools writes it.
     return ("Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: %s\n"
+            "License: %s\nLicense-File: LICENSE\n"
+            "Classifier: License :: OSI Approved :: BSD License\n"
             "Requires-Python: >=3.8\nProvides-Extra: numpy\n"
             "Requires-Dist: numpy; extra == \"numpy\"\n"
-            "Description-Content-Type: text/markdown\n\n%s" % (NAME, version, SUMMARY, readme))
+            "Description-Content-Type: text/markdown\n\n%s"
+            % (NAME, version, SUMMARY, project_license(), readme))
 
 
 def _platform_tag():
@@ -174,6 +228,7 @@ def _build(wheel_directory, config_settings, editable):
             name = _loader().library_name(_loader().version_tuple(version)[0])
             w.add_file("%s/_lib/%s" % (NAME, name), lib, 0o755)
         w.add(dist_info + "/METADATA", _metadata(version).encode("utf-8"))
+        w.add_file(dist_info + "/LICENSE", license_file())
         w.add(dist_info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: stridemem_backend\n"
                                      "Root-Is-Purelib: %s\nTag: %s\n"
                                      % ("false" if lib else "true", tag)).encode())
@@ -203,14 +258,15 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 
 
 def build_sdist(sdist_directory, config_settings=None):
-    """stridemem-<version>.tar.gz: pyproject.toml, README.md, the backend, the
-    package sources and PKG-INFO (never a bundled library)."""
+    """stridemem-<version>.tar.gz: pyproject.toml, README.md, LICENSE, the
+    backend, the package sources and PKG-INFO (never a bundled library)."""
     version = package_version()
     base = "%s-%s" % (NAME, version)
     filename = base + ".tar.gz"
     files = [("pyproject.toml", os.path.join(ROOT, "pyproject.toml")),
              ("README.md", os.path.join(ROOT, "README.md")),
-             ("_backend/stridemem_backend.py", os.path.abspath(__file__))]
+             ("_backend/stridemem_backend.py", os.path.abspath(__file__)),
+             ("LICENSE", license_file())]
     files += _package_files()
 
     def add(tar, arcname, data):
