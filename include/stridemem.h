@@ -27,7 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stridemem_version.h" /* SM_VERSION_MAJOR/MINOR/PATCH, generated from VERSION */
+#include "stridemem_version.h" /* SM_VERSION_MAJOR/MINOR/PATCH, SM_VERSION_STRING and
+                                  SM_VERSION_NUMBER (MAJOR*10000 + MINOR*100 + PATCH),
+                                  generated from VERSION */
 
 #if defined(_WIN32)
 #define SM_API __declspec(dllimport)
@@ -86,7 +88,8 @@ SM_API const char* sm_status_string(sm_status status);
  * failing call on this thread. "" when no call has failed yet. */
 SM_API const char* sm_last_error(void);
 
-/* Run-time version; compare with SM_VERSION_* from the header you built with. */
+/* Run-time version; compare with SM_VERSION_* from the header you built with
+ * (major * 10000 + minor * 100 + patch is the library's SM_VERSION_NUMBER). */
 SM_API sm_status sm_version(int* major, int* minor, int* patch);
 
 /* ------------------------------------------------------------------------ */
