@@ -156,7 +156,10 @@ SM_API sm_status sm_ndim(sm_tensor t, int32_t* out) {
 }
 
 namespace {
-sm_status dims_out(const char* fn, sm_tensor t, int64_t* out, int32_t capacity, bool strides) {
+// static as well: inside extern "C", GCC gives an unnamed namespace's function
+// a global, unmangled symbol, which libstridemem.a would hand to the
+// consumer's link (the shared library's version script hides it).
+static sm_status dims_out(const char* fn, sm_tensor t, int64_t* out, int32_t capacity, bool strides) {
   return guard(fn, [&] {
     auto x = tensor_arg(t, "t");
     const Layout& l = x->layout();

@@ -1,16 +1,45 @@
 #!/usr/bin/env bash
-# Installs the build into a temporary prefix, then builds and runs a consumer
-# through find_package(stridemem) and through pkg-config.
+# Installs the build into a temporary prefix, then builds and runs consumers of
+# the shared and of the static library, through find_package(stridemem) and
+# through pkg-config. The static ones must not need libstridemem.so, and run
+# with no LD_LIBRARY_PATH.
 set -euo pipefail
 build="$1"; src="$2"
 prefix="$(mktemp -d)"; trap 'rm -rf "$prefix"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir="$(dirname "$(find "$prefix" -name 'libstridemem.so' | head -1)")"
 # The SONAME carries the major version.
 readelf -d "$libdir/libstridemem.so" | grep -q 'SONAME.*libstridemem.so.0'
+[ -f "$libdir/libstridemem.a" ] || fail "no libstridemem.a beside libstridemem.so"
+[ -f "$prefix/share/doc/stridemem/LICENSE" ] || fail "LICENSE is not installed in share/doc/stridemem"
+static_only() {  # $1 runs with no libstridemem.so anywhere it could look
+  if grep -q 'NEEDED.*libstridemem' <<<"$(readelf -d "$1")"; then fail "$1 needs libstridemem.so"; fi
+  env -u LD_LIBRARY_PATH "$1" || fail "$1 did not run"
+}
+
+# CMake: find_package(stridemem COMPONENTS static).
 cmake -S "$src/consumer" -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$prefix/consumer-build/consumer"
-PKG_CONFIG_PATH="$libdir/pkgconfig" cc -std=c99 "$src/consumer/main.c" \
-  $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs stridemem) -o "$prefix/pc-consumer"
+static_only "$prefix/consumer-build/consumer_static"
+
+# pkg-config, shared.
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+cc -std=c99 "$src/consumer/main.c" $(pkg-config --cflags --libs stridemem) -o "$prefix/pc-consumer"
 LD_LIBRARY_PATH="$libdir" "$prefix/pc-consumer"
+# pkg-config, static: Libs.private completes the link of libstridemem.a, which
+# a plain C compiler driver makes (no C++ runtime of its own). The archive is
+# picked over the .so with -Bstatic around -lstridemem only ...
+pc_static="$(pkg-config --static --libs stridemem)"
+grep -q -- '-lstdc++' <<<"$pc_static" || fail "pkg-config --static --libs lacks -lstdc++: $pc_static"
+cc -std=c99 "$src/consumer/main.c" $(pkg-config --cflags stridemem) \
+  $(sed 's/-lstridemem\b/-Wl,-Bstatic -lstridemem -Wl,-Bdynamic/' <<<"$pc_static") \
+  -o "$prefix/pc-consumer-static"
+static_only "$prefix/pc-consumer-static"
+# ... or by a fully static link, where the library flags are used as they are.
+cc -static -std=c99 "$src/consumer/main.c" $(pkg-config --static --cflags --libs stridemem) \
+  -o "$prefix/pc-consumer-full-static" 2>"$prefix/full-static.log" ||
+  { cat "$prefix/full-static.log"; fail "cc -static with pkg-config --static --libs"; }
+static_only "$prefix/pc-consumer-full-static"
+echo "install: shared and static consumers through find_package and pkg-config OK"
