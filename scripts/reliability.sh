@@ -111,10 +111,11 @@ run_asan() {
   # shellcheck disable=SC2046
   configure build-asan $(san_args "$ASAN_FLAGS") || return 1
   build build-asan || return 1
-  # install.*: builds a separate, uninstrumented consumer project against the
-  # installed (instrumented) library: packaging, not memory; the main suite runs it.
+  # install.*, cmake.*: build separate, uninstrumented projects against the
+  # (instrumented) library or the source tree: packaging, not memory; the main
+  # suite runs them.
   local rc=0
-  ctest_quiet build-asan "$root/build-asan/ctest.log" -E '^(python|install)\.' || rc=1
+  ctest_quiet build-asan "$root/build-asan/ctest.log" -E '^(python|install|cmake)\.' || rc=1
   # Python loads the library with ctypes: the ASan runtime (and libstdc++, for
   # its __cxa_throw interceptor) must be loaded first, and the interpreter's
   # own allocations are not ours to leak-check (detect_leaks=0 here only).

@@ -18,6 +18,9 @@ foreach(line ${lines})
     if(NOT kind MATCHES "^[TDBRCG]$")
       continue()
     endif()
+    if(sym MATCHES "^__(odr_asan_gen_|asan_|tsan_|ubsan_|sanitizer_)")
+      continue()  # a sanitizer build's instrumentation, not ours
+    endif()
     if(sym MATCHES "^sm_")
       list(APPEND defined "${sym}")
     elseif(NOT sym MATCHES "^_Z[A-Z]*N[rVKRO]*2sm")  # sm::..., its vtables/typeinfo/guards
