@@ -82,19 +82,63 @@ function _repository_root()
     return normpath(joinpath(@__DIR__, "..", "..", "..", ".."))
 end
 
-function _find_library()
-    path = get(ENV, "STRIDEMEM_LIB", "")
+# The names the dynamic loader is asked for: the development link
+# (libstridemem.so; dlopen adds the platform's extension) and the SONAME that
+# an installed runtime library always has (libstridemem.so.0).
+const _LIBRARY_NAMES = ["libstridemem", "libstridemem.so.0"]
+
+# The library of the repository's own build (cmake -S . -B build).
+_repository_library() = joinpath(_repository_root(), "build", "libstridemem." * Libdl.dlext)
+
+# The full path of the library the dynamic loader finds on the system's search
+# path (LD_LIBRARY_PATH, the ld.so cache, /usr/lib, ...), or "" when it finds
+# none. find_library returns the name that loaded; dlpath turns it into a path.
+function _system_library()
+    name = Libdl.find_library(_LIBRARY_NAMES)
+    return isempty(name) ? "" : Libdl.dlpath(name)
+end
+
+"""
+    _find_library(; env = ENV, system_library = _system_library,
+                  repository_library = _repository_library()) -> String
+
+The path of the libstridemem to load, from the first of:
+
+1. `env["STRIDEMEM_LIB"]`, the library file's path. When it is set it is the
+   only place looked at: a path that is not a file is an error (a typo must
+   not silently load another library).
+2. The system's library search path: `Libdl.find_library` of `libstridemem`
+   and `libstridemem.so.0` (`_LIBRARY_NAMES`), i.e. an installed library
+   (`cmake --install`) or one in a folder of `LD_LIBRARY_PATH`.
+3. The repository's build, `build/libstridemem.so` (`.dylib` on macOS) four
+   folders up from `src/`.
+
+When none has it, the error lists the three places and what to do. The
+keywords are there for the tests: they replace the environment and the two
+look-ups.
+"""
+function _find_library(; env = ENV, system_library = _system_library,
+                       repository_library::AbstractString = _repository_library())
+    path = get(env, "STRIDEMEM_LIB", "")
     if !isempty(path)
-        isfile(path) || error("StrideMem: ENV[\"STRIDEMEM_LIB\"] = $(repr(path)) is not a file")
+        isfile(path) || error("StrideMem: ENV[\"STRIDEMEM_LIB\"] = $(repr(path)) is not a file. " *
+                              "When set, it is the only place looked at: set it to the path " *
+                              "of libstridemem, or unset it to search the system and the " *
+                              "repository's build.")
         return abspath(path)
     end
-    root = _repository_root()
-    for candidate in (joinpath(root, "build", "libstridemem.so"),
-                      joinpath(root, "build", "libstridemem.dylib"))
-        isfile(candidate) && return candidate
-    end
-    error("StrideMem: libstridemem not found. Build it (cmake -S . -B build && " *
-          "cmake --build build) or set ENV[\"STRIDEMEM_LIB\"] to the library's path.")
+    found = system_library()
+    isempty(found) || return found
+    isfile(repository_library) && return repository_library
+    error("StrideMem: libstridemem not found. Tried, in order:\n" *
+          "  1. ENV[\"STRIDEMEM_LIB\"]: not set\n" *
+          "  2. the system library search path: Libdl.find_library($(_LIBRARY_NAMES)) " *
+          "found nothing\n" *
+          "  3. the repository's build: $(repository_library): no such file\n" *
+          "Do one of: build it in the repository (cmake -S . -B build && cmake --build build); " *
+          "install it where the dynamic loader looks (cmake --install build, or add its " *
+          "folder to LD_LIBRARY_PATH); or set ENV[\"STRIDEMEM_LIB\"] to the library " *
+          "file's path. Then load the package again.")
 end
 
 function __init__()

@@ -7,6 +7,48 @@
     @test isfile(LibStrideMem.libstridemem())
 end
 
+@testset "finding the library" begin
+    lib = LibStrideMem.libstridemem()
+    find(env; system = "", repository = "/nonexistent/build/libstridemem.so") =
+        StrideMem._find_library(env = env, system_library = () -> system,
+                                repository_library = repository)
+    no_env = Dict{String,String}()
+    # 1. STRIDEMEM_LIB wins over everything...
+    @test find(Dict("STRIDEMEM_LIB" => lib); system = "/sys/libstridemem.so.0",
+               repository = lib) == abspath(lib)
+    # ...and, set to something that is not a file, is an error with no fallback.
+    bad = "/no/such/dir/libstridemem.so"
+    err = try
+        find(Dict("STRIDEMEM_LIB" => bad); system = lib, repository = lib)
+        nothing
+    catch e
+        e
+    end
+    @test err isa ErrorException
+    @test occursin(bad, err.msg) && occursin("STRIDEMEM_LIB", err.msg)
+    # 2. then what the system's dynamic loader finds, 3. then the repository's build.
+    @test find(no_env; system = "/sys/libstridemem.so.0", repository = lib) ==
+          "/sys/libstridemem.so.0"
+    @test find(no_env; repository = lib) == lib
+    # Nowhere: one error that names every place tried and what to do.
+    err = try
+        find(no_env)
+        nothing
+    catch e
+        e
+    end
+    @test err isa ErrorException
+    for needle in ("STRIDEMEM_LIB", "libstridemem.so.0", "/nonexistent/build/libstridemem.so",
+                   "cmake --build build", "cmake --install build", "LD_LIBRARY_PATH")
+        @test occursin(needle, err.msg)
+    end
+    # The real look-ups: a full path to a file, or "" for the system's.
+    sys = StrideMem._system_library()
+    @test sys == "" || isfile(sys)
+    @test endswith(StrideMem._repository_library(),
+                   joinpath("build", "libstridemem." * StrideMem.Libdl.dlext))
+end
+
 @testset "dtypes" begin
     all_types = (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
                  UInt16, UInt32, UInt64, ComplexF32, ComplexF64)

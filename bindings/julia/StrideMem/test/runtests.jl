@@ -1,5 +1,5 @@
-# Run with the library built and, unless it is the repository's build/,
-# STRIDEMEM_LIB set to its path:
+# Run with the library built: installed where the dynamic loader finds it,
+# in the repository's build/, or anywhere with STRIDEMEM_LIB set to its path:
 #     STRIDEMEM_LIB=$PWD/build/libstridemem.so julia --project=bindings/julia/StrideMem \
 #         -e 'using Pkg; Pkg.test()'
 using Test
