@@ -48,21 +48,43 @@ include("interop.jl")
 # version must match too (semver's rule for 0.x releases).
 const BINDING_VERSION = v"0.2.0"
 
-export StridedTensor, StrideMemError, SMDevice, MemoryStats, BFloat16
-export cpu, cuda, cuda_host, cuda_device_count, is_host
+# Exported: names no common package exports. Public but NOT exported, so
+# that `using StrideMem` next to those packages leaves their names usable
+# (call these qualified, `StrideMem.to(A, StrideMem.cpu())`, or import them by
+# name, `using StrideMem: to, cpu`):
+#   BFloat16               BFloat16s.jl exports one (and Julia >= 1.11 has Core.BFloat16)
+#   to, device             CUDA.jl exports `device`; `to` is too short a word to take
+#   cpu                    Flux.jl exports `cpu`
+#   synchronize            CUDA.jl exports `synchronize`
+#   flatten, unsqueeze     MLUtils.jl exports both
+#   zeros, ones, fill      Base's (see the top of this module)
+# `stack` is not a name of this package: Base.stack exists since Julia 1.9;
+# the stack of views is SMStack with push_tensor!, stack_mark, pop_to!.
+export StridedTensor, StrideMemError, SMDevice, MemoryStats
+export cuda, cuda_host, cuda_device_count, is_host
 export release!, isreleased, wrap, arange
-export storage_offset, dtype, device, nbytes, storage_nbytes, data_pointer
+export storage_offset, dtype, nbytes, storage_nbytes, data_pointer
 export is_contiguous, same_storage, version_counter, is_read_only
-export as_strided, narrow, permute, swapdims, movedim, expand, squeeze, unsqueeze
-export flatten, unflatten, unfold, diagonal, split_views, chunk_views, flip
-export reshape_would_copy, reshape_or_copy, contiguous, contiguous_copied, clone, to, to_copied
+export as_strided, narrow, permute, swapdims, movedim, expand, squeeze
+export unflatten, unfold, diagonal, split_views, chunk_views, flip
+export reshape_would_copy, reshape_or_copy, contiguous, contiguous_copied, clone, to_copied
 export copy_into!, index_select
 export zero!, add!, sub!, mult!, div!, relu!, neg!, abs!, sqrt!, exp!
 export SMStorage, storage, tensor_from_storage
 export memory_stats, reset_peak_stats!, empty_cache!, memory_summary
 export SMStack, push_tensor!, stack_mark, pop_to!, stack_used
-export synchronize, set_stream!, get_stream, record_stream, set_num_threads!, num_threads
+export set_stream!, get_stream, record_stream, set_num_threads!, num_threads
 export to_dlpack, to_dlpack_ex, from_dlpack, library_version
+
+# The public names above that are deliberately not exported (test/library.jl
+# checks both lists).
+const UNEXPORTED_PUBLIC = (:BFloat16, :to, :device, :cpu, :synchronize, :flatten, :unsqueeze,
+                           :zeros, :ones, :fill)
+# Julia >= 1.11 records them as public API (`public` is a syntax error in 1.9
+# and 1.10, hence the expression rather than the keyword).
+@static if VERSION >= v"1.11"
+    eval(Expr(:public, UNEXPORTED_PUBLIC...))
+end
 
 """
     library_version() -> VersionNumber

@@ -217,9 +217,10 @@ function Base.dropdims(A::StridedTensor{T,N}; dims) where {T,N}
 end
 
 """
-    unsqueeze(A, d) -> StridedTensor
+    StrideMem.unsqueeze(A, d) -> StridedTensor
 
 Inserts a size-1 dim so that it is Julia dim `d` of the result (1 <= d <= N+1).
+Public, not exported (MLUtils.jl exports an `unsqueeze`).
 """
 function unsqueeze(A::StridedTensor{T,N}, d::Integer) where {T,N}
     1 <= d <= N + 1 || _argument_error("unsqueeze: dimension $(d) is out of range 1:$(N + 1)")
@@ -227,10 +228,11 @@ function unsqueeze(A::StridedTensor{T,N}, d::Integer) where {T,N}
 end
 
 """
-    flatten(A, d1 = 1, d2 = ndims(A)) -> StridedTensor
+    StrideMem.flatten(A, d1 = 1, d2 = ndims(A)) -> StridedTensor
 
 Merges Julia dims `d1:d2` into one (column-major order, as `reshape`). A view
-when the strides allow, else `StrideMemError` (`SM_ERR_SHAPE`).
+when the strides allow, else `StrideMemError` (`SM_ERR_SHAPE`). Public, not
+exported (MLUtils.jl exports a `flatten`).
 """
 function flatten(A::StridedTensor{T,N}, d1::Integer = 1, d2::Integer = N) where {T,N}
     d1 <= d2 || _argument_error("flatten: first dim $(d1) > last dim $(d2)")

@@ -49,6 +49,22 @@ end
                    joinpath("build", "libstridemem." * StrideMem.Libdl.dlext))
 end
 
+@testset "exported names" begin
+    exported = names(StrideMem)
+    for name in StrideMem.UNEXPORTED_PUBLIC
+        @test !(name in exported)           # no clash with BFloat16s, CUDA, Flux, MLUtils, Base
+        @test isdefined(StrideMem, name)    # ...but there, qualified
+    end
+    @test StrideMem.BFloat16 === BFloat16 && StrideMem.to === to
+    @test !(:stack in names(StrideMem; all = true))  # Base.stack stays the only `stack`
+    for name in exported
+        @test isdefined(StrideMem, name)
+    end
+    if VERSION >= v"1.11"
+        @test all(n -> Base.ispublic(StrideMem, n), StrideMem.UNEXPORTED_PUBLIC)
+    end
+end
+
 @testset "dtypes" begin
     all_types = (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
                  UInt16, UInt32, UInt64, ComplexF32, ComplexF64)
@@ -98,5 +114,6 @@ end
     @test synchronize(cpu()) === nothing
     @test is_host(cpu()) && is_host(cuda_host()) && !is_host(cuda(0))
     @test sprint(show, cuda(1)) == "cuda(1)"
+    @test sprint(show, cpu()) == "StrideMem.cpu()"  # not exported: shown qualified
     @test cuda_device_count() >= 0
 end

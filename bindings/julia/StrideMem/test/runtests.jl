@@ -4,7 +4,9 @@
 #         -e 'using Pkg; Pkg.test()'
 using Test
 using StrideMem
-using StrideMem: LibStrideMem
+# Public names the package does not export (they clash with other packages'):
+# imported by name, as a user who does not load those packages may.
+using StrideMem: LibStrideMem, BFloat16, to, device, cpu, synchronize, flatten, unsqueeze
 
 # Runs the garbage collector until no finalizer is pending, so that handle
 # counts taken next are exact (garbage from earlier tests would otherwise be
