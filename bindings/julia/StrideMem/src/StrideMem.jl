@@ -172,7 +172,8 @@ function __init__()
     compatible = v.major == BINDING_VERSION.major &&
                  (v.major != 0 || v.minor == BINDING_VERSION.minor)
     compatible || error("StrideMem: $(path) is libstridemem $(v); this package needs " *
-                        "$(BINDING_VERSION.major).$(BINDING_VERSION.minor).x")
+                        "$(BINDING_VERSION.major).$(BINDING_VERSION.minor).x (set " *
+                        "ENV[\"STRIDEMEM_LIB\"] to the path of a matching library)")
     return nothing
 end
 
