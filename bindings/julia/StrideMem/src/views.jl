@@ -113,6 +113,19 @@ function Base.reshape(A::StridedTensor, dims::NTuple{M,Int}) where {M}
     return _tensor(out[], A; checked = A.checked)
 end
 
+# `reshape(A, :, 2)`: Base resolves the `:` itself and, in some Julia
+# versions, then builds its own wrapper without coming back to the method
+# above; resolving it here keeps the StridedTensor view whenever there is one.
+function Base.reshape(A::StridedTensor, dims::Tuple{Vararg{Union{Int,Colon}}})
+    known = prod(d for d in dims if d isa Int; init = 1)
+    if count(d -> d isa Colon, dims) != 1 || known <= 0 || length(A) % known != 0
+        # Base's answer (its error, or a size-0 case), exactly as for any array
+        return invoke(reshape, Tuple{AbstractArray,Tuple{Vararg{Union{Int,Colon}}}}, A, dims)
+    end
+    inferred = length(A) ÷ known
+    return reshape(A, map(d -> d isa Colon ? inferred : d, dims))
+end
+
 """
     as_strided(A, dims, strides, offset = storage_offset(A)) -> StridedTensor
 

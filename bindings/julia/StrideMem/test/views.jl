@@ -61,6 +61,8 @@ end
     @test Array(R) == reshape(M0, 8, 3)
     @test same_storage(R, A)
     @test size(reshape(A, :, 2)) == (12, 2)
+    @test reshape(A, :, 2) isa StridedTensor && same_storage(reshape(A, 3, :), A)
+    @test_throws DimensionMismatch reshape(A, 5, :)  # 24 is not a multiple of 5
     @test Array(vec(A)) == vec(M0)
     @test_throws DimensionMismatch reshape(A, 5, 5)  # Base's error for a wrong count
     T = swapdims(A, 1, 2)
