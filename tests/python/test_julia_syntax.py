@@ -79,7 +79,7 @@ def stray_parenthesis_is_located():
         at = []
 
         def edit(lines):
-            i = line_of(lines, "function Base.reshape(")
+            i = line_of(lines, "function narrow(")
             at.append(i + 1)  # the 1-based line of the planted text
             return lines[:i] + ["x = 1)"] + lines[i:]
         path = planted(tmp, edit)
@@ -106,8 +106,8 @@ def unclosed_tuple_reports_the_missing_token():
 def missing_end_fails():
     with tempfile.TemporaryDirectory() as tmp:
         def edit(lines):
-            i = line_of(lines, "function Base.reshape(")
-            j = lines.index("end", i)  # the `end` closing reshape
+            i = line_of(lines, "function narrow(")
+            j = lines.index("end", i)  # the `end` closing narrow
             return lines[:j] + lines[j + 1:]
         rc, out = run_checker(planted(tmp, edit))
         expect(rc == 1, "a function without its `end` passed (exit %d)" % rc, out)
