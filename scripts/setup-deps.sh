@@ -21,3 +21,22 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The Julia grammar check (tools/check_julia_syntax.sh): node, npm and the
+# exact packages locked in tools/julia-syntax (tree-sitter-julia's .wasm run by
+# web-tree-sitter; no native build, see its .npmrc).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "setup-deps: installing nodejs npm"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+julia_syntax="$(cd "$(dirname "$0")/.." && pwd)/tools/julia-syntax"
+# npm ci only when the lock changed since the last install (a copy of the lock
+# it installed is kept in node_modules), so a re-run needs no network.
+if ! cmp -s "$julia_syntax/package-lock.json" "$julia_syntax/node_modules/.installed-lock.json"; then
+  (cd "$julia_syntax" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  cp "$julia_syntax/package-lock.json" "$julia_syntax/node_modules/.installed-lock.json"
+fi

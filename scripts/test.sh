@@ -20,6 +20,9 @@ fi
 echo "== Julia package: @ccall checker against stridemem.h and nm -D"
 /usr/bin/python3 tools/check_julia_ccalls.py --lib "$root/build/libstridemem.so"
 
+echo "== Julia package: every .jl file parses (tree-sitter-julia grammar check)"
+tools/check_julia_syntax.sh --quiet
+
 echo "== Reliability: ASan+UBSan suite, TSan stress, libFuzzer 60 s, fault walks, valgrind"
 VALGRIND_BUILD=build scripts/reliability.sh all
 

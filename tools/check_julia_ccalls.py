@@ -11,7 +11,10 @@ dynamic symbol table of the built library (`nm -D --defined-only`):
     size and signedness, floats by size, pointers by what they point to
     (Ptr{T}/Ref{T}/Cstring/handle aliases), by-value structs by layout;
   * `ccall(` written without the macro is refused (it cannot be checked);
-  * every `const SM_* = value` in the package equals the header's value.
+  * every `const SM_* = value` in the package equals the header's value;
+  * the package hangs together: every file included once, versions agree
+    with VERSION, every dependency has a [compat] bound, and the package's
+    LICENSE is there and the same as the repository's.
 
 The target ABI is LP64 (Linux on x86-64/aarch64): long and size_t are 8 bytes.
 
@@ -928,6 +931,7 @@ def structure_problems(package, version_file):
                 c = counts.get(full, 0)
                 if c != 1:
                     problems.append("%s: included %d times (expected once)" % (rel(full), c))
+    problems += project_problems(package, os.path.dirname(version_file))
     versions = []
     project = os.path.join(package, "Project.toml")
     if os.path.isfile(project):
@@ -946,6 +950,43 @@ def structure_problems(package, version_file):
             if v.split(".")[:2] != rmaj:
                 problems.append("%s %s does not match %s %s (major.minor)"
                                 % (what, v, version_file, repo))
+    return problems
+
+
+def project_problems(package, repo_root):
+    """What Julia's General registry asks of a package, checkable without
+    Julia: every dependency (test-only extras too) and julia itself have a
+    [compat] bound in Project.toml, and the package folder holds a LICENSE.
+    Pkg installs only the package's own folder, so that LICENSE is a copy, not
+    a symlink to the repository's; it must stay byte-identical to the
+    repository's LICENSE (when the repository has one)."""
+    problems = []
+    project = os.path.join(package, "Project.toml")
+    if not os.path.isfile(project):
+        return problems  # not a package Pkg could install (a test's bare src/ folder)
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11: the check needs a TOML reader
+        problems.append("%s: cannot check [compat]: Python %d.%d has no tomllib"
+                        % (rel(project), sys.version_info[0], sys.version_info[1]))
+    else:
+        with open(project, "rb") as f:
+            toml = tomllib.load(f)
+        compat = toml.get("compat", {})
+        needed = ["julia"] + sorted(toml.get("deps", {})) + sorted(toml.get("extras", {}))
+        for name in needed:
+            if name not in compat:
+                problems.append("%s: no [compat] entry for %s" % (rel(project), name))
+    lic = os.path.join(package, "LICENSE")
+    root_lic = os.path.join(repo_root, "LICENSE")
+    if os.path.islink(lic) or not os.path.isfile(lic):
+        problems.append("%s: missing or a symlink (the package folder needs its own copy of "
+                        "the license: Pkg installs that folder alone)" % rel(lic))
+    elif os.path.isfile(root_lic):
+        with open(lic, "rb") as a, open(root_lic, "rb") as b:
+            if a.read() != b.read():
+                problems.append("%s differs from %s: copy the repository's LICENSE over it"
+                                % (rel(lic), rel(root_lic)))
     return problems
 
 

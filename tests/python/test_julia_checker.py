@@ -354,6 +354,64 @@ def binding_version_differs_from_repository():
                            path="src/StrideMem.jl")
 
 
+@case
+def dependency_without_compat():
+    expect_planted_failure('Libdl = "1"\n', "", r"Project\.toml: no \[compat\] entry for Libdl",
+                           path="Project.toml")
+
+
+@case
+def test_extra_without_compat():
+    expect_planted_failure('Test = "1"\n', "", r"Project\.toml: no \[compat\] entry for Test",
+                           path="Project.toml")
+
+
+def fake_repository(tmp, license_text):
+    """A repository root next to a copy of the package: the real header and
+    VERSION, and a LICENSE with license_text (None: no LICENSE). Returns the
+    header's path (the checker finds the root from it) and the package's."""
+    root = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(root, "include"))
+    shutil.copy(HEADER, os.path.join(root, "include", "stridemem.h"))
+    shutil.copy(os.path.join(REPO, "VERSION"), os.path.join(root, "VERSION"))
+    if license_text is not None:
+        open(os.path.join(root, "LICENSE"), "w", encoding="utf-8").write(license_text)
+    return os.path.join(root, "include", "stridemem.h"), copy_package(tmp)
+
+
+@case
+def package_license_must_match_the_repository():
+    need_lib()
+    ours = open(os.path.join(PACKAGE, "LICENSE"), encoding="utf-8").read()
+    with tempfile.TemporaryDirectory() as tmp:
+        header, pkg = fake_repository(tmp, ours)
+        rc, out = run_checker(package=pkg, header=header, lib=LIB)
+        expect(rc == 0, "the same LICENSE in the package and the repository was refused", out)
+    with tempfile.TemporaryDirectory() as tmp:
+        header, pkg = fake_repository(tmp, ours.replace("2026", "1999"))
+        rc, out = run_checker(package=pkg, header=header, lib=LIB)
+        expect(rc == 1, "a package LICENSE that differs from the repository's passed", out)
+        expect(re.search(r"LICENSE differs from .*LICENSE", out) is not None,
+               "the differing LICENSE is not named", out)
+
+
+@case
+def package_license_missing_or_a_symlink():
+    need_lib()
+    with tempfile.TemporaryDirectory() as tmp:
+        header, pkg = fake_repository(tmp, None)
+        os.remove(os.path.join(pkg, "LICENSE"))
+        rc, out = run_checker(package=pkg, header=header, lib=LIB)
+        expect(rc == 1 and re.search(r"LICENSE: missing or a symlink", out) is not None,
+               "a package without LICENSE passed", out)
+        # A symlink to the repository's would dangle once Pkg installs the folder alone.
+        open(os.path.join(tmp, "repo", "LICENSE"), "w").write("text\n")
+        os.symlink(os.path.join("..", "repo", "LICENSE"), os.path.join(pkg, "LICENSE"))
+        rc, out = run_checker(package=pkg, header=header, lib=LIB)
+        expect(rc == 1 and re.search(r"LICENSE: missing or a symlink", out) is not None,
+               "a LICENSE symlink passed", out)
+
+
 # ---------------------------------------------------------------------------
 # The library is never optional
 # ---------------------------------------------------------------------------

@@ -48,21 +48,43 @@ include("interop.jl")
 # version must match too (semver's rule for 0.x releases).
 const BINDING_VERSION = v"0.2.0"
 
-export StridedTensor, StrideMemError, SMDevice, MemoryStats, BFloat16
-export cpu, cuda, cuda_host, cuda_device_count, is_host
+# Exported: names no common package exports. Public but NOT exported, so
+# that `using StrideMem` next to those packages leaves their names usable
+# (call these qualified, `StrideMem.to(A, StrideMem.cpu())`, or import them by
+# name, `using StrideMem: to, cpu`):
+#   BFloat16               BFloat16s.jl exports one (and Julia >= 1.11 has Core.BFloat16)
+#   to, device             CUDA.jl exports `device`; `to` is too short a word to take
+#   cpu                    Flux.jl exports `cpu`
+#   synchronize            CUDA.jl exports `synchronize`
+#   flatten, unsqueeze     MLUtils.jl exports both
+#   zeros, ones, fill      Base's (see the top of this module)
+# `stack` is not a name of this package: Base.stack exists since Julia 1.9;
+# the stack of views is SMStack with push_tensor!, stack_mark, pop_to!.
+export StridedTensor, StrideMemError, SMDevice, MemoryStats
+export cuda, cuda_host, cuda_device_count, is_host
 export release!, isreleased, wrap, arange
-export storage_offset, dtype, device, nbytes, storage_nbytes, data_pointer
+export storage_offset, dtype, nbytes, storage_nbytes, data_pointer
 export is_contiguous, same_storage, version_counter, is_read_only
-export as_strided, narrow, permute, swapdims, movedim, expand, squeeze, unsqueeze
-export flatten, unflatten, unfold, diagonal, split_views, chunk_views, flip
-export reshape_would_copy, reshape_or_copy, contiguous, contiguous_copied, clone, to, to_copied
+export as_strided, narrow, permute, swapdims, movedim, expand, squeeze
+export unflatten, unfold, diagonal, split_views, chunk_views, flip
+export reshape_would_copy, reshape_or_copy, contiguous, contiguous_copied, clone, to_copied
 export copy_into!, index_select
 export zero!, add!, sub!, mult!, div!, relu!, neg!, abs!, sqrt!, exp!
 export SMStorage, storage, tensor_from_storage
 export memory_stats, reset_peak_stats!, empty_cache!, memory_summary
 export SMStack, push_tensor!, stack_mark, pop_to!, stack_used
-export synchronize, set_stream!, get_stream, record_stream, set_num_threads!, num_threads
+export set_stream!, get_stream, record_stream, set_num_threads!, num_threads
 export to_dlpack, to_dlpack_ex, from_dlpack, library_version
+
+# The public names above that are deliberately not exported (test/library.jl
+# checks both lists).
+const UNEXPORTED_PUBLIC = (:BFloat16, :to, :device, :cpu, :synchronize, :flatten, :unsqueeze,
+                           :zeros, :ones, :fill)
+# Julia >= 1.11 records them as public API (`public` is a syntax error in 1.9
+# and 1.10, hence the expression rather than the keyword).
+@static if VERSION >= v"1.11"
+    eval(Expr(:public, UNEXPORTED_PUBLIC...))
+end
 
 """
     library_version() -> VersionNumber
@@ -82,19 +104,63 @@ function _repository_root()
     return normpath(joinpath(@__DIR__, "..", "..", "..", ".."))
 end
 
-function _find_library()
-    path = get(ENV, "STRIDEMEM_LIB", "")
+# The names the dynamic loader is asked for: the development link
+# (libstridemem.so; dlopen adds the platform's extension) and the SONAME that
+# an installed runtime library always has (libstridemem.so.0).
+const _LIBRARY_NAMES = ["libstridemem", "libstridemem.so.0"]
+
+# The library of the repository's own build (cmake -S . -B build).
+_repository_library() = joinpath(_repository_root(), "build", "libstridemem." * Libdl.dlext)
+
+# The full path of the library the dynamic loader finds on the system's search
+# path (LD_LIBRARY_PATH, the ld.so cache, /usr/lib, ...), or "" when it finds
+# none. find_library returns the name that loaded; dlpath turns it into a path.
+function _system_library()
+    name = Libdl.find_library(_LIBRARY_NAMES)
+    return isempty(name) ? "" : Libdl.dlpath(name)
+end
+
+"""
+    _find_library(; env = ENV, system_library = _system_library,
+                  repository_library = _repository_library()) -> String
+
+The path of the libstridemem to load, from the first of:
+
+1. `env["STRIDEMEM_LIB"]`, the library file's path. When it is set it is the
+   only place looked at: a path that is not a file is an error (a typo must
+   not silently load another library).
+2. The system's library search path: `Libdl.find_library` of `libstridemem`
+   and `libstridemem.so.0` (`_LIBRARY_NAMES`), i.e. an installed library
+   (`cmake --install`) or one in a folder of `LD_LIBRARY_PATH`.
+3. The repository's build, `build/libstridemem.so` (`.dylib` on macOS) four
+   folders up from `src/`.
+
+When none has it, the error lists the three places and what to do. The
+keywords are there for the tests: they replace the environment and the two
+look-ups.
+"""
+function _find_library(; env = ENV, system_library = _system_library,
+                       repository_library::AbstractString = _repository_library())
+    path = get(env, "STRIDEMEM_LIB", "")
     if !isempty(path)
-        isfile(path) || error("StrideMem: ENV[\"STRIDEMEM_LIB\"] = $(repr(path)) is not a file")
+        isfile(path) || error("StrideMem: ENV[\"STRIDEMEM_LIB\"] = $(repr(path)) is not a file. " *
+                              "When set, it is the only place looked at: set it to the path " *
+                              "of libstridemem, or unset it to search the system and the " *
+                              "repository's build.")
         return abspath(path)
     end
-    root = _repository_root()
-    for candidate in (joinpath(root, "build", "libstridemem.so"),
-                      joinpath(root, "build", "libstridemem.dylib"))
-        isfile(candidate) && return candidate
-    end
-    error("StrideMem: libstridemem not found. Build it (cmake -S . -B build && " *
-          "cmake --build build) or set ENV[\"STRIDEMEM_LIB\"] to the library's path.")
+    found = system_library()
+    isempty(found) || return found
+    isfile(repository_library) && return repository_library
+    error("StrideMem: libstridemem not found. Tried, in order:\n" *
+          "  1. ENV[\"STRIDEMEM_LIB\"]: not set\n" *
+          "  2. the system library search path: Libdl.find_library($(_LIBRARY_NAMES)) " *
+          "found nothing\n" *
+          "  3. the repository's build: $(repository_library): no such file\n" *
+          "Do one of: build it in the repository (cmake -S . -B build && cmake --build build); " *
+          "install it where the dynamic loader looks (cmake --install build, or add its " *
+          "folder to LD_LIBRARY_PATH); or set ENV[\"STRIDEMEM_LIB\"] to the library " *
+          "file's path. Then load the package again.")
 end
 
 function __init__()
@@ -106,7 +172,8 @@ function __init__()
     compatible = v.major == BINDING_VERSION.major &&
                  (v.major != 0 || v.minor == BINDING_VERSION.minor)
     compatible || error("StrideMem: $(path) is libstridemem $(v); this package needs " *
-                        "$(BINDING_VERSION.major).$(BINDING_VERSION.minor).x")
+                        "$(BINDING_VERSION.major).$(BINDING_VERSION.minor).x (set " *
+                        "ENV[\"STRIDEMEM_LIB\"] to the path of a matching library)")
     return nothing
 end
 

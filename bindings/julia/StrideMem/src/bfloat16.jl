@@ -3,10 +3,12 @@
 # arithmetic is done in Float32 and rounded back.
 
 """
-    BFloat16
+    StrideMem.BFloat16
 
 A 16-bit brain floating point number (1 sign, 8 exponent, 7 fraction bits),
-the element type of `SM_BFLOAT16` tensors. Converts to and from the other
+the element type of `SM_BFLOAT16` tensors. Public, not exported (BFloat16s.jl
+exports a `BFloat16` of its own): write `StrideMem.BFloat16` or
+`using StrideMem: BFloat16`. Converts to and from the other
 real types with round-to-nearest-even; arithmetic goes through `Float32`.
 """
 primitive type BFloat16 <: AbstractFloat 16 end
@@ -79,4 +81,5 @@ Base.eps(::Type{BFloat16}) = reinterpret(BFloat16, 0x3c00)  # 2^-7
 Base.typemax(::Type{BFloat16}) = reinterpret(BFloat16, 0x7f80)  # Inf
 Base.typemin(::Type{BFloat16}) = reinterpret(BFloat16, 0xff80)  # -Inf
 
-Base.show(io::IO, x::BFloat16) = print(io, "BFloat16(", Float32(x), ")")
+# Qualified: the name is not exported, and BFloat16s.jl has a BFloat16 too.
+Base.show(io::IO, x::BFloat16) = print(io, "StrideMem.BFloat16(", Float32(x), ")")

@@ -89,12 +89,12 @@ A new tensor on the same device with the same values, laid out like an
 Base.copy(A::StridedTensor) = clone(A; format = :contiguous)
 
 """
-    to(A, device[, T]) -> StridedTensor
-    to(A, T) -> StridedTensor
+    StrideMem.to(A, device[, T]) -> StridedTensor
+    StrideMem.to(A, T) -> StridedTensor
 
 `A` on another device and/or with another element type (`sm_to`). With
 neither changing it is a new handle to the same data; otherwise a copy.
-`to_copied` also says which.
+`to_copied` also says which. Public, not exported (too common a name).
 """
 to(A::StridedTensor, args...) = first(to_copied(A, args...))
 

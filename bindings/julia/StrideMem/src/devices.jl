@@ -1,9 +1,9 @@
 # Devices, streams and threads.
 
 """
-    cpu() -> SMDevice
+    StrideMem.cpu() -> SMDevice
 
-The host (DLPack type 1).
+The host (DLPack type 1). Public, not exported (Flux.jl exports a `cpu`).
 """
 cpu() = SMDevice(SM_DEVICE_CPU, 0)
 
@@ -31,7 +31,7 @@ is_host(d::SMDevice) = d.type == SM_DEVICE_CPU || d.type == SM_DEVICE_CUDA_HOST
 
 function Base.show(io::IO, d::SMDevice)
     if d.type == SM_DEVICE_CPU
-        print(io, "cpu()")
+        print(io, "StrideMem.cpu()")  # not exported: the qualified call
     elseif d.type == SM_DEVICE_CUDA
         print(io, "cuda(", d.index, ")")
     elseif d.type == SM_DEVICE_CUDA_HOST
@@ -55,9 +55,10 @@ function cuda_device_count()
 end
 
 """
-    synchronize(device = cpu())
+    StrideMem.synchronize(device = StrideMem.cpu())
 
 Waits for all work queued on the device (returns at once for the CPU).
+Public, not exported (CUDA.jl exports a `synchronize`).
 """
 synchronize(d::SMDevice = cpu()) = (check(sm_synchronize(d)); nothing)
 

@@ -21,8 +21,9 @@ const _LIBPATH = Ref{String}("")
 """
     libstridemem() -> String
 
-Path of the libstridemem shared library the package calls (set when the
-package is loaded from `ENV["STRIDEMEM_LIB"]` or the repository's build).
+Path of the libstridemem shared library the package calls, set when the
+package is loaded: `ENV["STRIDEMEM_LIB"]`, else the library the system's
+dynamic loader finds, else the repository's build (`StrideMem._find_library`).
 """
 libstridemem() = _LIBPATH[]
 

@@ -219,7 +219,7 @@ Base.IndexStyle(::Type{<:StridedTensor}) = IndexCartesian()
 @noinline _not_host_error(A) =
     throw(StrideMemError(SM_ERR_DEVICE,
                          "element access needs host memory; this tensor is on $(A.device) " *
-                         "(copy it with to(A, cpu()) or Array(A))"))
+                         "(copy it with StrideMem.to(A, StrideMem.cpu()) or Array(A))"))
 @noinline _read_only_error() =
     throw(StrideMemError(SM_ERR_READ_ONLY, "this tensor is read-only (imported read-only memory)"))
 
@@ -320,9 +320,10 @@ is the matching Julia type.
 dtype(A::StridedTensor{T}) where {T} = dtype_code(T)
 
 """
-    device(A) -> SMDevice
+    StrideMem.device(A) -> SMDevice
 
-Where the tensor's memory lives.
+Where the tensor's memory lives. Public, not exported (CUDA.jl exports a
+`device`).
 """
 device(A::StridedTensor) = A.device
 

@@ -15,15 +15,25 @@ function _slice_args(r::AbstractRange{<:Integer}, n::Int)
     return (start, stop, s)
 end
 
-"""
-    view(A::StridedTensor, I...) -> StridedTensor
+# The index kinds the library slices without a copy. A Bool is not one: Base
+# refuses it as an index, and so does the fallback below.
+_viewable_index(i) = (i isa Integer && !(i isa Bool)) || i isa Colon ||
+                     i isa AbstractRange{<:Integer}
 
-A view of `A` indexed by one integer, range (any step, negative included) or
-`:` per dim: integers drop their dim (`sm_select`), ranges slice it
-(`sm_slice`). Never copies. Other index kinds are refused; use
-[`index_select`](@ref) to gather.
+"""
+    view(A::StridedTensor, I...) -> StridedTensor or SubArray
+
+A view of `A`. With one integer, range (any step, negative included) or `:`
+per dim it is a `StridedTensor` sharing the storage: integers drop their dim
+(`sm_select`), ranges slice it (`sm_slice`). Any other index (a vector of
+indices, a logical mask, `CartesianIndex`, a linear index into a matrix...)
+gives what `view` gives for any `AbstractArray`: Base's `SubArray` wrapping
+`A`, still no copy; its elements are read through `A` (host memory only),
+and the library's functions, which take `StridedTensor`s, do not take it
+(`index_select` gathers into a `StridedTensor`, as a copy).
 """
 function Base.view(A::StridedTensor{T,N}, I::Vararg{Any,N}) where {T,N}
+    all(_viewable_index, I) || return invoke(view, Tuple{AbstractArray,Vararg{Any}}, A, I...)
     h = _handle(A)
     cur = h
     GC.@preserve A begin
@@ -38,13 +48,10 @@ function Base.view(A::StridedTensor{T,N}, I::Vararg{Any,N}) where {T,N}
                 if idx isa Integer
                     1 <= idx <= A.dims[d] || throw(BoundsError(A, I))
                     check(sm_select(cur, cd, Int64(idx - 1), out))
-                elseif idx isa AbstractRange{<:Integer}
+                else  # a range of integers
                     args = _slice_args(idx, A.dims[d])
                     args === nothing && throw(BoundsError(A, I))
                     check(sm_slice(cur, cd, args[1], args[2], args[3], out))
-                else
-                    _argument_error("view: index of type $(typeof(idx)) is not an integer, " *
-                                    "a range or `:`; use index_select to gather (a copy)")
                 end
                 cur == h || sm_tensor_release(cur)
                 cur = out[]
@@ -76,15 +83,47 @@ end
 Base.getindex(A::StridedTensor{T,1}, ::Colon) where {T} = _copy_and_release(view(A, :))
 
 """
-    reshape(A::StridedTensor, dims) -> StridedTensor
+    reshape(A::StridedTensor, dims) -> StridedTensor or Base.ReshapedArray
 
-A view with Julia size `dims` (column-major order, as `reshape` on an
-`Array`; `sm_view`). Throws `StrideMemError` (`SM_ERR_SHAPE`) when the
-strides cannot express it without a copy; use [`reshape_or_copy`](@ref) then.
+`A`'s elements in Julia size `dims`, column-major order, sharing `A`'s
+memory, as `reshape` on any `AbstractArray`. It never copies. When the
+strides can express `dims` it is a `StridedTensor` view (`sm_view`);
+otherwise (e.g. a flat `reshape` or `vec` of a transpose) it is Base's lazy
+`ReshapedArray` wrapping `A`, whose elements are read through `A` (host
+memory only) and which the library's functions do not take. For a
+`StridedTensor` in every case, on any device, use
+[`reshape_or_copy`](@ref), which copies when it must and says so;
+[`reshape_would_copy`](@ref) tells which case applies. A wrong element
+count is Base's `DimensionMismatch`.
 """
 function Base.reshape(A::StridedTensor, dims::NTuple{M,Int}) where {M}
+    # Sizes Base refuses get Base's error (the library would also read -1 as
+    # "infer this size", which Julia spells `:`).
+    (all(>=(0), dims) && prod(dims) == length(A)) ||
+        return invoke(reshape, Tuple{AbstractArray,Dims}, A, dims)
     shape = _cshape(dims)
-    return _derive(out -> sm_view(A, shape, Int32(M), out), A)
+    out = Ref{sm_tensor}(C_NULL)
+    status = sm_view(A, shape, Int32(M), out)
+    if status == SM_ERR_SHAPE
+        # The count is right but the strides cannot express `dims`: Base's
+        # wrapper, as for any AbstractArray.
+        return invoke(reshape, Tuple{AbstractArray,Dims}, A, dims)
+    end
+    check(status)
+    return _tensor(out[], A; checked = A.checked)
+end
+
+# `reshape(A, :, 2)`: Base resolves the `:` itself and, in some Julia
+# versions, then builds its own wrapper without coming back to the method
+# above; resolving it here keeps the StridedTensor view whenever there is one.
+function Base.reshape(A::StridedTensor, dims::Tuple{Vararg{Union{Int,Colon}}})
+    known = prod(d for d in dims if d isa Int; init = 1)
+    if count(d -> d isa Colon, dims) != 1 || known <= 0 || length(A) % known != 0
+        # Base's answer (its error, or a size-0 case), exactly as for any array
+        return invoke(reshape, Tuple{AbstractArray,Tuple{Vararg{Union{Int,Colon}}}}, A, dims)
+    end
+    inferred = length(A) ÷ known
+    return reshape(A, map(d -> d isa Colon ? inferred : d, dims))
 end
 
 """
@@ -191,9 +230,10 @@ function Base.dropdims(A::StridedTensor{T,N}; dims) where {T,N}
 end
 
 """
-    unsqueeze(A, d) -> StridedTensor
+    StrideMem.unsqueeze(A, d) -> StridedTensor
 
 Inserts a size-1 dim so that it is Julia dim `d` of the result (1 <= d <= N+1).
+Public, not exported (MLUtils.jl exports an `unsqueeze`).
 """
 function unsqueeze(A::StridedTensor{T,N}, d::Integer) where {T,N}
     1 <= d <= N + 1 || _argument_error("unsqueeze: dimension $(d) is out of range 1:$(N + 1)")
@@ -201,10 +241,11 @@ function unsqueeze(A::StridedTensor{T,N}, d::Integer) where {T,N}
 end
 
 """
-    flatten(A, d1 = 1, d2 = ndims(A)) -> StridedTensor
+    StrideMem.flatten(A, d1 = 1, d2 = ndims(A)) -> StridedTensor
 
 Merges Julia dims `d1:d2` into one (column-major order, as `reshape`). A view
-when the strides allow, else `StrideMemError` (`SM_ERR_SHAPE`).
+when the strides allow, else `StrideMemError` (`SM_ERR_SHAPE`). Public, not
+exported (MLUtils.jl exports a `flatten`).
 """
 function flatten(A::StridedTensor{T,N}, d1::Integer = 1, d2::Integer = N) where {T,N}
     d1 <= d2 || _argument_error("flatten: first dim $(d1) > last dim $(d2)")

@@ -7,6 +7,64 @@
     @test isfile(LibStrideMem.libstridemem())
 end
 
+@testset "finding the library" begin
+    lib = LibStrideMem.libstridemem()
+    find(env; system = "", repository = "/nonexistent/build/libstridemem.so") =
+        StrideMem._find_library(env = env, system_library = () -> system,
+                                repository_library = repository)
+    no_env = Dict{String,String}()
+    # 1. STRIDEMEM_LIB wins over everything...
+    @test find(Dict("STRIDEMEM_LIB" => lib); system = "/sys/libstridemem.so.0",
+               repository = lib) == abspath(lib)
+    # ...and, set to something that is not a file, is an error with no fallback.
+    bad = "/no/such/dir/libstridemem.so"
+    err = try
+        find(Dict("STRIDEMEM_LIB" => bad); system = lib, repository = lib)
+        nothing
+    catch e
+        e
+    end
+    @test err isa ErrorException
+    @test occursin(bad, err.msg) && occursin("STRIDEMEM_LIB", err.msg)
+    # 2. then what the system's dynamic loader finds, 3. then the repository's build.
+    @test find(no_env; system = "/sys/libstridemem.so.0", repository = lib) ==
+          "/sys/libstridemem.so.0"
+    @test find(no_env; repository = lib) == lib
+    # Nowhere: one error that names every place tried and what to do.
+    err = try
+        find(no_env)
+        nothing
+    catch e
+        e
+    end
+    @test err isa ErrorException
+    for needle in ("STRIDEMEM_LIB", "libstridemem.so.0", "/nonexistent/build/libstridemem.so",
+                   "cmake --build build", "cmake --install build", "LD_LIBRARY_PATH")
+        @test occursin(needle, err.msg)
+    end
+    # The real look-ups: a full path to a file, or "" for the system's.
+    sys = StrideMem._system_library()
+    @test sys == "" || isfile(sys)
+    @test endswith(StrideMem._repository_library(),
+                   joinpath("build", "libstridemem." * StrideMem.Libdl.dlext))
+end
+
+@testset "exported names" begin
+    exported = names(StrideMem)
+    for name in StrideMem.UNEXPORTED_PUBLIC
+        @test !(name in exported)           # no clash with BFloat16s, CUDA, Flux, MLUtils, Base
+        @test isdefined(StrideMem, name)    # ...but there, qualified
+    end
+    @test StrideMem.BFloat16 === BFloat16 && StrideMem.to === to
+    @test !(:stack in names(StrideMem; all = true))  # Base.stack stays the only `stack`
+    for name in exported
+        @test isdefined(StrideMem, name)
+    end
+    if VERSION >= v"1.11"
+        @test all(n -> Base.ispublic(StrideMem, n), StrideMem.UNEXPORTED_PUBLIC)
+    end
+end
+
 @testset "dtypes" begin
     all_types = (Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
                  UInt16, UInt32, UInt64, ComplexF32, ComplexF64)
@@ -56,5 +114,6 @@ end
     @test synchronize(cpu()) === nothing
     @test is_host(cpu()) && is_host(cuda_host()) && !is_host(cuda(0))
     @test sprint(show, cuda(1)) == "cuda(1)"
+    @test sprint(show, cpu()) == "StrideMem.cpu()"  # not exported: shown qualified
     @test cuda_device_count() >= 0
 end

@@ -1,10 +1,12 @@
-# Run with the library built and, unless it is the repository's build/,
-# STRIDEMEM_LIB set to its path:
+# Run with the library built: installed where the dynamic loader finds it,
+# in the repository's build/, or anywhere with STRIDEMEM_LIB set to its path:
 #     STRIDEMEM_LIB=$PWD/build/libstridemem.so julia --project=bindings/julia/StrideMem \
 #         -e 'using Pkg; Pkg.test()'
 using Test
 using StrideMem
-using StrideMem: LibStrideMem
+# Public names the package does not export (they clash with other packages'):
+# imported by name, as a user who does not load those packages may.
+using StrideMem: LibStrideMem, BFloat16, to, device, cpu, synchronize, flatten, unsqueeze
 
 # Runs the garbage collector until no finalizer is pending, so that handle
 # counts taken next are exact (garbage from earlier tests would otherwise be

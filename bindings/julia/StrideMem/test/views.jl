@@ -32,7 +32,16 @@ M0 = reshape(collect(1.0:24.0), 4, 6)
     @test same_storage(view(A, :, :), A)
     @test_throws BoundsError view(A, 0:2, :)
     @test_throws BoundsError view(A, 5, :)
-    @test_throws StrideMemError view(A, [1, 2], :)  # gathers are not views
+    # Other indices: Base's SubArray over A (what view gives any AbstractArray), no copy
+    G = view(A, [1, 3], :)
+    @test G isa SubArray && parent(G) === A
+    @test G == M[[1, 3], :]
+    mask = [true, false, true, true]
+    @test view(A, mask, 2) == M[mask, 2]
+    @test view(A, 2:3, [6, 1]) == M[2:3, [6, 1]]
+    @test_throws BoundsError view(A, [1, 5], :)
+    G[2, 1] = 42.0                      # writes go to A's memory
+    @test A[3, 1] == 42.0
 end
 
 @testset "getindex copies ranges, returns elements for integers" begin
@@ -52,24 +61,26 @@ end
     @test Array(R) == reshape(M0, 8, 3)
     @test same_storage(R, A)
     @test size(reshape(A, :, 2)) == (12, 2)
+    @test reshape(A, :, 2) isa StridedTensor && same_storage(reshape(A, 3, :), A)
+    @test_throws DimensionMismatch reshape(A, 5, :)  # 24 is not a multiple of 5
     @test Array(vec(A)) == vec(M0)
+    @test_throws DimensionMismatch reshape(A, 5, 5)  # Base's error for a wrong count
     T = swapdims(A, 1, 2)
-    err = try
-        reshape(T, 24)
-        nothing
-    catch e
-        e
-    end
-    @test err isa StrideMemError
-    @test err.status == LibStrideMem.SM_ERR_SHAPE
-    @test !isempty(err.message)
     @test reshape_would_copy(T, 24)
     @test !reshape_would_copy(A, 24)
+    # No strides make T flat: Base's lazy wrapper over T, as for any AbstractArray.
+    F = reshape(T, 24)
+    @test F isa Base.ReshapedArray && parent(F) === T
+    @test F == vec(permutedims(M0))
+    @test vec(T) isa Base.ReshapedArray
+    @test reshape(T, :, 2) == reshape(permutedims(M0), 12, 2)
     B, copied = reshape_or_copy(T, 24)
     @test copied && !same_storage(B, A)
     @test Array(B) == vec(permutedims(M0))
     B2, copied2 = reshape_or_copy(A, 24)
     @test !copied2 && same_storage(B2, A)
+    F[2] = -1.0                         # F[2] is T[2, 1], which is A[1, 2]
+    @test A[1, 2] == -1.0
 end
 
 @testset "as_strided" begin
