@@ -11,6 +11,11 @@
 //! Every fallible call returns [`Result`]; the [`Error`] carries the
 //! library's status and its message.
 
+// build.rs found no library: stop here with its list of places tried.
+// rustdoc (cfg(doc)) goes on, so `cargo doc` works without the library.
+#[cfg(all(stridemem_missing, not(doc)))]
+compile_error!(include_str!(concat!(env!("OUT_DIR"), "/not_found.txt")));
+
 pub mod sys;
 
 mod device;
