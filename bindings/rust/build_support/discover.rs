@@ -466,9 +466,27 @@ pub fn static_flags(flags: &str) -> Vec<(String, String)> {
             out.push(("lib".to_string(), format!("{kind}={name}")));
         } else if flag == "-pthread" {
             out.push(("lib".to_string(), "dylib=pthread".to_string()));
+        } else if let Some((dir, name, kind)) = library_file(flag) {
+            // CMake may write a dependency as the archive's full path.
+            out.push(("search".to_string(), format!("native={dir}")));
+            out.push(("lib".to_string(), format!("{kind}={name}")));
         }
     }
     out
+}
+
+/// `/dir/libNAME.a` (or `.so`) as `(dir, NAME, kind)`.
+fn library_file(flag: &str) -> Option<(String, String, &'static str)> {
+    let path = Path::new(flag);
+    let file = path.file_name()?.to_str()?;
+    let stem = file.strip_prefix("lib")?;
+    let (name, kind) = if let Some(n) = stem.strip_suffix(".a") {
+        (n, "static")
+    } else {
+        (stem.strip_suffix(".so")?, "dylib")
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
+    Some((dir.display().to_string(), name.to_string(), kind))
 }
 
 /// The static link's dependencies read from a CMake build tree's cache: the

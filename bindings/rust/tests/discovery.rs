@@ -250,6 +250,14 @@ fn static_link_dependencies() {
             lib("dylib=pthread"),
         ]
     );
+    assert_eq!(
+        discover::static_flags("-lstridemem /usr/local/cuda/lib/libcudart_static.a -lstdc++"),
+        vec![
+            ("search".to_string(), "native=/usr/local/cuda/lib".to_string()),
+            lib("static=cudart_static"),
+            lib("dylib=stdc++"),
+        ]
+    );
     let cuda = "CMAKE_CUDA_COMPILER:STRING=/usr/local/cuda/bin/nvcc\n\
                 CUDA_cudart_static_LIBRARY:FILEPATH=/usr/local/cuda/lib/libcudart_static.a\n";
     assert_eq!(
