@@ -7,6 +7,11 @@
 //!   [`Stack`], [`DType`], [`Device`], [`MemoryStats`], [`Error`].
 //! * [`DlpackTensor`]: DLPack interop; [`Tensor::to_dlpack_with`] exports
 //!   as [`DlpackExport`] says (copy modes, the consumer's device).
+//! * Std traits: `Display` for [`Tensor`] (values, NumPy-style), element
+//!   access ([`Tensor::get`], [`Tensor::at`], [`Tensor::set`]), iterators
+//!   ([`Tensor::iter`], [`Elements`]), `From<Vec<T>>`, `TryFrom<&Tensor>`
+//!   for `Vec<T>`, `FromStr` for [`DType`], shapes as `usize` or `i64`
+//!   ([`IntoShape`]).
 //!
 //! Every fallible call returns [`Result`]; the [`Error`] carries the
 //! library's status and its message.
