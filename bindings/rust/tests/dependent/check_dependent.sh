@@ -12,7 +12,9 @@
 #   (c) the `static` feature (libstridemem.a), no build.rs, nothing at run
 #       time, and no libstridemem.so in the program's NEEDED. Skipped, and
 #       reported as SKIP, when there is no libstridemem.a; REQUIRE_STATIC=1
-#       makes that a failure.
+#       makes that a failure;
+#   (d) no library at all: `cargo doc` works, `cargo build` fails with the
+#       list of places tried.
 # Usage: check_dependent.sh [BUILD_DIR]   (default: <repo>/build)
 #   STATIC_LIB_DIR=dir   where libstridemem.a is (default: BUILD_DIR)
 #   KEEP_TMP=1           keep the temp dir for a look afterwards
@@ -155,6 +157,26 @@ else
       pass "(c) static feature: no rpath, no libstridemem.so needed"
     fi
   fi
+fi
+
+# (d) no library anywhere: `cargo doc` still works, `cargo build` stops with
+# the list of places tried. A copy of the crate in the temp dir, so that
+# ../../build does not exist; pkg-config made absent.
+nolib="$tmp/nolib/stridemem"
+mkdir -p "$nolib"
+tar -C "$crate" --exclude=./target -cf - . | tar -C "$nolib" -xf -
+nolib_env=(PKG_CONFIG=/nonexistent/pkg-config LIBRARY_PATH= CARGO_TARGET_DIR="$tmp/nolib-target")
+if (cd "$nolib" && env "${nolib_env[@]}" cargo build --offline --quiet -j"${CARGO_JOBS:-2}") >"$tmp/d.build" 2>&1; then
+  skip "(d) a libstridemem is installed on the system linker path here: cannot show the missing-library case"
+elif ! grep -q "libstridemem.so not found. Looked, in this order, at:" "$tmp/d.build" ||
+     ! grep -q "1. STRIDEMEM_LIB_DIR: not set" "$tmp/d.build" ||
+     ! grep -q "4. the repository's build directories: $tmp/build" "$tmp/d.build"; then
+  cat "$tmp/d.build"; fail "(d) cargo build without the library: not the expected message"
+elif ! (cd "$nolib" && env "${nolib_env[@]}" cargo doc --offline --quiet --no-deps -j"${CARGO_JOBS:-2}") >"$tmp/d.doc" 2>&1 ||
+     [[ ! -f "$tmp/nolib-target/doc/stridemem/index.html" ]]; then
+  cat "$tmp/d.doc"; fail "(d) cargo doc without the library"
+else
+  pass "(d) no library: cargo doc works, cargo build lists every place tried"
 fi
 
 echo "dependent crates: $passed passed, $skipped skipped, $failed failed"
