@@ -16,6 +16,8 @@ if cargo clippy --version >/dev/null 2>&1; then
   echo "== Rust crate (cargo clippy -D warnings)"
   (cd bindings/rust && STRIDEMEM_LIB_DIR="$root/build" cargo clippy --quiet --all-targets -- -D warnings)
 fi
+echo "== Rust crate: a dependent program starts without LD_LIBRARY_PATH (env dir, pkg-config prefix, static)"
+bindings/rust/tests/dependent/check_dependent.sh "$root/build"
 
 echo "== Julia package: @ccall checker against stridemem.h and nm -D"
 /usr/bin/python3 tools/check_julia_ccalls.py --lib "$root/build/libstridemem.so"

@@ -162,6 +162,67 @@ impl fmt::Display for DType {
     }
 }
 
+impl std::str::FromStr for DType {
+    type Err = Error;
+
+    /// Parses a dtype name, ignoring case and a `torch.`/`np.`/`numpy.`
+    /// prefix: the names [`Display`](fmt::Display) writes (`"float32"`,
+    /// `"bfloat16"`, `"complex64"`, ...), the Rust element types (`"f32"`,
+    /// `"i64"`, `"u8"`, `"bool"`, ...), the short forms `"bf16"`, `"c64"`,
+    /// `"c128"`, and PyTorch's aliases (`"float"`, `"double"`, `"half"`,
+    /// `"long"`, `"int"`, `"short"`, `"cfloat"`, `"cdouble"`).
+    /// [`Status::Dtype`] for anything else.
+    ///
+    /// Note that `"complex64"` is two `f32` ([`DType::C64`], NumPy's and
+    /// PyTorch's meaning), while the Rust type [`Complex64`] is two `f64`.
+    ///
+    /// ```
+    /// use stridemem::DType;
+    /// assert_eq!("f32".parse::<DType>().unwrap(), DType::F32);
+    /// assert_eq!("torch.bfloat16".parse::<DType>().unwrap(), DType::BF16);
+    /// for d in DType::ALL {
+    ///     assert_eq!(d.to_string().parse::<DType>().unwrap(), d);
+    /// }
+    /// assert!("float8".parse::<DType>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<DType> {
+        let lower = s.trim().to_ascii_lowercase();
+        let name = ["torch.", "numpy.", "np."]
+            .iter()
+            .find_map(|p| lower.strip_prefix(p))
+            .unwrap_or(&lower);
+        if let Some(d) = DType::ALL.into_iter().find(|d| d.name() == name) {
+            return Ok(d);
+        }
+        let d = match name {
+            "u8" => DType::U8,
+            "i8" => DType::I8,
+            "i16" | "short" => DType::I16,
+            "i32" | "int" => DType::I32,
+            "i64" | "long" => DType::I64,
+            "f16" | "half" => DType::F16,
+            "bf16" => DType::BF16,
+            "f32" | "float" => DType::F32,
+            "f64" | "double" => DType::F64,
+            "u16" => DType::U16,
+            "u32" => DType::U32,
+            "u64" => DType::U64,
+            "c64" | "cfloat" => DType::C64,
+            "c128" | "cdouble" => DType::C128,
+            _ => {
+                return Err(Error::new(
+                    Status::Dtype,
+                    format!(
+                        "unknown dtype {s:?}: expected one of {} (or f32, i64, bf16, c64, ...)",
+                        DType::ALL.map(DType::name).join(", ")
+                    ),
+                ));
+            }
+        };
+        Ok(d)
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -434,8 +495,36 @@ impl Float16 {
 }
 
 impl From<Float16> for f32 {
+    /// Exact.
     fn from(h: Float16) -> f32 {
         h.to_f32()
+    }
+}
+
+impl From<Float16> for f64 {
+    /// Exact.
+    fn from(h: Float16) -> f64 {
+        f64::from(h.to_f32())
+    }
+}
+
+impl From<f32> for Float16 {
+    /// [`Float16::from_f32`]: nearest, ties to even.
+    ///
+    /// ```
+    /// use stridemem::Float16;
+    /// let h: Float16 = 0.5f32.into();
+    /// assert_eq!(f32::from(h), 0.5);
+    /// ```
+    fn from(x: f32) -> Float16 {
+        Float16::from_f32(x)
+    }
+}
+
+impl fmt::Display for Float16 {
+    /// The value, as its `f32`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.to_f32(), f)
     }
 }
 
@@ -485,8 +574,36 @@ impl BFloat16 {
 }
 
 impl From<BFloat16> for f32 {
+    /// Exact.
     fn from(h: BFloat16) -> f32 {
         h.to_f32()
+    }
+}
+
+impl From<BFloat16> for f64 {
+    /// Exact.
+    fn from(h: BFloat16) -> f64 {
+        f64::from(h.to_f32())
+    }
+}
+
+impl From<f32> for BFloat16 {
+    /// [`BFloat16::from_f32`]: nearest, ties to even.
+    ///
+    /// ```
+    /// use stridemem::BFloat16;
+    /// let h = BFloat16::from(3.0f32);
+    /// assert_eq!(h.to_bits(), 0x4040);
+    /// ```
+    fn from(x: f32) -> BFloat16 {
+        BFloat16::from_f32(x)
+    }
+}
+
+impl fmt::Display for BFloat16 {
+    /// The value, as its `f32`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.to_f32(), f)
     }
 }
 

@@ -7,25 +7,41 @@
 //!   [`Stack`], [`DType`], [`Device`], [`MemoryStats`], [`Error`].
 //! * [`DlpackTensor`]: DLPack interop; [`Tensor::to_dlpack_with`] exports
 //!   as [`DlpackExport`] says (copy modes, the consumer's device).
+//! * Std traits: `Display` for [`Tensor`] (values, NumPy-style), element
+//!   access ([`Tensor::get`], [`Tensor::at`], [`Tensor::set`]), iterators
+//!   ([`Tensor::iter`], [`Elements`]), `From<Vec<T>>`, `TryFrom<&Tensor>`
+//!   for `Vec<T>`, `FromStr` for [`DType`], shapes as `usize` or `i64`
+//!   ([`IntoShape`]).
 //!
 //! Every fallible call returns [`Result`]; the [`Error`] carries the
 //! library's status and its message.
 
+// build.rs found no library: stop here with its list of places tried.
+// rustdoc (cfg(doc)) goes on, so `cargo doc` works without the library.
+#[cfg(all(stridemem_missing, not(doc)))]
+compile_error!(include_str!(concat!(env!("OUT_DIR"), "/not_found.txt")));
+
 pub mod sys;
 
+mod access;
 mod device;
 mod dlpack;
 mod dtype;
 mod error;
+mod format;
 mod memory;
+mod shape;
 mod stack;
 mod tensor;
 
+pub use access::Elements;
 pub use device::{Device, cuda_device_count, num_threads, set_num_threads};
 pub use dlpack::{DlpackCopy, DlpackExport, DlpackTensor};
 pub use dtype::{BFloat16, Complex32, Complex64, DType, Element, Float16, MemoryFormat};
 pub use error::{Error, Result, Status};
+pub use format::{PRINT_EDGE_ITEMS, PRINT_THRESHOLD};
 pub use memory::{MemoryStats, debug, empty_cache, memory_stats, memory_summary, reset_peak_stats};
+pub use shape::IntoShape;
 pub use stack::{Mark, Stack};
 pub use tensor::{MAX_DIMS, Op, Storage, Tensor};
 

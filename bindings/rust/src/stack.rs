@@ -6,6 +6,7 @@ use std::ptr::{self, NonNull};
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result, Status, check};
+use crate::shape::IntoShape;
 use crate::sys;
 use crate::tensor::Tensor;
 
@@ -74,7 +75,9 @@ impl Stack {
     /// A row-major tensor carved from the top of the stack, O(1)
     /// (`sm_stack_push`). Past capacity: [`Status::OutOfMemory`] and nothing
     /// changes. The contents are uninitialized (whatever the region held).
-    pub fn push(&self, shape: &[i64], dtype: DType) -> Result<Tensor> {
+    pub fn push(&self, shape: impl IntoShape, dtype: DType) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         let n = i32::try_from(shape.len())
             .map_err(|_| Error::new(Status::InvalidArgument, "Stack::push: too many dims"))?;
         let shape_ptr = if shape.is_empty() { ptr::null() } else { shape.as_ptr() };

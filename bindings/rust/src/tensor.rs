@@ -9,6 +9,7 @@ use std::ptr::{self, NonNull};
 use crate::device::Device;
 use crate::dtype::{DType, Element, MemoryFormat};
 use crate::error::{Error, Result, Status, check};
+use crate::shape::IntoShape;
 use crate::sys;
 
 /// The most dimensions a tensor can have (`SM_MAX_DIMS`).
@@ -260,7 +261,9 @@ impl Tensor {
 
     /// An uninitialized row-major tensor (`sm_empty`). An empty `shape` is a
     /// 0-d tensor (one element).
-    pub fn empty(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn empty(shape: impl IntoShape, dtype: DType, device: Device) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         crate::ensure_compatible()?;
         let n = count(shape.len(), "Tensor::empty")?;
         // SAFETY: shape holds n values; out is valid.
@@ -270,7 +273,9 @@ impl Tensor {
     /// An uninitialized tensor with the given strides (negative allowed);
     /// the storage holds exactly the elements the strides reach
     /// (`sm_empty_strided`).
-    pub fn empty_strided(shape: &[i64], strides: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn empty_strided(shape: impl IntoShape, strides: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         crate::ensure_compatible()?;
         if shape.len() != strides.len() {
             return Err(Error::new(
@@ -286,7 +291,9 @@ impl Tensor {
     }
 
     /// A row-major tensor of zeros (`sm_zeros`).
-    pub fn zeros(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn zeros(shape: impl IntoShape, dtype: DType, device: Device) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         crate::ensure_compatible()?;
         let n = count(shape.len(), "Tensor::zeros")?;
         // SAFETY: shape holds n values.
@@ -295,7 +302,9 @@ impl Tensor {
 
     /// A row-major tensor with every element `value` converted to `dtype`
     /// (`sm_full`).
-    pub fn full(shape: &[i64], value: f64, dtype: DType, device: Device) -> Result<Tensor> {
+    pub fn full(shape: impl IntoShape, value: f64, dtype: DType, device: Device) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         crate::ensure_compatible()?;
         let n = count(shape.len(), "Tensor::full")?;
         // SAFETY: shape holds n values.
@@ -326,12 +335,16 @@ impl Tensor {
     /// assert_eq!(t.numel(), 6);
     /// assert!(Tensor::from_slice(&[1i32, 2, 3], &[2, 2]).is_err());
     /// ```
-    pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Tensor> {
+    pub fn from_slice<T: Element>(data: &[T], shape: impl IntoShape) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         Tensor::from_slice_on(data, shape, Device::Cpu)
     }
 
     /// As [`from_slice`](Tensor::from_slice), onto `device`.
-    pub fn from_slice_on<T: Element>(data: &[T], shape: &[i64], device: Device) -> Result<Tensor> {
+    pub fn from_slice_on<T: Element>(data: &[T], shape: impl IntoShape, device: Device) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         crate::ensure_compatible()?;
         let numel = host_numel(shape, "Tensor::from_slice")?;
         if numel != data.len() {
@@ -366,7 +379,9 @@ impl Tensor {
     /// let t = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap();
     /// assert_eq!(t.to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0]);
     /// ```
-    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64]) -> Result<Tensor> {
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: impl IntoShape) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         crate::ensure_compatible()?;
         let numel = host_numel(shape, "Tensor::from_vec")?;
         if numel != data.len() {
@@ -420,13 +435,15 @@ impl Tensor {
     /// not called.
     pub unsafe fn from_blob(
         data: *mut c_void,
-        shape: &[i64],
+        shape: impl IntoShape,
         strides: Option<&[i64]>,
         dtype: DType,
         device: Device,
         deleter: sys::sm_deleter,
         ctx: *mut c_void,
     ) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         crate::ensure_compatible()?;
         if let Some(s) = strides {
             if s.len() != shape.len() {
@@ -448,11 +465,13 @@ impl Tensor {
     /// [`as_strided`](Tensor::as_strided) (`sm_tensor_from_storage`).
     pub fn from_storage(
         storage: &Storage,
-        shape: &[i64],
+        shape: impl IntoShape,
         strides: &[i64],
         storage_offset: i64,
         dtype: DType,
     ) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         if shape.len() != strides.len() {
             return Err(Error::new(
                 Status::InvalidArgument,
@@ -545,7 +564,7 @@ impl Tensor {
         check(unsafe { sys::sm_copy_to_host(self.as_raw(), dst, nbytes) })
     }
 
-    fn check_element<T: Element>(&self, call: &str) -> Result<()> {
+    pub(crate) fn check_element<T: Element>(&self, call: &str) -> Result<()> {
         if T::DTYPE == self.meta.dtype {
             Ok(())
         } else {
@@ -695,7 +714,9 @@ impl Tensor {
     /// let tt = t.transpose(0, 1).unwrap();
     /// assert_eq!(tt.view(&[6]).unwrap_err().status(), Status::Shape);
     /// ```
-    pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+    pub fn view(&self, shape: impl IntoShape) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         let n = count(shape.len(), "Tensor::view")?;
         // SAFETY: shape holds n values.
         make(|out| unsafe { sys::sm_view(self.as_raw(), opt_ptr(shape), n, out) })
@@ -703,7 +724,9 @@ impl Tensor {
 
     /// Any shape, strides and absolute storage offset over the same storage;
     /// every reachable element must lie inside it (`sm_as_strided`).
-    pub fn as_strided(&self, shape: &[i64], strides: &[i64], storage_offset: i64) -> Result<Tensor> {
+    pub fn as_strided(&self, shape: impl IntoShape, strides: &[i64], storage_offset: i64) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         if shape.len() != strides.len() {
             return Err(Error::new(
                 Status::InvalidArgument,
@@ -778,7 +801,9 @@ impl Tensor {
     /// Broadcasts to `shape` (new leading dims allowed, `-1` keeps a size);
     /// expanded dims get stride 0 (`sm_expand`). Such a view cannot be
     /// written in place ([`Status::Overlap`]).
-    pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
+    pub fn expand(&self, shape: impl IntoShape) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         let n = count(shape.len(), "Tensor::expand")?;
         // SAFETY: shape holds n values.
         make(|out| unsafe { sys::sm_expand(self.as_raw(), opt_ptr(shape), n, out) })
@@ -813,7 +838,9 @@ impl Tensor {
 
     /// Splits `dim` into `sizes` (one `-1` inferred); always a view
     /// (`sm_unflatten`).
-    pub fn unflatten(&self, dim: i32, sizes: &[i64]) -> Result<Tensor> {
+    pub fn unflatten(&self, dim: i32, sizes: impl IntoShape) -> Result<Tensor> {
+        let sizes_dims = sizes.dims()?;
+        let sizes: &[i64] = &sizes_dims;
         let n = count(sizes.len(), "Tensor::unflatten")?;
         // SAFETY: sizes holds n values.
         make(|out| unsafe { sys::sm_unflatten(self.as_raw(), dim, opt_ptr(sizes), n, out) })
@@ -883,7 +910,9 @@ impl Tensor {
 
     /// Would [`reshape`](Tensor::reshape) to `shape` have to copy?
     /// (`sm_reshape_would_copy`).
-    pub fn reshape_would_copy(&self, shape: &[i64]) -> Result<bool> {
+    pub fn reshape_would_copy(&self, shape: impl IntoShape) -> Result<bool> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         let n = count(shape.len(), "Tensor::reshape_would_copy")?;
         let mut v: c_int = 0;
         // SAFETY: shape holds n values; valid out-pointer.
@@ -893,7 +922,9 @@ impl Tensor {
 
     /// A view if the strides allow, else a row-major copy (`sm_reshape`);
     /// [`reshape_copied`](Tensor::reshape_copied) also says which.
-    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+    pub fn reshape(&self, shape: impl IntoShape) -> Result<Tensor> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         self.reshape_copied(shape).map(|(t, _)| t)
     }
 
@@ -908,7 +939,9 @@ impl Tensor {
     /// assert!(copied);
     /// assert_eq!(r.to_vec::<i16>().unwrap(), vec![0, 3, 1, 4, 2, 5]);
     /// ```
-    pub fn reshape_copied(&self, shape: &[i64]) -> Result<(Tensor, bool)> {
+    pub fn reshape_copied(&self, shape: impl IntoShape) -> Result<(Tensor, bool)> {
+        let shape_dims = shape.dims()?;
+        let shape: &[i64] = &shape_dims;
         let n = count(shape.len(), "Tensor::reshape")?;
         let mut copied: c_int = 0;
         // SAFETY: shape holds n values; valid out-pointers.
