@@ -13,6 +13,12 @@ done
 if ! command -v cargo >/dev/null 2>&1 && ! [ -x "$HOME/.cargo/bin/cargo" ]; then
   missing+=(cargo)
 fi
+# node and npm run the Julia grammar check (tools/check_julia_syntax.sh):
+# tree-sitter-julia's .wasm under web-tree-sitter, no native build (see
+# tools/julia-syntax/.npmrc); Debian's nodejs or any other node on the PATH.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 if ((${#missing[@]})); then
   echo "setup-deps: installing ${missing[*]}"
   sudo=""
@@ -22,17 +28,7 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The Julia grammar check (tools/check_julia_syntax.sh): node, npm and the
-# exact packages locked in tools/julia-syntax (tree-sitter-julia's .wasm run by
-# web-tree-sitter; no native build, see its .npmrc).
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "setup-deps: installing nodejs npm"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends nodejs npm
-fi
+# The exact packages locked in tools/julia-syntax.
 julia_syntax="$(cd "$(dirname "$0")/.." && pwd)/tools/julia-syntax"
 # npm ci only when the lock changed since the last install (a copy of the lock
 # it installed is kept in node_modules), so a re-run needs no network.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set-up + build + every test: the Rust crate, the Julia ccall checker, the
-# reliability checks (scripts/reliability.sh), then ctest (C/C++ unit and API
+# Set-up + build + every test: the Rust crate and a dependent program of it,
+# the Julia package's @ccall and grammar checks, the reliability checks (scripts/reliability.sh), then ctest (C/C++ unit and API
 # tests, C programs, Python/NumPy differential tests). Exits non-zero if
 # anything fails.
 set -euo pipefail
@@ -17,7 +17,7 @@ if cargo clippy --version >/dev/null 2>&1; then
   (cd bindings/rust && STRIDEMEM_LIB_DIR="$root/build" cargo clippy --quiet --all-targets -- -D warnings)
 fi
 echo "== Rust crate: a dependent program starts without LD_LIBRARY_PATH (env dir, pkg-config prefix, static)"
-bindings/rust/tests/dependent/check_dependent.sh "$root/build"
+REQUIRE_STATIC=1 bindings/rust/tests/dependent/check_dependent.sh "$root/build"
 
 echo "== Julia package: @ccall checker against stridemem.h and nm -D"
 /usr/bin/python3 tools/check_julia_ccalls.py --lib "$root/build/libstridemem.so"
