@@ -126,6 +126,46 @@ class Checklist(object):
         return 1 if n["FAIL"] or not n["PASS"] else 0
 
 
+class Failure(Exception):
+    """A failed expectation of a Cases test function."""
+
+
+def expect(cond, msg, output=""):
+    """Fails the running case with msg, plus the output of the program under test."""
+    if not cond:
+        raise Failure(msg + ("\n--- checker output ---\n" + output if output else ""))
+
+
+class Cases(object):
+    """Test functions registered with @cases.case and run in order by run():
+    each passes or fails (a Failure or any crash is a failure, never a skip);
+    run() prints one line per case and the counts, and gives the exit code."""
+
+    def __init__(self):
+        self.functions = []
+
+    def case(self, fn):
+        self.functions.append(fn)
+        return fn
+
+    def run(self):
+        passed = failed = 0
+        for fn in self.functions:
+            try:
+                fn()
+            except Failure as e:
+                failed += 1
+                print("FAIL %s: %s" % (fn.__name__, e))
+            except Exception as e:
+                failed += 1
+                print("FAIL %s: %s: %s" % (fn.__name__, type(e).__name__, e))
+            else:
+                passed += 1
+                print("ok   %s" % fn.__name__)
+        print("%d passed, %d failed" % (passed, failed))
+        return 0 if failed == 0 and passed else 1
+
+
 class CapsuleHolder(object):
     """Hands a DLPack capsule made beforehand (with our own options) to a
     consumer such as numpy.from_dlpack, which wants an object with

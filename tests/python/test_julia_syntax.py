@@ -17,26 +17,16 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _util import Cases, expect  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(HERE))
 CHECKER = os.path.join(REPO, "tools", "check_julia_syntax.sh")
 JULIA_TREE = os.path.join(REPO, "bindings", "julia")
 VIEWS = os.path.join(JULIA_TREE, "StrideMem", "src", "views.jl")
 
-CASES = []
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, msg, output=""):
-    if not cond:
-        raise Failure(msg + ("\n--- checker output ---\n" + output if output else ""))
+cases = Cases()
+case = cases.case
 
 
 def run_checker(*paths, cwd=REPO):
@@ -141,23 +131,5 @@ def unusable_inputs_exit_2():
         expect("no .jl file" in out, "the reason is not given", out)
 
 
-def main():
-    passed = failed = 0
-    for fn in CASES:
-        try:
-            fn()
-        except Failure as e:
-            failed += 1
-            print("FAIL %s: %s" % (fn.__name__, e))
-        except Exception as e:  # a crash in a case is a failure, never a skip
-            failed += 1
-            print("FAIL %s: %s: %s" % (fn.__name__, type(e).__name__, e))
-        else:
-            passed += 1
-            print("ok   %s" % fn.__name__)
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.run())
