@@ -3,6 +3,7 @@
 # every strong global symbol is sm_* or in C++ namespace sm (weak ones are
 # inline/template instances the linker merges). And the archive is whole: it
 # defines every sm_ function the public header declares.
+include(${CMAKE_CURRENT_LIST_DIR}/missing_header_functions.cmake)
 execute_process(COMMAND nm -g --defined-only ${LIB} OUTPUT_VARIABLE nm_out
                 RESULT_VARIABLE rc ERROR_QUIET)
 if(NOT rc EQUAL 0)
@@ -31,17 +32,7 @@ endforeach()
 if(foreign)
   message(FATAL_ERROR "global symbols outside sm_/namespace sm in ${LIB}: ${foreign}")
 endif()
-file(READ ${HEADER} header)
-string(REGEX MATCHALL "SM_API [^;]*[ *](sm_[a-z0-9_]+)\\(" decls "${header}")
-set(missing "")
-foreach(d ${decls})
-  string(REGEX MATCH "(sm_[a-z0-9_]+)\\($" m "${d}")
-  string(REGEX REPLACE "\\($" "" name "${m}")
-  list(FIND defined "${name}" idx)
-  if(idx EQUAL -1)
-    list(APPEND missing "${name}")
-  endif()
-endforeach()
+sm_missing_header_functions(${HEADER} "${defined}" missing)
 if(missing)
   message(FATAL_ERROR "declared but not in ${LIB}: ${missing}")
 endif()
