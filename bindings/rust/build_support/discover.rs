@@ -424,24 +424,18 @@ pub fn pkg_config_dirs(pkg_config: &str) -> PkgConfig {
 /// pthreads), as cargo `rustc-link-*` values: `("search", dir)` or
 /// `("lib", "kind=name")`.
 ///
-/// They come from `pkg-config --static --libs stridemem` when a `.pc` file
-/// sits next to the library (`dir/pkgconfig`, `dir`) or is on
-/// PKG_CONFIG_PATH, else from a CMake build tree's cache (`dir` is a build
-/// directory); `-lstdc++` is always there.
+/// They are the `Libs.private` of `pkg-config --static --libs stridemem`,
+/// from the `.pc` file beside the archive (`dir/pkgconfig` when installed,
+/// `dir` itself in a build directory) or on PKG_CONFIG_PATH. Without
+/// pkg-config only the C++ runtime is added: enough for a CPU-only build.
 pub fn static_link_deps(dir: &Path, pkg_config: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
     let extra = [dir.join("pkgconfig"), dir.to_path_buf()];
-    if let Ok(flags) = query_pkg_config(pkg_config, &extra, &["--static", "--libs"]) {
-        out.extend(static_flags(&flags));
-    }
-    // A build tree's own stridemem.pc may predate Libs.private; its cache
-    // says whether the CUDA runtime is needed. Duplicates are dropped.
-    let from_cache = fs::read_to_string(dir.join("CMakeCache.txt")).map(|c| cmake_cache_static_deps(&c));
+    let mut out = query_pkg_config(pkg_config, &extra, &["--static", "--libs"])
+        .map(|flags| static_flags(&flags))
+        .unwrap_or_default();
     let stdcxx = ("lib".to_string(), "dylib=stdc++".to_string());
-    for dep in from_cache.unwrap_or_default().into_iter().chain([stdcxx]) {
-        if !out.contains(&dep) {
-            out.push(dep);
-        }
+    if !out.contains(&stdcxx) {
+        out.push(stdcxx);
     }
     out
 }
@@ -487,28 +481,4 @@ fn library_file(flag: &str) -> Option<(String, String, &'static str)> {
     };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
     Some((dir.display().to_string(), name.to_string(), kind))
-}
-
-/// The static link's dependencies read from a CMake build tree's cache: the
-/// CUDA runtime archive when the CUDA backend was built.
-pub fn cmake_cache_static_deps(cache: &str) -> Vec<(String, String)> {
-    let value = |key: &str| {
-        cache.lines().find_map(|line| {
-            let (k, v) = line.split_once('=')?;
-            (k.split(':').next() == Some(key)).then(|| v.trim().to_string())
-        })
-    };
-    let mut out = Vec::new();
-    let cuda = value("CMAKE_CUDA_COMPILER").is_some_and(|v| !v.is_empty() && !v.ends_with("-NOTFOUND"));
-    let cudart = value("CUDA_cudart_static_LIBRARY").filter(|v| !v.is_empty() && !v.ends_with("-NOTFOUND"));
-    if let (true, Some(cudart)) = (cuda, cudart) {
-        if let Some(dir) = Path::new(&cudart).parent() {
-            out.push(("search".to_string(), format!("native={}", dir.display())));
-        }
-        out.push(("lib".to_string(), "static=cudart_static".to_string()));
-        for lib in ["dl", "rt", "pthread"] {
-            out.push(("lib".to_string(), format!("dylib={lib}")));
-        }
-    }
-    out
 }
