@@ -11,13 +11,20 @@ use crate::shape::IntoShape;
 use crate::tensor::Tensor;
 
 impl Tensor {
-    /// The storage offset (in elements) of `index`, a prefix of the dims;
+    /// The storage offset (in elements) of `index`: one index per dim when
+    /// `whole` (an element), else a prefix of the dims (a sub-tensor);
     /// negative indices count from the end, as Python's.
-    fn locate(&self, index: &[i64], call: &str) -> Result<i64> {
-        if index.len() > self.ndim() {
+    fn locate(&self, index: &[i64], whole: bool, call: &str) -> Result<i64> {
+        if index.len() > self.ndim() || (whole && index.len() != self.ndim()) {
+            let hint = if whole { "; use at() for a sub-tensor" } else { "" };
             return Err(Error::new(
                 Status::InvalidArgument,
-                format!("Tensor::{call}: {} indices for a {}-d tensor (shape {:?})", index.len(), self.ndim(), self.shape()),
+                format!(
+                    "Tensor::{call}: {} indices for a {}-d tensor (shape {:?}){hint}",
+                    index.len(),
+                    self.ndim(),
+                    self.shape()
+                ),
             ));
         }
         let mut offset = self.storage_offset();
@@ -56,7 +63,7 @@ impl Tensor {
     /// ```
     pub fn at(&self, index: impl IntoShape) -> Result<Tensor> {
         let index = index.dims()?;
-        let offset = self.locate(&index, "at")?;
+        let offset = self.locate(&index, false, "at")?;
         let k = index.len();
         self.as_strided(&self.shape()[k..], &self.strides()[k..], offset)
     }
@@ -81,18 +88,7 @@ impl Tensor {
     pub fn get<T: Element>(&self, index: impl IntoShape) -> Result<T> {
         self.check_element::<T>("get")?;
         let index = index.dims()?;
-        if index.len() != self.ndim() {
-            return Err(Error::new(
-                Status::InvalidArgument,
-                format!(
-                    "Tensor::get: {} indices for a {}-d tensor (shape {:?}); use at() for a sub-tensor",
-                    index.len(),
-                    self.ndim(),
-                    self.shape()
-                ),
-            ));
-        }
-        let offset = self.locate(&index, "get")?;
+        let offset = self.locate(&index, true, "get")?;
         match self.device() {
             Device::Cpu | Device::CudaHost => {
                 let size = T::DTYPE.size();
@@ -109,7 +105,7 @@ impl Tensor {
                 Ok(T::from_raw_bytes(&bytes[..size]))
             }
             Device::Cuda(_) => {
-                let one = self.at(&index[..])?.to_vec::<T>()?;
+                let one = self.as_strided(&[], &[], offset)?.to_vec::<T>()?;
                 Ok(one[0])
             }
         }
@@ -131,13 +127,8 @@ impl Tensor {
     pub fn set<T: Element>(&mut self, index: impl IntoShape, value: T) -> Result<()> {
         self.check_element::<T>("set")?;
         let index = index.dims()?;
-        if index.len() != self.ndim() {
-            return Err(Error::new(
-                Status::InvalidArgument,
-                format!("Tensor::set: {} indices for a {}-d tensor (shape {:?})", index.len(), self.ndim(), self.shape()),
-            ));
-        }
-        let mut element = self.at(&index[..])?;
+        let offset = self.locate(&index, true, "set")?;
+        let mut element = self.as_strided(&[], &[], offset)?;
         let value = Tensor::from_slice_on(&[value], &[], Device::Cpu)?;
         element.copy_from(&value)
     }

@@ -149,6 +149,14 @@ fn get_errors() {
     assert_eq!(t.get::<f32>(&[0]).unwrap_err().status(), Status::InvalidArgument);
     assert_eq!(t.at(&[0, 0, 0]).unwrap_err().status(), Status::InvalidArgument);
     assert_eq!(t.at(&[-3]).unwrap_err().status(), Status::OutOfBounds);
+    // set checks as get does, and then changes nothing.
+    let mut w = Tensor::zeros(&[2, 3], DType::F32, Device::Cpu).unwrap();
+    let e = w.set(&[1], 5.0f32).unwrap_err();
+    assert_eq!(e.status(), Status::InvalidArgument);
+    assert!(e.message().contains("Tensor::set: 1 indices for a 2-d tensor"), "{e}");
+    assert_eq!(w.set(&[0, 3], 5.0f32).unwrap_err().status(), Status::OutOfBounds);
+    assert_eq!(w.set(&[0, 0], 5.0f64).unwrap_err().status(), Status::Dtype);
+    assert_eq!(w.to_vec::<f32>().unwrap(), vec![0.0; 6]);
 }
 
 #[test]
