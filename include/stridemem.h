@@ -246,6 +246,9 @@ SM_API sm_status sm_storage_release(sm_storage s); /* NULL: no-op */
 SM_API sm_status sm_storage_size(sm_storage s, int64_t* nbytes);
 SM_API sm_status sm_storage_data_ptr(sm_storage s, void** out);
 SM_API sm_status sm_storage_device(sm_storage s, sm_device* out);
+/* A number no other storage of this process has had (from 1); snapshots name
+ * the storage that holds each block by it. */
+SM_API sm_status sm_storage_id(sm_storage s, uint64_t* out);
 /* A tensor of any dtype over an existing storage (bounds-checked like
  * sm_as_strided; storage_offset in elements of dtype). SM_ERR_INVALID_ARGUMENT
  * when the storage's data address is not a multiple of the dtype's alignment
@@ -463,8 +466,72 @@ SM_API sm_status sm_reset_peak_stats(sm_device device);
  * device_frees grows by the cached blocks returned; no tensor, storage or
  * live block changes. */
 SM_API sm_status sm_empty_cache(sm_device device);
-/* A readable table of the statistics, NUL-terminated, truncated to len. */
-SM_API sm_status sm_memory_summary(sm_device device, char* buf, size_t len);
+/* Texts of any length (sm_memory_summary, sm_memory_snapshot) follow the
+ * "needed" convention: *needed is set to the bytes the whole text takes,
+ * its NUL included. When len >= *needed the text is written to buf; when
+ * buf is NULL (len 0) or len < *needed, nothing but *needed is written and
+ * the call still returns SM_OK: allocate *needed bytes and call again, in a
+ * loop (memory may change between the two calls, and with it the text):
+ *     size_t need = 0, len = 0; char* buf = NULL;
+ *     do { len = need; buf = realloc(buf, len);
+ *          if (sm_memory_snapshot(dev, buf, len, &need) != SM_OK) break;
+ *     } while (need > len);
+ * needed may be NULL when buf is known to be large enough; a buf that is
+ * too short for the text with needed NULL is SM_ERR_INVALID_ARGUMENT (the
+ * message says how many bytes are needed), as is buf NULL with len > 0. */
+
+/* A readable table: the statistics with sizes in B/KiB/MiB/GiB/TiB, cached
+ * free bytes, the largest free block, fragmentation, and the largest holders
+ * by tag. */
+SM_API sm_status sm_memory_summary(sm_device device, char* buf, size_t len, size_t* needed);
+
+/* Everything the device's allocator holds, as one JSON document
+ * (docs/MEMORY_SNAPSHOT.md; tools/memviz draws it): every segment (address,
+ * size, pool, stream) and every block in it (offset, size, requested size,
+ * state: allocated / pending_free / inactive_split / cached_free, the
+ * storage holding it (sm_storage_id), its tag, allocation sequence number
+ * and time), the totals (equal to sm_memory_stats, read in the same
+ * instant), fragmentation figures, the holders by tag, and the history
+ * while it is recorded. */
+SM_API sm_status sm_memory_snapshot(sm_device device, char* buf, size_t len, size_t* needed);
+
+/* Tags: a stack per thread. Every allocation records the path of the
+ * calling thread's stack, joined with '/' (push "encoder", push "attn":
+ * "encoder/attn"), so a snapshot and an out-of-memory report say who holds
+ * memory. tag: 1 to 256 bytes of UTF-8 without control characters; at most
+ * 256 pushed per thread. sm_pop_tag on an empty stack (or on another thread
+ * than the push) is SM_ERR_INVALID_ARGUMENT. */
+SM_API sm_status sm_push_tag(const char* tag);
+SM_API sm_status sm_pop_tag(void);
+
+/* Starts recording the last max_events allocator events of device (alloc,
+ * free, segment_map, segment_unmap, empty_cache, oom: time, size, address,
+ * tag, stream and the totals after each) into a ring that sm_memory_snapshot
+ * includes; max_events 1 .. 2^24 (a fresh ring each call), 0 stops and drops
+ * the events. Off by default and then free of cost. */
+SM_API sm_status sm_memory_record_history(sm_device device, int64_t max_events);
+
+/* Told when an allocation is about to fail with SM_ERR_OUT_OF_MEMORY, before
+ * the failing call returns, on the thread that asked. report is the text
+ * sm_last_error() will give (valid during the call only): what was
+ * requested, allocated, reserved and cached, the largest free block,
+ * fragmentation and the largest holders by tag. The observer may call the
+ * library (take a snapshot, release tensors); an allocation that fails inside
+ * it does not call it again. */
+typedef struct sm_oom_info {
+    uint32_t struct_size;  /* sizeof(sm_oom_info) of the library; read fields within it */
+    sm_device device;
+    uint32_t reserved0;
+    int64_t requested_bytes;
+    int64_t allocated_bytes;
+    int64_t reserved_bytes;
+    int64_t cached_free_bytes;
+    int64_t largest_free_block;
+    const char* report;
+} sm_oom_info;
+typedef void (*sm_oom_observer)(const sm_oom_info* info, void* user_data);
+/* One observer for the process; NULL removes it. */
+SM_API sm_status sm_set_oom_observer(sm_oom_observer observer, void* user_data);
 
 /* Allocation rounding (documented): requests are rounded up to a multiple of
  * SM_ALLOC_ROUND bytes; blocks up to SM_SMALL_BLOCK_MAX bytes come from the

@@ -6,7 +6,7 @@ namespace sm {
 namespace abi {
 
 namespace {
-thread_local char t_last_error[1024] = "";
+thread_local char t_last_error[4096] = "";
 }
 
 void set_last_error(const char* fn, const char* message) noexcept {

@@ -254,6 +254,13 @@ SM_API sm_status sm_storage_device(sm_storage s, sm_device* out) {
     *out = sm_device{x->device().type, x->device().index};
   });
 }
+SM_API sm_status sm_storage_id(sm_storage s, uint64_t* out) {
+  return guard(__func__, [&] {
+    auto x = storages().get(s, "s");
+    require_out(out, "out");
+    *out = x->id();
+  });
+}
 SM_API sm_status sm_tensor_from_storage(sm_storage s, const int64_t* shape, const int64_t* strides,
                                         int32_t ndim, int64_t storage_offset, sm_dtype dtype,
                                         sm_tensor* out) {

@@ -1,6 +1,5 @@
 #include "engine/runtime.hpp"
 
-#include <cstdio>
 #include <cstring>
 
 #include "backend/backend.hpp"
@@ -18,7 +17,10 @@ Device usable_device(Device d) {
 int cuda_devices() { return cuda_device_count(); }
 
 sm_memory_stats_t memory_stats(Device d) {
-  const AllocatorStats a = backend_for(d).allocator().stats();
+  return memory_stats_from(d, backend_for(d).allocator().stats());
+}
+
+sm_memory_stats_t memory_stats_from(Device d, const AllocatorStats& a) {
   DeviceCounters& c = device_counters(d);
   sm_memory_stats_t s;
   std::memset(&s, 0, sizeof s);
@@ -36,33 +38,6 @@ sm_memory_stats_t memory_stats(Device d) {
   s.active_storages = c.active_storages.load();
   s.requested_bytes = a.requested_bytes;
   return s;
-}
-
-std::string memory_summary(Device d) {
-  const sm_memory_stats_t s = memory_stats(d);
-  auto mib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
-  char buf[2048];
-  std::snprintf(buf, sizeof buf,
-                "stridemem memory summary: %s\n"
-                "  %-22s %16s %12s\n"
-                "  %-22s %16lld %10.2f MiB\n"
-                "  %-22s %16lld %10.2f MiB\n"
-                "  %-22s %16lld %10.2f MiB\n"
-                "  %-22s %16lld %10.2f MiB\n"
-                "  %-22s %16lld %10.2f MiB\n"
-                "  %-22s %16lld\n  %-22s %16lld\n  %-22s %16lld\n"
-                "  %-22s %16lld\n  %-22s %16lld\n  %-22s %16lld\n  %-22s %16lld\n",
-                device_name(d).c_str(), "metric", "bytes/count", "", "allocated",
-                (long long)s.allocated_bytes, mib(s.allocated_bytes), "requested",
-                (long long)s.requested_bytes, mib(s.requested_bytes), "reserved (cached+used)",
-                (long long)s.reserved_bytes, mib(s.reserved_bytes), "peak allocated",
-                (long long)s.peak_allocated_bytes, mib(s.peak_allocated_bytes), "peak reserved",
-                (long long)s.peak_reserved_bytes, mib(s.peak_reserved_bytes), "allocations",
-                (long long)s.num_allocs, "frees", (long long)s.num_frees, "cache hits",
-                (long long)s.cache_hits, "system allocations", (long long)s.device_allocs,
-                "system frees", (long long)s.device_frees, "active views",
-                (long long)s.active_views, "active storages", (long long)s.active_storages);
-  return buf;
 }
 
 void reset_peak_stats(Device d) { backend_for(d).allocator().reset_peak(); }

@@ -7,6 +7,7 @@
 
 #include "core/device.hpp"
 #include "engine/tensor.hpp"
+#include "memory/allocator_stats.hpp"
 #include "stridemem.h"
 
 namespace sm {
@@ -19,8 +20,8 @@ int cuda_devices();  // usable CUDA devices (0 without CUDA or GPU)
 // The allocator's statistics and the live-object counters of a device, all
 // fields filled (struct_size = sizeof).
 sm_memory_stats_t memory_stats(Device d);
-// The same as a human-readable table.
-std::string memory_summary(Device d);
+// The same from counters already read (a snapshot's, so they match its blocks).
+sm_memory_stats_t memory_stats_from(Device d, const AllocatorStats& a);
 void reset_peak_stats(Device d);
 void empty_cache(Device d);
 

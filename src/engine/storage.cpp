@@ -19,14 +19,22 @@ DeviceCounters& device_counters(Device d) {
   fail(SM_ERR_DEVICE, "device (type %d, index %d) does not exist", d.type, d.index);
 }
 
-Storage::Storage(Device device, Allocator* allocator, Allocation alloc, int64_t nbytes)
-    : device_(device), data_(alloc.ptr), nbytes_(nbytes), allocator_(allocator), alloc_(alloc) {
+uint64_t next_storage_id() noexcept {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+Storage::Storage(Device device, Allocator* allocator, Allocation alloc, int64_t nbytes,
+                 uint64_t id)
+    : id_(id),
+      device_(device), data_(alloc.ptr), nbytes_(nbytes), allocator_(allocator), alloc_(alloc) {
   device_counters(device_).active_storages++;
 }
 
 Storage::Storage(Device device, void* data, int64_t nbytes, std::function<void()> on_free,
                  bool read_only)
-    : device_(device), data_(data), nbytes_(nbytes), on_free_(std::move(on_free)),
+    : id_(next_storage_id()),
+      device_(device), data_(data), nbytes_(nbytes), on_free_(std::move(on_free)),
       read_only_(read_only) {
   device_counters(device_).active_storages++;
 }
@@ -40,9 +48,10 @@ Storage::~Storage() {
 StoragePtr allocate_storage(Device device, int64_t nbytes) {
   Backend& b = backend_for(device);
   device_counters(device);  // validates the index before allocating
-  Allocation a = b.allocator().allocate(static_cast<size_t>(nbytes));
+  const uint64_t id = next_storage_id();
+  Allocation a = b.allocator().allocate(static_cast<size_t>(nbytes), id);
   try {
-    return std::make_shared<Storage>(device, &b.allocator(), a, nbytes);
+    return std::make_shared<Storage>(device, &b.allocator(), a, nbytes, id);
   } catch (...) {
     b.allocator().deallocate(a);
     throw;

@@ -24,8 +24,9 @@ DeviceCounters& device_counters(Device d);
 
 class Storage {
  public:
-  // Owned by an allocator.
-  Storage(Device device, Allocator* allocator, Allocation alloc, int64_t nbytes);
+  // Owned by an allocator; id: the one the block was allocated for
+  // (next_storage_id()), so a snapshot's block names its storage.
+  Storage(Device device, Allocator* allocator, Allocation alloc, int64_t nbytes, uint64_t id);
   // External memory; on_free (may be empty) runs exactly once at destruction.
   Storage(Device device, void* data, int64_t nbytes, std::function<void()> on_free,
           bool read_only);
@@ -33,6 +34,8 @@ class Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
+  // Unique for the life of the process, from 1 (sm_storage_id).
+  uint64_t id() const { return id_; }
   void* data() const { return data_; }
   int64_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
@@ -48,6 +51,7 @@ class Storage {
   void disown() { on_free_ = nullptr; }
 
  private:
+  uint64_t id_;
   Device device_;
   void* data_ = nullptr;
   int64_t nbytes_ = 0;
@@ -59,6 +63,9 @@ class Storage {
 };
 
 using StoragePtr = std::shared_ptr<Storage>;
+
+// A storage id never handed out before.
+uint64_t next_storage_id() noexcept;
 
 // nbytes from the device's caching allocator (SM_ERR_OUT_OF_MEMORY / DEVICE).
 StoragePtr allocate_storage(Device device, int64_t nbytes);

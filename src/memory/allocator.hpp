@@ -6,6 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/allocator_stats.hpp"
+#include "memory/memory_snapshot.hpp"
+
 namespace sm {
 
 // One block handed out by an Allocator.
@@ -16,23 +19,23 @@ struct Allocation {
   void* ctx = nullptr;  // allocator-private (block record)
 };
 
-struct AllocatorStats {
-  int64_t allocated_bytes = 0, reserved_bytes = 0;
-  int64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0;
-  int64_t num_allocs = 0, num_frees = 0, cache_hits = 0;
-  int64_t device_allocs = 0, device_frees = 0;
-  int64_t requested_bytes = 0;
-};
-
 // Caching allocator per device. Thread-safe.
 class Allocator {
  public:
   virtual ~Allocator() = default;
   // Throws Error(SM_ERR_OUT_OF_MEMORY) when the system refuses, after freeing
-  // the cache and retrying once. Size 0 gives {nullptr, 0}.
-  virtual Allocation allocate(size_t nbytes) = 0;
+  // the cache and retrying once; the message is oom_report()'s, and the OOM
+  // observer has seen it. Size 0 gives {nullptr, 0}. owner: the id of the
+  // storage the block is for, shown by snapshots (0: none); the calling
+  // thread's tag is recorded too.
+  virtual Allocation allocate(size_t nbytes, uint64_t owner) = 0;
+  Allocation allocate(size_t nbytes) { return allocate(nbytes, 0); }
   virtual void deallocate(const Allocation& a) noexcept = 0;
   virtual AllocatorStats stats() = 0;
+  // Every segment and block with the counters, in one instant.
+  virtual AllocatorSnapshot snapshot() = 0;
+  // History ring of max_events (AllocationLog::set_capacity; 0: off).
+  virtual void record_history(int64_t max_events) = 0;
   virtual void reset_peak() = 0;
   virtual void empty_cache() = 0;
   // The block will not be reused before the work queued on stream so far is

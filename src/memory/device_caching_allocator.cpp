@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "memory/fault_injection.hpp"
+#include "memory/out_of_memory.hpp"
 
 namespace sm {
 
@@ -22,6 +23,7 @@ struct DeviceCachingAllocator::Block {
   Block* next = nullptr;
   std::vector<void*> stream_uses;  // other streams that used it (record_stream)
   int event_count = 0;             // outstanding events before it may be reused
+  BlockMeta meta;                  // while allocated
 };
 
 bool DeviceCachingAllocator::BlockLess::operator()(const Block* a, const Block* b) const {
@@ -57,28 +59,18 @@ size_t DeviceCachingAllocator::segment_size(size_t rounded) {
   return (rounded + kSegmentRound - 1) / kSegmentRound * kSegmentRound;
 }
 
-namespace {
-std::string human_bytes(size_t n) {
-  char buf[64];
-  const double v = static_cast<double>(n);
-  if (n >= (size_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1 << 30));
-  else if (n >= (size_t(1) << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", v / (1 << 20));
-  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.2f KiB", v / 1024);
-  else std::snprintf(buf, sizeof buf, "%zu bytes", n);
-  return buf;
+bool DeviceCachingAllocator::reuses(bool small_pool, size_t block_size, size_t request) {
+  return (request <= kSmallMax) == small_pool && block_size >= request;
 }
-}  // namespace
 
-Allocation DeviceCachingAllocator::allocate(size_t nbytes) {
+Allocation DeviceCachingAllocator::allocate(size_t nbytes, uint64_t owner) {
   Allocation a;
   a.requested = nbytes;
   if (nbytes == 0) return a;  // zero-size storages are ordinary: no block
   const size_t size = round_size(nbytes);
   void* const stream = ops_->current_stream();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (fault_injection_should_fail())
-    fail(SM_ERR_OUT_OF_MEMORY, "%s: allocation of %zu bytes failed (injected fault)",
-         ops_->device_name().c_str(), nbytes);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (fault_injection_should_fail()) fail_oom(lock, nbytes, size, "injected fault (sm_debug_fail_alloc)");
   if (!pending_.empty()) process_events_locked();
 
   Block* b = find_free_locked(size, stream);
@@ -94,10 +86,16 @@ Allocation DeviceCachingAllocator::allocate(size_t nbytes) {
       release_cached_locked();
       p = ops_->raw_alloc(seg);
     }
-    if (!p) fail_oom_locked(nbytes, size, seg == SIZE_MAX ? "the size overflows" : "the device refused");
+    if (!p)
+      fail_oom(lock, nbytes, size,
+               seg == SIZE_MAX ? "the size overflows"
+                               : "the device refused, after every cached segment was returned "
+                                 "to it and the request retried");
     try {
       b = new Block();
+      segment_heads_.insert(b);
     } catch (...) {
+      delete b;
       ops_->raw_free(p);
       throw;
     }
@@ -105,18 +103,20 @@ Allocation DeviceCachingAllocator::allocate(size_t nbytes) {
     b->size = seg;
     b->ptr = static_cast<char*>(p);
     b->small = size <= kSmallMax;
-    segments_++;
     st_.device_allocs++;
     st_.reserved_bytes += static_cast<int64_t>(seg);
     st_.peak_reserved_bytes = std::max(st_.peak_reserved_bytes, st_.reserved_bytes);
+    log_.record(HistoryAction::segment_map, seg, 0, p, stream, nullptr, st_);
   }
   b = split_locked(b, size);
   b->allocated = true;
   b->requested = nbytes;
+  b->meta = log_.stamp(owner);
   st_.num_allocs++;
   st_.allocated_bytes += static_cast<int64_t>(b->size);
   st_.requested_bytes += static_cast<int64_t>(nbytes);
   st_.peak_allocated_bytes = std::max(st_.peak_allocated_bytes, st_.allocated_bytes);
+  log_.record(HistoryAction::alloc, b->size, nbytes, b->ptr, b->stream, &b->meta, st_);
   a.ptr = b->ptr;
   a.size = b->size;
   a.ctx = b;
@@ -186,7 +186,9 @@ void DeviceCachingAllocator::deallocate(const Allocation& a) noexcept {
   st_.num_frees++;
   st_.allocated_bytes -= static_cast<int64_t>(b->size);
   st_.requested_bytes -= static_cast<int64_t>(b->requested);
+  log_.record(HistoryAction::free, b->size, b->requested, b->ptr, b->stream, &b->meta, st_);
   b->requested = 0;
+  b->meta = BlockMeta();  // drops the tag reference
   if (!b->stream_uses.empty()) {
     insert_events_locked(b);
     return;
@@ -261,25 +263,76 @@ void DeviceCachingAllocator::release_cached_locked() {
         continue;
       }
       it = pool->erase(it);
+      segment_heads_.erase(b);
       ops_->raw_free(b->ptr);
-      segments_--;
       st_.device_frees++;
       st_.reserved_bytes -= static_cast<int64_t>(b->size);
+      log_.record(HistoryAction::segment_unmap, b->size, 0, b->ptr, b->stream, nullptr, st_);
       delete b;
     }
   }
 }
 
-void DeviceCachingAllocator::fail_oom_locked(size_t nbytes, size_t size, const char* why) {
-  size_t cached = 0;
-  for (Pool* pool : {&small_, &large_})
-    for (const Block* b : *pool) cached += b->size;
-  fail(SM_ERR_OUT_OF_MEMORY,
-       "%s: out of memory: tried to allocate %s (%zu bytes, rounded to %zu) and %s after "
-       "emptying the cache; stridemem holds %s in live blocks and %s reserved (%s cached free)",
-       ops_->device_name().c_str(), human_bytes(nbytes).c_str(), nbytes, size, why,
-       human_bytes(static_cast<size_t>(st_.allocated_bytes)).c_str(),
-       human_bytes(static_cast<size_t>(st_.reserved_bytes)).c_str(), human_bytes(cached).c_str());
+void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes,
+                                      size_t size, const char* why) {
+  log_.record(HistoryAction::oom, nbytes, nbytes, nullptr, ops_->current_stream(), nullptr, st_);
+  AllocatorSnapshot s;
+  try {
+    s = snapshot_locked();
+  } catch (...) {
+    s = AllocatorSnapshot();  // no host memory for the copy: the counters alone
+    s.stats = st_;
+  }
+  lock.unlock();
+  fail_out_of_memory(sm_device{SM_DEVICE_CUDA, ops_->device_index()}, ops_->device_name(), nbytes,
+                     size, why, s);
+}
+
+AllocatorSnapshot DeviceCachingAllocator::snapshot_locked() const {
+  AllocatorSnapshot s;
+  s.stats = st_;
+  s.reuse = &DeviceCachingAllocator::reuses;
+  s.segments.reserve(segment_heads_.size());
+  for (const Block* head : segment_heads_) {
+    SnapshotSegment seg;
+    seg.address = reinterpret_cast<uintptr_t>(head->ptr);
+    seg.small_pool = head->small;
+    seg.has_stream = true;
+    seg.stream = head->stream;
+    bool any_allocated = false;
+    for (const Block* b = head; b; b = b->next) any_allocated |= b->allocated;
+    for (const Block* b = head; b; b = b->next) {
+      SnapshotBlock blk;
+      blk.offset = static_cast<size_t>(b->ptr - head->ptr);
+      blk.size = b->size;
+      if (b->allocated) {
+        blk.state = BlockState::allocated;
+        blk.requested = b->requested;
+        blk.meta = b->meta;
+      } else if (b->event_count > 0) {
+        blk.state = BlockState::pending_free;
+      } else {
+        blk.state = any_allocated ? BlockState::inactive_split : BlockState::cached_free;
+      }
+      seg.size += b->size;
+      seg.blocks.push_back(std::move(blk));
+    }
+    s.segments.push_back(std::move(seg));
+  }
+  std::sort(s.segments.begin(), s.segments.end(),
+            [](const SnapshotSegment& x, const SnapshotSegment& y) { return x.address < y.address; });
+  s.history = log_.copy();
+  return s;
+}
+
+AllocatorSnapshot DeviceCachingAllocator::snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return snapshot_locked();
+}
+
+void DeviceCachingAllocator::record_history(int64_t max_events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  log_.set_capacity(max_events);
 }
 
 AllocatorStats DeviceCachingAllocator::stats() {
@@ -297,6 +350,7 @@ void DeviceCachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
   wait_all_events_locked();
   release_cached_locked();
+  log_.record(HistoryAction::empty_cache, 0, 0, nullptr, nullptr, nullptr, st_);
 }
 
 void DeviceCachingAllocator::record_stream(const Allocation& a, void* stream) {
@@ -311,7 +365,7 @@ void DeviceCachingAllocator::record_stream(const Allocation& a, void* stream) {
 DeviceCachingAllocator::CacheInfo DeviceCachingAllocator::cache_info() {
   std::lock_guard<std::mutex> lock(mu_);
   CacheInfo ci;
-  ci.segments = segments_;
+  ci.segments = segment_heads_.size();
   for (Pool* pool : {&small_, &large_}) {
     ci.free_blocks += pool->size();
     for (const Block* b : *pool) ci.free_bytes += b->size;

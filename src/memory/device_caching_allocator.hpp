@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/allocation_log.hpp"
 #include "memory/allocator.hpp"
 #include "stridemem.h"
 
@@ -53,6 +54,8 @@ class DeviceMemoryOps {
   virtual void event_synchronize(void* event) = 0;
   // "cuda:0", for messages.
   virtual std::string device_name() const = 0;
+  // The device's index (its sm_device is {SM_DEVICE_CUDA, index}).
+  virtual int device_index() const = 0;
 };
 
 class DeviceCachingAllocator final : public Allocator {
@@ -73,9 +76,12 @@ class DeviceCachingAllocator final : public Allocator {
   DeviceCachingAllocator& operator=(const DeviceCachingAllocator&) = delete;
 
   // On the calling thread's current stream.
-  Allocation allocate(size_t nbytes) override;
+  using Allocator::allocate;
+  Allocation allocate(size_t nbytes, uint64_t owner) override;
   void deallocate(const Allocation& a) noexcept override;
   AllocatorStats stats() override;
+  AllocatorSnapshot snapshot() override;
+  void record_history(int64_t max_events) override;
   void reset_peak() override;
   // Waits for pending events, then frees every segment with no live block.
   void empty_cache() override;
@@ -86,6 +92,9 @@ class DeviceCachingAllocator final : public Allocator {
   // the device for a rounded request that finds no cached block.
   static size_t round_size(size_t nbytes);
   static size_t segment_size(size_t rounded);
+  // Reuse rule (what find_free_locked's lower_bound picks): a free block of
+  // the request's pool at least as large, streams aside.
+  static bool reuses(bool small_pool, size_t block_size, size_t request);
 
   // Introspection for tests and the memory summary.
   struct CacheInfo {
@@ -116,14 +125,19 @@ class DeviceCachingAllocator final : public Allocator {
   void wait_all_events_locked();
   void release_cached_locked();
   void* take_event_locked();
-  [[noreturn]] void fail_oom_locked(size_t nbytes, size_t size, const char* why);
+  AllocatorSnapshot snapshot_locked() const;
+  [[noreturn]] void fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes, size_t size,
+                             const char* why);
 
   DeviceMemoryOps* ops_;
   std::mutex mu_;
   Pool small_, large_;
+  // The first block of every segment. A segment's first block never changes:
+  // merging keeps the left block and deletes the right one.
+  std::set<Block*> segment_heads_;
+  AllocationLog log_;
   std::vector<PendingEvent> pending_;
   std::vector<void*> spare_events_;
-  size_t segments_ = 0;
   AllocatorStats st_;
 };
 

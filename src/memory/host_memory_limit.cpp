@@ -9,7 +9,7 @@
 #include <sys/sysinfo.h>
 #endif
 
-#include "core/error.hpp"
+#include "memory/byte_units.hpp"
 
 namespace sm {
 
@@ -35,17 +35,6 @@ size_t machine_memory() {
 // 0: no override.
 std::atomic<size_t> g_override{0};
 
-std::string human(size_t n) {
-  static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024 && u < 6) v /= 1024, ++u;
-  char buf[64];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%zu bytes", n);
-  else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
-}
-
 }  // namespace
 
 size_t host_memory_limit() {
@@ -59,14 +48,13 @@ size_t host_memory_limit() {
 
 void host_memory_limit_set(size_t bytes) { g_override.store(bytes, std::memory_order_relaxed); }
 
-void fail_over_host_memory_limit(const char* who, size_t nbytes, size_t limit) {
-  fail(SM_ERR_OUT_OF_MEMORY,
-       "%s: cannot allocate %s (%zu bytes): more than this machine's physical memory + swap, "
-       "%s (%zu bytes), the most one host allocation may take, so it could never be backed "
-       "(under overcommit the system may hand out the address space, and touching it would "
-       "get the process killed); allocate less at once (smaller or split tensors, a smaller "
-       "stack) or add memory or swap",
-       who, human(nbytes).c_str(), nbytes, human(limit).c_str(), limit);
+std::string over_host_memory_limit(size_t limit) {
+  return "more than this machine's physical memory + swap, " + human_bytes(limit) + " (" +
+         std::to_string(limit) +
+         " bytes), the most one host allocation may take, so it could never be backed (under "
+         "overcommit the system may hand out the address space, and touching it would get the "
+         "process killed); allocate less at once (smaller or split tensors, a smaller stack) or "
+         "add memory or swap";
 }
 
 }  // namespace sm

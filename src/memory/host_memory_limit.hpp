@@ -5,10 +5,11 @@
 // that way, so CachingHostAllocator::allocate (every host allocation: CPU
 // tensors, stacks of views, pinned memory) refuses it up front with
 // SM_ERR_OUT_OF_MEMORY instead. The rule is applied there; this is where the
-// number comes from, and the message that refusal gives.
+// number comes from, and the reason that refusal gives.
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace sm {
 
@@ -21,8 +22,8 @@ size_t host_memory_limit();
 // exercised without a huge machine; 0 goes back to the machine's own size.
 void host_memory_limit_set(size_t bytes);
 
-// Throws Error(SM_ERR_OUT_OF_MEMORY) for a request of nbytes by the allocator
-// called `who` that is over `limit`: what was asked, the limit, what to do.
-[[noreturn]] void fail_over_host_memory_limit(const char* who, size_t nbytes, size_t limit);
+// Why a request over `limit` is refused, and what to do instead (the middle
+// of the out-of-memory report, memory/out_of_memory.hpp).
+std::string over_host_memory_limit(size_t limit);
 
 }  // namespace sm

@@ -2,12 +2,12 @@
 
 namespace sm {
 
-Allocation PinnedHostAllocator::allocate(size_t nbytes) {
+Allocation PinnedHostAllocator::allocate(size_t nbytes, uint64_t owner) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     process_pending_locked(false);
   }
-  Allocation a = inner_.allocate(nbytes);
+  Allocation a = inner_.allocate(nbytes, owner);
   if (!a.ptr) return a;
   try {
     std::lock_guard<std::mutex> lock(mu_);

@@ -42,11 +42,17 @@ class PinnedHostAllocator final : public Allocator {
   // events must outlive the allocator.
   PinnedHostAllocator(CachingHostAllocator::RawAlloc raw_alloc,
                       CachingHostAllocator::RawFree raw_free, StreamEvents* events)
-      : inner_(raw_alloc, raw_free, "cuda_host"), events_(events) {}
+      : inner_(raw_alloc, raw_free, "cuda_host", sm_device{SM_DEVICE_CUDA_HOST, 0}),
+        events_(events) {}
 
-  Allocation allocate(size_t nbytes) override;
+  using Allocator::allocate;
+  Allocation allocate(size_t nbytes, uint64_t owner) override;
   void deallocate(const Allocation& a) noexcept override;
   AllocatorStats stats() override { return inner_.stats(); }
+  // A block held back for copies in flight shows as allocated (it still is,
+  // for the inner allocator whose counters the snapshot must match).
+  AllocatorSnapshot snapshot() override { return inner_.snapshot(); }
+  void record_history(int64_t max_events) override { inner_.record_history(max_events); }
   void reset_peak() override { inner_.reset_peak(); }
   // Waits for the blocks held back by copies, then frees every cached block.
   void empty_cache() override;

@@ -559,7 +559,7 @@ void register_null_pointer_cases() {
   add("sm_memory_stats_null", IA, {"sm_memory_stats"},
       [](C&, bool& ok) { NO_OUT(sm_memory_stats(cpu(), nullptr)); });
   add("sm_memory_summary_null_buf", IA, {"sm_memory_summary", "buf"},
-      [](C&, bool& ok) { NO_OUT(sm_memory_summary(cpu(), nullptr, 100)); });
+      [](C&, bool& ok) { NO_OUT(sm_memory_summary(cpu(), nullptr, 100, nullptr)); });
   // stack
   add("sm_stack_create_null_out", IA, {"sm_stack_create", "out"},
       [](C&, bool& ok) { NO_OUT(sm_stack_create(cpu(), 1024, nullptr)); });
@@ -979,7 +979,7 @@ void register_value_cases() {
   add("sm_empty_cache_bad_device", DEV, {"sm_empty_cache"},
       [](C&, bool& ok) { NO_OUT(sm_empty_cache(sm_device{42, 0})); });
   add("sm_memory_summary_bad_device", DEV, {"sm_memory_summary"}, [](C& c, bool& ok) {
-    BUF_OUT(sm_memory_summary(sm_device{42, 0}, reinterpret_cast<char*>(c.buf.data()), 100));
+    BUF_OUT(sm_memory_summary(sm_device{42, 0}, reinterpret_cast<char*>(c.buf.data()), 100, nullptr));
   });
   add("sm_synchronize_bad_device", DEV, {"sm_synchronize"},
       [](C&, bool& ok) { NO_OUT(sm_synchronize(sm_device{42, 0})); });

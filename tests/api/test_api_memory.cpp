@@ -155,13 +155,17 @@ TEST(Memory, ActiveViewsCountTensorObjects) {
   EXPECT_EQ(stats().active_storages, s0.active_storages);
 }
 
-TEST(Memory, SummaryIsReadableAndTruncatesSafely) {
+TEST(Memory, SummaryIsReadableAndFollowsTheNeededConvention) {
   Tensor keep = floats(1000);
-  std::vector<char> buf(8192, 'Z');
-  SM_ASSERT_OK(sm_memory_summary(cpu(), buf.data(), buf.size()));
+  size_t need = 0;
+  SM_ASSERT_OK(sm_memory_summary(cpu(), nullptr, 0, &need));
+  ASSERT_GT(need, 40u) << "a table, not a word";
+  std::vector<char> buf(need + 16, 'Z');
+  size_t need2 = 0;
+  SM_ASSERT_OK(sm_memory_summary(cpu(), buf.data(), buf.size(), &need2));
   const size_t len = std::strlen(buf.data());
-  ASSERT_LT(len, buf.size());
-  EXPECT_GT(len, 40u) << "a table, not a word";
+  EXPECT_EQ(len + 1, need2) << "needed counts the text and its NUL";
+  for (size_t k = need2; k < buf.size(); ++k) EXPECT_EQ(buf[k], 'Z') << "byte " << k;
   std::string text(buf.data());
   std::string lower = text;
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -171,19 +175,24 @@ TEST(Memory, SummaryIsReadableAndTruncatesSafely) {
   EXPECT_NE(text.find('\n'), std::string::npos) << "several lines";
   for (char ch : text) EXPECT_TRUE(ch == '\n' || ch == '\t' || (ch >= 32 && ch < 127)) << int(ch);
 
-  // Truncated to len: NUL-terminated within len, a prefix, nothing past len.
-  for (size_t n : {size_t(1), size_t(2), size_t(10), size_t(33)}) {
+  // A buffer one byte short, or of any smaller size: nothing but needed is written.
+  for (size_t n : {size_t(1), size_t(2), size_t(10), need2 - 1}) {
     std::vector<char> small(n + 8, 'Z');
-    SM_ASSERT_OK(sm_memory_summary(cpu(), small.data(), n));
-    EXPECT_EQ(small[n - 1], '\0') << n;
-    EXPECT_EQ(std::string(small.data()), text.substr(0, n - 1)) << n;
-    for (size_t k = n; k < small.size(); ++k) EXPECT_EQ(small[k], 'Z') << n << " byte " << k;
+    size_t got = 0;
+    SM_ASSERT_OK(sm_memory_summary(cpu(), small.data(), n, &got));
+    EXPECT_EQ(got, need2) << n;
+    for (size_t k = 0; k < small.size(); ++k) EXPECT_EQ(small[k], 'Z') << n << " byte " << k;
   }
-  // len 0 writes nothing.
-  char one = 'Z';
-  const sm_status st = sm_memory_summary(cpu(), &one, 0);
-  EXPECT_TRUE(st == SM_OK || st == SM_ERR_INVALID_ARGUMENT) << status_name(st);
-  EXPECT_EQ(one, 'Z');
+  // Exactly needed: written whole.
+  std::vector<char> exact(need2, 'Z');
+  SM_ASSERT_OK(sm_memory_summary(cpu(), exact.data(), exact.size(), nullptr));
+  EXPECT_EQ(std::string(exact.data()), text);
+  // Too short without needed: refused, says how much, writes nothing.
+  char one[4] = {'Z', 'Z', 'Z', 'Z'};
+  EXPECT_EQ(sm_memory_summary(cpu(), one, sizeof one, nullptr), SM_ERR_INVALID_ARGUMENT);
+  const std::string need_text = std::to_string(need2);
+  expect_error_mentions({"sm_memory_summary", need_text.c_str()});
+  for (char ch : one) EXPECT_EQ(ch, 'Z');
 }
 
 TEST(Memory, HugeAllocationFailsCleanly) {

@@ -147,7 +147,7 @@ TEST(CudaDevice, CachingAllocatorStatistics) {
   SM_ASSERT_OK(sm_reset_peak_stats(cuda(0)));
   EXPECT_EQ(stats(cuda(0)).peak_reserved_bytes, stats(cuda(0)).reserved_bytes);
   char buf[4096];
-  SM_ASSERT_OK(sm_memory_summary(cuda(0), buf, sizeof buf));
+  SM_ASSERT_OK(sm_memory_summary(cuda(0), buf, sizeof buf, nullptr));
   EXPECT_GT(std::strlen(buf), 20u);
 }
 

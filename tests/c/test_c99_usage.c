@@ -109,7 +109,7 @@ static void test_memory_stats(void)
     {
         char summary[2048];
         summary[0] = '\0';
-        EXPECT_OK(sm_memory_summary(k_cpu, summary, sizeof summary));
+        EXPECT_OK(sm_memory_summary(k_cpu, summary, sizeof summary, NULL));
         EXPECT(strlen(summary) > 0 && strlen(summary) < sizeof summary);
     }
 }

@@ -484,18 +484,22 @@ def section_memory():
     text = sm.memory_summary(d)
     lines = text.splitlines()
     want_name = "%s:%d" % ("cuda" if IS_CUDA else "cpu", sm.Device(d).index)
+    # Rows: a name, then (for sizes) the size in readable units, then the
+    # exact number last.
     fields = {}
     for line in lines[1:]:
         parts = line.split()
         for i, p in enumerate(parts):
-            if p.lstrip("-").isdigit():
-                fields[" ".join(parts[:i])] = int(p)
+            if p[:1].isdigit():
+                if parts[-1].isdigit():
+                    fields[" ".join(parts[:i])] = int(parts[-1])
                 break
     check(bool(lines) and want_name in lines[0], "memory_summary names the device " + want_name,
           repr(lines[:1]))
-    check(fields.get("allocated") == st["allocated_bytes"] and
+    check(fields.get("allocated (live storages)") == st["allocated_bytes"] and
           fields.get("active storages") == st["active_storages"] and
-          fields.get("reserved (cached+used)") == st["reserved_bytes"] and
+          fields.get("reserved (allocated + cached)") == st["reserved_bytes"] and
+          fields.get("requested (before rounding)") == st["requested_bytes"] and
           st["allocated_bytes"] > 0,
           "memory_summary shows memory_stats' numbers", "%s vs %s" % (fields, st))
     y.close()
@@ -1850,14 +1854,10 @@ def section_bad_input():
           "%s: %s" % (type(e).__name__, e))
     msg = getattr(e, "message", "") or ""
     check(str(req) in msg, "out of memory: the message names the request (%d bytes)" % req, msg)
-    if IS_CUDA:
-        check("holds" in msg and "reserved" in msg and DEV in msg,
-              "out of memory: the message says what stridemem holds and reserves on %s" % DEV,
-              msg)
-    else:
-        not_run("out of memory: the message says what is held",
-                "the host allocator's message names the request (and the machine's limit), "
-                "not what stridemem holds; the CUDA allocator's names both")
+    check("Held:" in msg and "allocated" in msg and "reserved" in msg and "cached free" in msg
+          and "largest free block" in msg and DEV.split(":")[0] in msg,
+          "out of memory: the message says what stridemem holds, reserves and caches on %s" % DEV,
+          msg)
     keys = ("allocated_bytes", "active_storages", "active_views", "num_allocs", "requested_bytes")
     check(all(before[k] == after[k] for k in keys) and sm.debug_live_handles() == live,
           "out of memory: nothing live changed", "%s -> %s" % (before, after))

@@ -459,7 +459,7 @@ f2(t, out, cap) = @ccall libfn().sm_shape(
     cap::Int32,
 )::sm_status
 f3(d) = @ccall gc_safe=true lib.sm_synchronize(d::Dev)::sm_status
-f4(d, b, n) = @ccall $(lib).sm_memory_summary(d::Dev, b::Cstring, n::Csize_t)::sm_status
+f4(d, b, n, m) = @ccall $(lib).sm_memory_summary(d::Dev, b::Cstring, n::Csize_t, m::Ref{Csize_t})::sm_status
 f5() = @ccall "libstridemem".sm_last_error()::Ptr{UInt8}
 f6(s) = @ccall lib.sm_status_string(s::Cint)::Cstring
 g(x) = x' * 2   # an adjoint, not a character literal

@@ -2648,12 +2648,18 @@ struct Fuzz {
     const int kind = in.u8() % 6;
     if (kind == 0) {
       REL_OK(sm_empty_cache(rel::cpu()));
-    } else if (kind == 1) {  // a summary into a small, exact buffer
-      const size_t len = in.u8() % 40;
+    } else if (kind == 1) {  // a summary or a snapshot into a buffer of any size
+      const size_t len = in.u8() % 2 ? in.u8() % 40 : 1u << (in.u8() % 16);
       std::vector<char> buf(len ? len : 1, 'x');
-      const sm_status st = sm_memory_summary(rel::cpu(), len ? buf.data() : nullptr, len);
-      check_status(st, "sm_memory_summary");
-      if (st == SM_OK && len) REL_CHECK(std::memchr(buf.data(), 0, len) != nullptr, "summary not NUL-terminated");
+      size_t need = 0;
+      const bool snap = in.u8() % 2;
+      const sm_status st = snap ? sm_memory_snapshot(rel::cpu(), len ? buf.data() : nullptr, len, &need)
+                                : sm_memory_summary(rel::cpu(), len ? buf.data() : nullptr, len, &need);
+      check_status(st, snap ? "sm_memory_snapshot" : "sm_memory_summary");
+      if (st == SM_OK && need <= len)
+        REL_CHECK(buf[need - 1] == '\0' && std::strlen(buf.data()) == need - 1, "text not NUL-terminated at needed");
+      if (st == SM_OK && need > len)
+        REL_CHECK(std::count(buf.begin(), buf.end(), 'x') == static_cast<std::ptrdiff_t>(buf.size()), "a short buffer was written");
     } else if (kind == 2) {  // stats with an old (small) or bad struct_size
       const uint32_t size = static_cast<uint32_t>(in.u8() % (sizeof(sm_memory_stats_t) + 8));
       check_stats(size, 'y', false);

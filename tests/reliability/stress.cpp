@@ -447,7 +447,8 @@ class Worker {
               (long long)s.allocated_bytes, (long long)s.active_views,
               (long long)s.active_storages);
     char buf[256];
-    REL_OK(sm_memory_summary(rel::cpu(), buf, sizeof buf));
+    size_t need = 0;
+    REL_OK(sm_memory_summary(rel::cpu(), buf, sizeof buf, &need));
     // A clone of the own row in channels-preserving order, compared.
     sm_tensor row = nullptr, c = nullptr;
     REL_OK(sm_select(sh_.W, 0, k_, &row));

@@ -82,6 +82,7 @@ class FakeDevice final : public DeviceMemoryOps {
     static_cast<FakeEvent*>(e)->done = true;  // "waiting" completes the work
   }
   std::string device_name() const override { return "fake:0"; }
+  int device_index() const override { return 0; }
 
   // Completes all work recorded on a stream.
   void finish_stream(void* stream) {

@@ -209,7 +209,7 @@ from . import _loader  # noqa: E402
 # The package version, the repository's VERSION. The build backend
 # (bindings/python/_backend) reads this line without importing the package:
 # keep it a plain string literal.
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # The repository root when the package is imported from the source tree
 # (bindings/python/stridemem), else None.
@@ -226,7 +226,7 @@ def _read_repo_version():
 
 # The C API this module declares (include/stridemem_version.h). While the
 # major version is 0, every minor version may break the ABI.
-BINDING_VERSION = (0, 2, 0)
+BINDING_VERSION = (0, 3, 0)
 _REPO_VERSION = _read_repo_version()
 BINDING_MAJOR = BINDING_VERSION[0]
 
@@ -312,7 +312,7 @@ _SIGNATURES = {
     "sm_memory_stats": (c_int32, [SmDevice, POINTER(SmMemoryStats)]),
     "sm_reset_peak_stats": (c_int32, [SmDevice]),
     "sm_empty_cache": (c_int32, [SmDevice]),
-    "sm_memory_summary": (c_int32, [SmDevice, ctypes.c_char_p, c_size_t]),
+    "sm_memory_summary": (c_int32, [SmDevice, ctypes.c_char_p, c_size_t, POINTER(c_size_t)]),
     "sm_stack_create": (c_int32, [SmDevice, c_int64, POINTER(_T)]),
     "sm_stack_push": (c_int32, [_T, _P64, c_int32, c_int32, POINTER(_T)]),
     "sm_stack_mark": (c_int32, [_T, _P64]),
@@ -2510,14 +2510,21 @@ def empty_cache(device: DeviceLike = "cpu") -> None:
 def memory_summary(device: DeviceLike = "cpu") -> str:
     """A readable table of device's memory statistics."""
     dlpack_collect()
-    size = 1 << 14
+    return _read_text("sm_memory_summary", _dev(device))
+
+
+def _read_text(fn: str, *args) -> str:
+    """A text under the C API's "needed" convention: ask for the size, then
+    call again until the buffer holds the whole text (it may grow between
+    the calls)."""
+    need = c_size_t(0)
+    _call(fn, *args, None, 0, byref(need))
     while True:
+        size = need.value
         buf = ctypes.create_string_buffer(size)
-        _call("sm_memory_summary", _dev(device), buf, size)
-        text = buf.value
-        if len(text) < size - 1 or size >= 1 << 24:
-            return text.decode("utf-8", "replace")
-        size *= 4
+        _call(fn, *args, buf, size, byref(need))
+        if need.value <= size:
+            return buf.value.decode("utf-8")
 
 
 def synchronize(device: DeviceLike = "cpu") -> None:

@@ -98,18 +98,23 @@ pub fn empty_cache(device: Device) -> Result<()> {
 /// A readable table of the statistics of `device` (`sm_memory_summary`).
 pub fn memory_summary(device: Device) -> Result<String> {
     crate::ensure_compatible()?;
-    let mut len = 4096usize;
+    // SAFETY: read_text passes a buffer of len writable bytes (or NULL with 0).
+    read_text(|buf, len, needed| unsafe { sys::sm_memory_summary(device.to_raw(), buf, len, needed) })
+}
+
+/// A text under the C API's "needed" convention: ask for the size, then call
+/// again until the buffer holds the whole text (it may grow between calls).
+pub(crate) fn read_text(call: impl Fn(*mut c_char, usize, *mut usize) -> sys::sm_status) -> Result<String> {
+    let mut need = 0usize;
+    check(call(std::ptr::null_mut(), 0, &mut need))?;
     loop {
+        let len = need;
         let mut buf = vec![0u8; len];
-        // SAFETY: buf holds len writable bytes.
-        check(unsafe { sys::sm_memory_summary(device.to_raw(), buf.as_mut_ptr() as *mut c_char, len) })?;
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(len);
-        // A table that filled the buffer may have been truncated: retry larger.
-        if end + 1 < len || len >= 1 << 20 {
-            buf.truncate(end);
+        check(call(buf.as_mut_ptr() as *mut c_char, len, &mut need))?;
+        if need <= len {
+            buf.truncate(need.saturating_sub(1)); // the NUL
             return Ok(String::from_utf8_lossy(&buf).into_owned());
         }
-        len *= 4;
     }
 }
 

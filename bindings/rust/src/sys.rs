@@ -19,7 +19,7 @@ use std::marker::{PhantomData, PhantomPinned};
 pub const SM_VERSION_MAJOR: c_int = 0;
 pub const SM_VERSION_MINOR: c_int = 2;
 pub const SM_VERSION_PATCH: c_int = 0;
-pub const SM_VERSION_STRING: &str = "0.2.0";
+pub const SM_VERSION_STRING: &str = "0.3.0";
 
 // ---------------------------------------------------------------------------
 // Handles
@@ -448,7 +448,7 @@ unsafe extern "C" {
     pub fn sm_memory_stats(device: sm_device, out: *mut sm_memory_stats_t) -> sm_status;
     pub fn sm_reset_peak_stats(device: sm_device) -> sm_status;
     pub fn sm_empty_cache(device: sm_device) -> sm_status;
-    pub fn sm_memory_summary(device: sm_device, buf: *mut c_char, len: usize) -> sm_status;
+    pub fn sm_memory_summary(device: sm_device, buf: *mut c_char, len: usize, needed: *mut usize) -> sm_status;
 
     // Stack of views
     pub fn sm_stack_create(device: sm_device, capacity_bytes: i64, out: *mut sm_stack) -> sm_status;

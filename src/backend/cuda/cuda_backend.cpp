@@ -187,6 +187,7 @@ class CudaMemoryOps final : public DeviceMemoryOps {
     check(cudaEventSynchronize(static_cast<cudaEvent_t>(e)), "cudaEventSynchronize");
   }
   std::string device_name() const override { return "cuda:" + std::to_string(device_); }
+  int device_index() const override { return device_; }
 
  private:
   int device_;

@@ -389,9 +389,9 @@ sm_reset_peak_stats(device) =
     @ccall libstridemem().sm_reset_peak_stats(device::sm_device)::sm_status
 sm_empty_cache(device) =
     @ccall libstridemem().sm_empty_cache(device::sm_device)::sm_status
-sm_memory_summary(device, buf, len) =
+sm_memory_summary(device, buf, len, needed) =
     @ccall libstridemem().sm_memory_summary(device::sm_device, buf::Ptr{UInt8},
-                                            len::Csize_t)::sm_status
+                                            len::Csize_t, needed::Ref{Csize_t})::sm_status
 
 # ---------------------------------------------------------------------------
 # Stack of views

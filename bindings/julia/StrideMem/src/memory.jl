@@ -33,19 +33,21 @@ empty_cache!(d::SMDevice = cpu()) = (check(sm_empty_cache(d)); nothing)
 
 The library's readable table of the statistics.
 """
-function memory_summary(d::SMDevice = cpu())
-    len = 4096
+memory_summary(d::SMDevice = cpu()) =
+    read_text((buf, len, need) -> sm_memory_summary(d, buf, len, need))
+
+# A text under the C API's "needed" convention: ask for the size, then call
+# again until the buffer holds the whole text (it may grow between calls).
+function read_text(call)
+    need = Ref{Csize_t}(0)
+    check(call(Ptr{UInt8}(C_NULL), Csize_t(0), need))
     while true
-        buf = zeros_bytes(len)
-        check(sm_memory_summary(d, buf, Csize_t(len)))
-        n = something(findfirst(==(0x00), buf), len + 1) - 1
-        # a table that fills the buffer may have been truncated: retry larger
-        (n < len - 1 || len >= 1 << 24) && return String(buf[1:n])
-        len *= 4
+        len = need[]
+        buf = Base.zeros(UInt8, len)
+        GC.@preserve buf check(call(pointer(buf), len, need))
+        need[] <= len && return String(buf[1:len-1])
     end
 end
-
-zeros_bytes(n) = Base.zeros(UInt8, n)
 
 """
     live_handles() -> (tensors, storages, stacks)

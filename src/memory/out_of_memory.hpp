@@ -1,0 +1,26 @@
+// How every allocator fails for lack of memory: one report (oom_report: what
+// was asked, what is held, fragmentation, the largest holders by tag, what to
+// do), the process-wide observer (sm_set_oom_observer) told first, then
+// Error(SM_ERR_OUT_OF_MEMORY) with the report as its message.
+//
+// The allocator calls fail_out_of_memory() after releasing its lock, so the
+// observer may call back into the library (take a snapshot, free memory). An
+// out-of-memory failure inside the observer does not call it again.
+#pragma once
+
+#include <string>
+
+#include "memory/memory_snapshot.hpp"
+#include "stridemem.h"
+
+namespace sm {
+
+void set_oom_observer(sm_oom_observer observer, void* user_data) noexcept;
+
+// s: the allocator's snapshot taken under its lock when the request failed
+// (its stats alone when no copy could be made).
+[[noreturn]] void fail_out_of_memory(sm_device device, const std::string& device_name,
+                                     size_t request, size_t rounded, const std::string& why,
+                                     const AllocatorSnapshot& s);
+
+}  // namespace sm
