@@ -338,6 +338,11 @@ def cpu_scenario(seed=3):
     return sim.snapshot()
 
 
+def empty_device():
+    """A device that holds nothing: no segment, no tag, no history."""
+    return Sim("cuda:2").snapshot()
+
+
 def nasty_scenario():
     """Tags and a device name that try to break out of the page."""
     sim = Sim("cuda:1<b>bold</b>")

@@ -70,6 +70,7 @@ def fixture(name):
             "hand": F.hand_timeline,
             "hand_dropped": lambda: F.hand_timeline(dropped=True),
             "many": F.many_segments,
+            "empty": F.empty_device,
         }[name]()
     return copy.deepcopy(_FIX[name])
 
@@ -241,7 +242,7 @@ def timeline_after_ring_overflow():
     expect(series == want, "series %r, want %r" % (series, want))
     expect(tl["start"] == {"A": 3072, "B": 1024, None: 0}, "start %r" % tl["start"])
     expect(tl["dropped"] == 3 and tl["recorded"] == 6 and tl["n_events"] == 3,
-           "ring counts %r" % [tl["dropped"], tl["recorded"], tl["n_events"]])
+           "ring counts %r" % ([tl["dropped"], tl["recorded"], tl["n_events"]],))
     expect(tl["oom"] == [], "the oom event was dropped with the ring")
     expect(tl["warnings"] == [], "warnings %r" % tl["warnings"])
     dom = Dom(memviz.render([fixture("hand_dropped")]))
@@ -452,6 +453,45 @@ def figures_equal_the_json():
     expect("75.0% of allocs" in [e.text for e in dom.find_all("div", cls="exact")],
            "cache hit rate 3/4 shown")
     expect(card.text == "3", "cache hits")
+    when = dom.find("p", cls="when").text
+    expect("taken 600 \u00b5s after the library was loaded (1970-01-01 00:00:00 UTC)" in when,
+           "time of the snapshot: %r" % when)
+    s = fixture("views")
+    dom = Dom(memviz.render([s]))
+    expect("taken 2.126 s after the library was loaded (2026-11-25 13:20:02 UTC)"
+           in dom.find("p", cls="when").text, dom.find("p", cls="when").text)
+
+
+@case
+def an_empty_device_is_drawn_plainly():
+    s = fixture("empty")
+    expect(memviz.findings(s) == [], "nothing to contradict")
+    dom = Dom(memviz.render([s]))
+    check_figures(dom, 0, s)
+    notes = [p.text for p in dom.find_all("p", cls="note")]
+    expect("No segments: this device holds no memory from the system." in notes, "%r" % notes)
+    expect(dom.find("section").find_all("p", cls="nohistory"), "no history note")
+    expect(not seg_rows(dom) and not dom.find_all("tr", cls="holder"), "nothing drawn")
+    expect(dom.find("td", data_field="peak_reserved_vs_first").text == "\u2014",
+           "no ratio against a zero peak")
+
+
+@case
+def holders_table_is_capped_with_a_sum():
+    s = fixture("hand")
+    s["tags"] = [{"tag": "t%03d" % i, "allocated_bytes": 1000 - i, "requested_bytes": 900,
+                  "blocks": 2} for i in range(120)]
+    s["totals"]["allocated_bytes"] = sum(t["allocated_bytes"] for t in s["tags"])
+    dom = Dom(memviz.render([s]))
+    rows = dom.find_all("tr", cls="holder")
+    expect(len(rows) == memviz.MAX_HOLDERS == 100, "%d rows" % len(rows))
+    rest = dom.find("tr", cls="holders-rest")
+    want_bytes = sum(1000 - i for i in range(100, 120))
+    got = [c.text for c in rest.find_all("td")]
+    want = ["20 more tags", ref_fmt(want_bytes),
+            "%.1f%%" % (100.0 * want_bytes / s["totals"]["allocated_bytes"]),
+            ref_fmt(20 * 900), "40"]
+    expect(rest.get("data-rest") == "20" and got == want, "rest row %r, want %r" % (got, want))
 
 
 @case
@@ -647,7 +687,8 @@ def many_segments_are_capped():
     for s in large_rest:
         for b in s["blocks"]:
             want[b["state"]] = want.get(b["state"], 0) + b["size"]
-    got = {r.get("data-state"): int(r.get("data-size")) for r in aggs[0].find_all("rect", cls="agg")}
+    got = {r.get("data-state"): int(r.get("data-size"))
+           for r in aggs[0].find_all("rect", cls="agg")}
     expect(got == want, "large pool summary %r, want %r" % (got, want))
     expect(took < 10, "render took %.1f s" % took)
     drawn_bytes = len(page) - len(dom.by_id("memviz-data").text)
@@ -734,6 +775,20 @@ def inconsistent_snapshots_are_reported():
                for r in dom.find_all("rect", cls="blk")), "unknown state drawn grey")
 
 
+@case
+def docs_show_the_page():
+    png = os.path.join(REPO, "docs", "memviz.png")
+    with open(png, "rb") as f:
+        head = f.read(24)
+    expect(head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") == 1280,
+           "docs/memviz.png is a 1280 px wide PNG")
+    expect(os.path.getsize(png) < 400 * KiB, "docs/memviz.png is %d bytes" % os.path.getsize(png))
+    for doc, link in (("docs/MEMORY_SNAPSHOT.md", "(memviz.png)"),
+                      ("tools/memviz/README.md", "(../../docs/memviz.png)")):
+        with open(os.path.join(REPO, doc), encoding="utf-8") as f:
+            expect(link in f.read(), "%s links the image" % doc)
+
+
 # ----------------------------------------------------------------- command line
 
 def interpreters():
@@ -761,6 +816,10 @@ def cli_writes_one_page_for_several_snapshots():
         expect([s.get("data-name") for s in dom.find_all("section", cls="snapshot")] ==
                ["views", "fresh", "cpu"], "named by file")
         expect(dom.find("h1").text == "views vs fresh", "--title")
+    out = os.path.join(TMP, "no-such-dir", "x.html")
+    rc, so, se = run_tool([paths[2], "-o", out])
+    expect(rc == 1 and se.startswith("memviz: cannot write %s: " % out) and
+           "Traceback" not in se, "unwritable output: %d %r" % (rc, se))
     rc, so, se = run_tool([paths[2], "--max-segments", "3"])
     default_out = paths[2][:-5] + ".html"
     expect(rc == 0 and os.path.exists(default_out), "default output next to the input: %r" % so)
@@ -933,7 +992,7 @@ def selftest(dom_text):
 
 
 def browser_pages():
-    names = ["views", "cpu", "nasty", "hand_dropped"]
+    names = ["views", "cpu", "nasty", "hand_dropped", "empty"]
     return names, [fixture(n) for n in names]
 
 
@@ -948,8 +1007,8 @@ def browser_renders_the_page_without_errors():
     expect(st["errors"] == [], "script errors: %r" % st["errors"])
     expect(console == [], "console messages: %r" % console)
     expect(requests == [], "network requests: %r" % requests)
-    expect(st["snapshots"] == 4 and len(st["sections"]) == 4 and st["compare_rows"] == 4,
-           "4 snapshots")
+    expect(st["snapshots"] == 5 and len(st["sections"]) == 5 and st["compare_rows"] == 5,
+           "5 snapshots")
     expect(st["img_elements"] == 0 and st["script_elements"] == 2, "no injected elements")
     pydom = Dom(page)
     for si, (name, snap, sec) in enumerate(zip(names, snaps, st["sections"])):
@@ -982,17 +1041,34 @@ def browser_renders_the_page_without_errors():
             expect(sec["chart_points"] == len(ev), "%s: points" % name)
             expect(sec["chart_width_px"] > 600, "%s: chart laid out %r px wide"
                    % (name, sec["chart_width_px"]))
+            expect(sec["highlight"] == [1, 0], "%s: legend hover highlights one band, then "
+                   "none: %r" % (name, sec["highlight"]))
             hover = sec["hover"].split("\n")
             expect(hover[1] == "allocated " + ref_fmt(tot["allocated_bytes"]) and
                    hover[2] == "reserved  " + ref_fmt(ev[-1]["reserved_bytes"]),
                    "%s: hover at the right edge %r" % (name, hover))
         else:
             expect(sec["chart_points"] == 0 and "hover" not in sec, "%s: no chart" % name)
-        expect(sec["segmap_width_px"] > 600, "%s: segment map laid out" % name)
+        expect((sec["segmap_width_px"] > 600) == bool(snap["segments"]),
+               "%s: segment map laid out: %r px" % (name, sec["segmap_width_px"]))
     nasty = st["sections"][2]
     expect(set(NASTY) <= set(h["tag"] for h in nasty["holders"]), "nasty tags in the DOM")
     expect(nasty["device"] == "cuda:1<b>bold</b>", "device attribute as text")
     expect(st["sections"][1]["history"] == "absent", "cpu has no history")
+
+
+@case
+def missing_chromium_is_a_failure_naming_setup_deps():
+    global CHROMIUM
+    saved, CHROMIUM = CHROMIUM, os.path.join(TMP, "no-chromium-here")
+    try:
+        chromium(write("unused.html", "<p>x</p>"))
+        expect(False, "a missing chromium passed")
+    except Exception as e:
+        expect("scripts/setup-deps.sh" in str(e) and "chromium not found" in str(e),
+               "message: %s" % e)
+    finally:
+        CHROMIUM = saved
 
 
 @case

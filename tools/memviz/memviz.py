@@ -422,7 +422,6 @@ def timeline(snap, keep=None, max_points=MAX_POINTS, columns=PLOT_W):
 
     idx = _pick_points(events, max_points, columns)
     tracked = [t for t in order if keep is None or t in keep]
-    tracked_set = set(tracked)
     has_other = len(tracked) < len(order)
     values = {t: [] for t in tracked}
     other = [] if has_other else None
@@ -547,6 +546,12 @@ def consistency(snap):
     for s in sorted(unknown):
         out.append("unknown block state %s (drawn grey)" % json.dumps(s))
     return out
+
+
+def findings(snap):
+    """consistency() plus what the history contradicts."""
+    tl = timeline(snap, keep=set())
+    return consistency(snap) + (tl["warnings"] if tl else [])
 
 
 # ----------------------------------------------------------------- drawing helpers
@@ -1279,17 +1284,28 @@ JS = r"""
         });
         li.addEventListener("mouseleave", function () {
           svg.classList.remove("focus");
-          svg.querySelectorAll("path.series.on").forEach(function (p) { p.classList.remove("on"); });
+          svg.querySelectorAll("path.series.on").forEach(function (p) {
+            p.classList.remove("on");
+          });
         });
       });
     }
-    // The self-test reads the chart back at its right edge (the snapshot's state).
+    // The self-test reads the chart back at its right edge (the snapshot's
+    // state) and highlights the first legend entry's band, then undoes both.
     return function () {
       var box = svg.getBoundingClientRect();
       var x = box.left + (model.x0 + model.w - 0.5) * box.width / svg.viewBox.baseVal.width;
-      var text = move({ clientX: x, clientY: box.top + 20 });
+      var res = { hover: move({ clientX: x, clientY: box.top + 20 }) };
       leave();
-      return text;
+      var li = legend && legend.querySelector("li[data-key]");
+      if (li) {
+        li.dispatchEvent(new MouseEvent("mouseenter"));
+        var during = svg.classList.contains("focus")
+          ? svg.querySelectorAll("path.series.on").length : -1;
+        li.dispatchEvent(new MouseEvent("mouseleave"));
+        res.highlight = [during, svg.querySelectorAll("path.series.on").length];
+      }
+      return res;
     };
   }
 
@@ -1337,7 +1353,11 @@ JS = r"""
       s.segmap_width_px = segmap ? Math.round(segmap.getBoundingClientRect().width) : 0;
       s.embedded = { device: snap.device, allocated_bytes: String(snap.totals.allocated_bytes),
                      tags: snap.tags.map(function (t) { return t.tag; }) };
-      if (chart && d.chart) s.hover = installChart(chart, d.chart)();
+      if (chart && d.chart) {
+        var r = installChart(chart, d.chart)();
+        s.hover = r.hover;
+        s.highlight = r.highlight;
+      }
       rep.sections.push(s);
     });
     rep.compare_rows = document.querySelectorAll("table.compare tbody tr").length;
@@ -1451,8 +1471,7 @@ def main(argv=None):
     names = [_name_of(p) for p in args.snapshots]
     page = render(snaps, args.title, names, args.max_segments, warns)
     for name, snap, w in zip(names, snaps, warns):
-        tl = timeline(snap, keep=set())
-        for msg in w + consistency(snap) + (tl["warnings"] if tl else []):
+        for msg in w + findings(snap):
             sys.stderr.write("memviz: warning: %s: %s\n" % (name, msg))
     out = args.output or os.path.splitext(args.snapshots[0])[0] + ".html"
     try:
