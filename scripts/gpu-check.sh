@@ -220,7 +220,7 @@ step_bindings() {
   echo "== Python binding on CUDA"
   "$py" tests/python/python_cuda_check.py --device cuda:0 --json "$out/python_cuda.json" || rc=1
   echo "== demo on CUDA (large)"
-  "$bld/stridemem-demo" --device cuda --size large || rc=1
+  "$bld/stridemem-demo" --device cuda --size large --out "$out/demo-report" || rc=1
   note "rust cuda tests, python_cuda_check, demo --device cuda --size large"
   return $rc
 }

@@ -231,7 +231,8 @@ run_valgrind() {
     { rc=1; tail -60 "$b/stress.valgrind.log"; }
   tail -1 "$b/stress.valgrind.log"
   echo "valgrind: stridemem-demo --size small --device cpu"
-  "${vg[@]}" "$b/stridemem-demo" --size small --device cpu >"$b/demo.valgrind.log" 2>&1 ||
+  "${vg[@]}" "$b/stridemem-demo" --size small --device cpu --out "$b/demo-report.valgrind" \
+    >"$b/demo.valgrind.log" 2>&1 ||
     { rc=1; tail -60 "$b/demo.valgrind.log"; }
   return "$rc"
 }
@@ -257,7 +258,8 @@ run_cuda() {
       { rc=1; tail -60 "$b/api.$tool.log"; }
     tail -3 "$b/api.$tool.log"
     echo "compute-sanitizer --tool $tool: stridemem-demo --size small --device cuda"
-    "${cs[@]}" "$b/stridemem-demo" --size small --device cuda >"$b/demo.$tool.log" 2>&1 ||
+    "${cs[@]}" "$b/stridemem-demo" --size small --device cuda --out "$b/demo-report.$tool" \
+      >"$b/demo.$tool.log" 2>&1 ||
       { rc=1; tail -60 "$b/demo.$tool.log"; }
     tail -3 "$b/demo.$tool.log"
   done

@@ -16,25 +16,55 @@
  * code without strided views does). Both variants end with the same result
  * tensor, which is checked against a plain host reference. The table shows
  * the peak bytes allocated on the device during the work (above what was live
- * before it: the inputs), the number of storage allocations, the time, and
- * the check.
+ * before it: the inputs), the number of storage allocations, the time, the
+ * check, and the report drawn for the scenario.
+ *
+ * Reports, so that the saving can be seen and not only read as a number:
+ * every allocation is tagged "<scenario>/<variant>/<role>" (the inputs
+ * "<scenario>/input"), the allocator's history is recorded per variant, and
+ * at the variant's peak (the moment it holds the most memory) the allocator
+ * is written out with sm_memory_snapshot to
+ *     <out>/<scenario>-<variant>.json        (-cuda.json for cuda:0)
+ * After each scenario, tools/memviz draws its snapshots (views and fresh, on
+ * every device run so far) into one page, <out>/<scenario>.html; when memviz
+ * or python3 is missing, or fails, one line at the end says how to draw them
+ * by hand, and the exit status does not change. The last lines list the
+ * files written, with absolute paths. Writing the snapshots is left out of
+ * the times.
  *
  * Usage: stridemem-demo [--device cpu|cuda] [--size small|large]
+ *                       [--out DIR | --no-report] [--quiet]
  *   no --device: CPU, then CUDA when sm_cuda_device_count() > 0 (otherwise
  *   one line says why CUDA was skipped).
  *   --device cuda with no usable GPU exits with 77 (a "skipped" code).
- * Exit status: 0 when every check passes and nothing leaks, 1 otherwise,
- * 2 on a usage error.
+ *   --out DIR: where the reports go (default ./stridemem-demo-out, created
+ *   with its parents); --no-report writes no file at all.
+ *   --quiet: no progress. Otherwise a variant that runs longer than a moment
+ *   (--size large) shows its progress on stderr: one updating line on a
+ *   terminal, else a line at each tenth of the work, at most one a second.
+ * Environment: STRIDEMEM_MEMVIZ, the memviz.py to use (default: the one in
+ * the source tree the demo was built from); python3 is taken from PATH.
+ * Exit status: 0 when every check passes and nothing leaks, 1 otherwise
+ * (a report that cannot be written included), 2 on a usage error.
  */
-#define _POSIX_C_SOURCE 200112L
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: posix_spawnp, realpath, isatty */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stridemem.h"
+
+extern char** environ;
 
 #define DEMO_SKIPPED 77
 
@@ -52,6 +82,8 @@ static void demo_check(sm_status st, const char* expr, int line)
 }
 #define DEMO(call) demo_check((call), #call, __LINE__)
 
+static int g_failures = 0;
+
 static void* demo_malloc(size_t n)
 {
     void* p = malloc(n ? n : 1);
@@ -60,6 +92,17 @@ static void* demo_malloc(size_t n)
         exit(1);
     }
     return p;
+}
+
+/* A new string, a + b + c. */
+static char* str3(const char* a, const char* b, const char* c)
+{
+    size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+    char* s = (char*)demo_malloc(la + lb + lc + 1);
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb);
+    memcpy(s + la + lb, c, lc + 1);
+    return s;
 }
 
 static double now_ms(void)
@@ -89,6 +132,355 @@ typedef struct demo_config {
 static const demo_config k_small = {"small", 512, 64, 256, 32, 16, 32, 4, 64};
 static const demo_config k_large = {"large", 8192, 256, 4096, 256, 128, 256, 64, 1024};
 
+enum { SC_TILES, SC_UNFOLD, SC_RNN, SC_COUNT };
+
+static const struct {
+    const char* name; /* also the tag of its allocations and its files' names */
+    const char* unit; /* what its progress counts */
+} k_scenarios[SC_COUNT] = {{"tiles", "tiles"}, {"unfold", "windows"}, {"rnn", "steps"}};
+
+/* ------------------------------------------------------------------------ */
+/* Progress, on stderr                                                      */
+/* ------------------------------------------------------------------------ */
+
+enum { PROGRESS_OFF, PROGRESS_TTY, PROGRESS_LINES };
+static int g_progress_mode = PROGRESS_OFF;
+
+/* A variant that ends sooner shows nothing: small runs stay quiet. */
+#define PROGRESS_DELAY_MS 500.0
+/* A terminal line is redrawn at most this often: writing it is not free. */
+#define PROGRESS_REDRAW_MS 100.0
+/* Without a terminal (a log) a line per tenth of the work, at most this often. */
+#define PROGRESS_LINE_MS 1000.0
+
+typedef struct progress {
+    char label[32];   /* "tiles (fresh)" */
+    const char* unit; /* "tiles" */
+    int64_t total;
+    int64_t next_tenth; /* log lines: the tenth of the work the next one waits for */
+    double t0, last;    /* start, last line written */
+    int drawn;          /* a terminal line is on screen */
+} progress;
+
+static void progress_begin(progress* p, int sc, const char* variant, int64_t total)
+{
+    snprintf(p->label, sizeof p->label, "%s (%s)", k_scenarios[sc].name, variant);
+    p->unit = k_scenarios[sc].unit;
+    p->total = total > 0 ? total : 1;
+    p->next_tenth = 1;
+    p->t0 = p->last = now_ms();
+    p->drawn = 0;
+}
+
+/* done of total units are finished. */
+static void progress_tick(progress* p, int64_t done)
+{
+    double t, elapsed;
+    if (g_progress_mode == PROGRESS_OFF) return;
+    t = now_ms();
+    elapsed = t - p->t0;
+    if (elapsed < PROGRESS_DELAY_MS) return;
+    if (g_progress_mode == PROGRESS_TTY) {
+        if (p->drawn && t - p->last < PROGRESS_REDRAW_MS && done < p->total) return;
+        /* \r: back to the line's start; ESC [K: erase what a longer line left. */
+        fprintf(stderr, "\r%s: %" PRId64 "/%" PRId64 " %s  %.1f s\033[K", p->label, done,
+                p->total, p->unit, elapsed / 1e3);
+        p->drawn = 1;
+    } else {
+        if (done * 10 < p->next_tenth * p->total || t - p->last < PROGRESS_LINE_MS) return;
+        fprintf(stderr, "%s: %" PRId64 "/%" PRId64 " %s  %.1f s\n", p->label, done, p->total,
+                p->unit, elapsed / 1e3);
+        p->next_tenth = done * 10 / p->total + 1;
+    }
+    fflush(stderr);
+    p->last = t;
+}
+
+/* Erases the terminal line, so that the table goes on below clean. */
+static void progress_end(progress* p)
+{
+    if (p->drawn) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+        p->drawn = 0;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reports: a snapshot per variant (JSON), a page per scenario (HTML)        */
+/* ------------------------------------------------------------------------ */
+
+/* The history ring of one variant, in events. The busiest variant of --size
+ * large, tiles/fresh (1,024 tiles), makes about 4,100 events up to its peak;
+ * the ring keeps only the newest, so a smaller one would cut the start off
+ * the timeline (the report test checks that nothing is dropped). */
+#define HISTORY_EVENTS ((int64_t)1 << 16)
+
+/* A scenario's snapshots: two variants, on up to two devices. */
+#define MAX_SNAPSHOTS 4
+
+/* The viewer in the source tree the demo was built from (set by CMake). */
+#ifdef SM_DEMO_MEMVIZ
+#define MEMVIZ_DEFAULT SM_DEMO_MEMVIZ
+#else
+#define MEMVIZ_DEFAULT NULL
+#endif
+
+typedef struct scenario_report {
+    char* json[MAX_SNAPSHOTS]; /* written so far, absolute paths, in run order */
+    int njson;
+    int html; /* <scenario>.html is drawn from all of them */
+} scenario_report;
+
+static struct {
+    int enabled;         /* 0 with --no-report: no file at all */
+    char* dir;           /* absolute */
+    const char* memviz;  /* memviz.py; NULL when unknown */
+    char* memviz_why;    /* the first reason a page was not drawn */
+    scenario_report sc[SC_COUNT];
+} g_report;
+
+/* mkdir -p. 0, or -1 with errno set. */
+static int make_dirs(const char* dir)
+{
+    char* p = str3(dir, "", "");
+    char* q;
+    int rc = 0, err = 0;
+    for (q = p + 1; rc == 0; ++q) {
+        char c = *q;
+        if (c != '/' && c != '\0') continue;
+        *q = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            err = errno;
+            rc = -1;
+        }
+        *q = c;
+        if (c == '\0') break;
+    }
+    free(p);
+    errno = err;
+    return rc;
+}
+
+/* Creates the report directory (and its parents) and proves it writable up
+ * front, so that a bad --out fails in a second, not after the work. */
+static void prepare_out_dir(const char* dir)
+{
+    struct stat st;
+    char *full = NULL, *probe;
+    FILE* f;
+    int err = 0;
+    if (dir[0] == '\0')
+        err = ENOENT;
+    else if (make_dirs(dir) != 0 || stat(dir, &st) != 0)
+        err = errno;
+    else if (!S_ISDIR(st.st_mode))
+        err = ENOTDIR;
+    else if ((full = realpath(dir, NULL)) == NULL)
+        err = errno;
+    if (!err) {
+        /* A file written, not access(): root, read-only mounts and ACLs all
+         * answer the same way then. */
+        probe = str3(full, "/", ".stridemem-demo-probe");
+        errno = 0;
+        f = fopen(probe, "w");
+        if (f == NULL || fclose(f) != 0) err = errno ? errno : EIO;
+        remove(probe);
+        free(probe);
+    }
+    if (err) {
+        fprintf(stderr,
+                "stridemem-demo: cannot write the reports to '%s': %s\n"
+                "  (choose another directory with --out DIR, or write none with --no-report)\n",
+                dir, strerror(err));
+        exit(1);
+    }
+    g_report.dir = full;
+}
+
+/* <out>/<scenario>-<variant>.json; cuda:0's end in -cuda, so that a run on
+ * both devices keeps both. */
+static char* snapshot_path(int sc, const char* variant, sm_device dev)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/%s-%s%s.json", k_scenarios[sc].name, variant,
+             dev.type == SM_DEVICE_CUDA ? "-cuda" : "");
+    return str3(g_report.dir, name, "");
+}
+
+static void write_snapshot(sm_device dev, const char* path)
+{
+    size_t need = 0, len = 0, n;
+    char* buf = NULL;
+    FILE* f;
+    int ok;
+    /* The "needed" convention: the size, then the text, in a loop, since
+     * the text may grow between two calls. */
+    DEMO(sm_memory_snapshot(dev, NULL, 0, &need));
+    while (need > len) {
+        len = need;
+        free(buf);
+        buf = (char*)demo_malloc(len);
+        DEMO(sm_memory_snapshot(dev, buf, len, &need));
+    }
+    n = strlen(buf);
+    errno = 0;
+    f = fopen(path, "w");
+    ok = f != NULL && fwrite(buf, 1, n, f) == n;
+    if (ok && (n == 0 || buf[n - 1] != '\n')) ok = fputc('\n', f) != EOF; /* a last line ends */
+    if (f != NULL && fclose(f) != 0) ok = 0;
+    if (!ok) {
+        fprintf(stderr, "stridemem-demo: cannot write %s: %s\n", path,
+                errno ? strerror(errno) : "write error");
+        exit(1);
+    }
+    free(buf);
+}
+
+/* Runs python3 MEMVIZ JSON... -o HTML --title TITLE with its output in LOG.
+ * NULL when the page was drawn, else why not (a new string). */
+static char* run_memviz(const scenario_report* r, char* html, char* log, char* title)
+{
+    char* argv[MAX_SNAPSHOTS + 8];
+    char why[512];
+    posix_spawn_file_actions_t fa;
+    struct stat st;
+    pid_t pid = 0;
+    int n = 0, i, rc, status;
+    if (g_report.memviz == NULL)
+        return str3("memviz's location is unknown (set STRIDEMEM_MEMVIZ to its memviz.py)", "", "");
+    if (access(g_report.memviz, R_OK) != 0)
+        return str3("memviz not found at ", g_report.memviz,
+                    " (set STRIDEMEM_MEMVIZ to its memviz.py)");
+    argv[n++] = (char*)"python3";
+    argv[n++] = (char*)g_report.memviz;
+    for (i = 0; i < r->njson; ++i) argv[n++] = r->json[i];
+    argv[n++] = (char*)"-o";
+    argv[n++] = html;
+    argv[n++] = (char*)"--title";
+    argv[n++] = title;
+    argv[n] = NULL;
+    /* Its output goes to LOG: the table stays readable, and a failure can be
+     * looked into. posix_spawn, not system(): no shell, so no quoting. */
+    rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0) {
+        rc = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log,
+                                              O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (rc == 0) rc = posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+        if (rc == 0) {
+            fflush(NULL);
+            rc = posix_spawnp(&pid, "python3", &fa, NULL, argv, environ);
+        }
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    if (rc != 0) {
+        snprintf(why, sizeof why, "python3 could not be started (%s; is it on PATH?)",
+                 strerror(rc));
+        return str3(why, "", "");
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            snprintf(why, sizeof why, "waiting for memviz failed: %s", strerror(errno));
+            return str3(why, "", "");
+        }
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && stat(html, &st) == 0) {
+        remove(log);
+        return NULL;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        snprintf(why, sizeof why, "memviz wrote no %s; its output is in %s", html, log);
+    else if (WIFEXITED(status))
+        snprintf(why, sizeof why, "memviz failed (exit status %d); its output is in %s",
+                 WEXITSTATUS(status), log);
+    else
+        snprintf(why, sizeof why, "memviz failed (signal %d); its output is in %s",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : 0, log);
+    return str3(why, "", "");
+}
+
+/* <out>/<scenario>.html from the scenario's snapshots so far (views and
+ * fresh, on each device run), when memviz is found; else it says why at the
+ * end. Never changes the exit status. */
+static void draw_report(int sc, const demo_config* c)
+{
+    scenario_report* r = &g_report.sc[sc];
+    const char* name = k_scenarios[sc].name;
+    char *html, *log, *why;
+    char title[128];
+    if (!g_report.enabled) return;
+    html = str3(g_report.dir, "/", name);
+    log = str3(html, ".memviz.log", "");
+    {
+        char* h = str3(html, ".html", "");
+        free(html);
+        html = h;
+    }
+    /* A page or log left by an earlier run would not match these snapshots. */
+    remove(html);
+    remove(log);
+    snprintf(title, sizeof title, "%s: stack of views vs fresh tensors (stridemem-demo, size %s)",
+             name, c->name);
+    why = run_memviz(r, html, log, title);
+    r->html = why == NULL;
+    if (why != NULL && g_report.memviz_why == NULL)
+        g_report.memviz_why = why;
+    else
+        free(why);
+    free(log);
+    free(html);
+}
+
+/* The table's last column: the page, or the snapshots when there is none. */
+static void report_cell(int sc, sm_device dev, char* buf, size_t len)
+{
+    if (!g_report.enabled)
+        snprintf(buf, len, "-");
+    else if (g_report.sc[sc].html)
+        snprintf(buf, len, "%s.html", k_scenarios[sc].name);
+    else
+        snprintf(buf, len, "%s-{views,fresh}%s.json", k_scenarios[sc].name,
+                 dev.type == SM_DEVICE_CUDA ? "-cuda" : "");
+}
+
+/* The index: every file written, with absolute paths, and one line on how
+ * to draw the pages by hand when memviz could not. */
+static void print_reports(void)
+{
+    int sc, i, first_missing = -1, pages = 0;
+    if (!g_report.enabled) return;
+    for (sc = 0; sc < SC_COUNT; ++sc) pages += g_report.sc[sc].html;
+    printf("\nReports written (each variant's memory at its peak%s):\n",
+           pages ? "; open the .html in a browser" : ", as JSON");
+    for (sc = 0; sc < SC_COUNT; ++sc) {
+        const scenario_report* r = &g_report.sc[sc];
+        const char* name = k_scenarios[sc].name;
+        if (r->njson == 0) continue;
+        printf("  %-6s:", name);
+        if (r->html) {
+            printf(" %s/%s.html  (", g_report.dir, name);
+            for (i = 0; i < r->njson; ++i)
+                printf("%s%s", i ? ", " : "", strrchr(r->json[i], '/') + 1);
+            printf(")\n");
+        } else {
+            for (i = 0; i < r->njson; ++i) printf(" %s", r->json[i]);
+            printf("\n");
+            if (first_missing < 0) first_missing = sc;
+        }
+    }
+    if (first_missing < 0) return;
+    printf("No HTML: %s; to draw a page by hand: python3 %s", g_report.memviz_why,
+           g_report.memviz ? g_report.memviz : "tools/memviz/memviz.py");
+    for (i = 0; i < g_report.sc[first_missing].njson; ++i)
+        printf(" %s", g_report.sc[first_missing].json[i]);
+    printf(" -o %s/%s.html", g_report.dir, k_scenarios[first_missing].name);
+    for (sc = first_missing + 1, i = 0; sc < SC_COUNT; ++sc) {
+        if (g_report.sc[sc].njson == 0 || g_report.sc[sc].html) continue;
+        printf("%s%s", i++ ? ", " : " (likewise for ", k_scenarios[sc].name);
+    }
+    printf("%s\n", i ? ")" : "");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Measurement                                                              */
 /* ------------------------------------------------------------------------ */
@@ -104,6 +496,7 @@ typedef struct meter {
     int64_t base_allocated;
     int64_t base_allocs;
     double t0;
+    double excluded_ms; /* writing snapshots: not the variant's time */
 } meter;
 
 static void read_stats(sm_device dev, sm_memory_stats_t* st)
@@ -114,7 +507,8 @@ static void read_stats(sm_device dev, sm_memory_stats_t* st)
 }
 
 /* Cached blocks go back to the system and peaks restart, so the two variants
- * start from the same state. */
+ * start from the same state; the history restarts too (a fresh ring), so
+ * that each snapshot's timeline is its own variant's. */
 static void meter_start(meter* m, sm_device dev)
 {
     sm_memory_stats_t st;
@@ -122,9 +516,11 @@ static void meter_start(meter* m, sm_device dev)
     DEMO(sm_synchronize(dev));
     DEMO(sm_empty_cache(dev));
     DEMO(sm_reset_peak_stats(dev));
+    if (g_report.enabled) DEMO(sm_memory_record_history(dev, HISTORY_EVENTS));
     read_stats(dev, &st);
     m->base_allocated = st.allocated_bytes;
     m->base_allocs = st.num_allocs;
+    m->excluded_ms = 0.0;
     m->t0 = now_ms();
 }
 
@@ -132,10 +528,71 @@ static void meter_stop(const meter* m, variant_result* r)
 {
     sm_memory_stats_t st;
     DEMO(sm_synchronize(m->dev));
-    r->ms = now_ms() - m->t0;
+    r->ms = now_ms() - m->t0 - m->excluded_ms;
     read_stats(m->dev, &st);
     r->peak_bytes = st.peak_allocated_bytes - m->base_allocated;
     r->allocs = st.num_allocs - m->base_allocs;
+    /* Off between variants: the checks and the next set-up are no variant's. */
+    if (g_report.enabled) DEMO(sm_memory_record_history(m->dev, 0));
+}
+
+/* One variant of one scenario being run. */
+typedef struct variant_run {
+    sm_device dev;
+    int sc;              /* SC_* */
+    const char* variant; /* "views" or "fresh" */
+    meter m;
+    progress prog;
+    int snapshot_taken;
+} variant_run;
+
+/* Starts measuring a variant of `steps` units of work. Its allocations are
+ * tagged "<scenario>/<variant>/...": the scenario pushed "<scenario>", the
+ * variant functions push the role of each allocation. */
+static void variant_begin(variant_run* vr, sm_device dev, int sc, const char* variant,
+                          int64_t steps)
+{
+    vr->dev = dev;
+    vr->sc = sc;
+    vr->variant = variant;
+    vr->snapshot_taken = 0;
+    meter_start(&vr->m, dev);
+    DEMO(sm_push_tag(variant));
+    progress_begin(&vr->prog, sc, variant, steps);
+}
+
+static void variant_end(variant_run* vr, variant_result* r)
+{
+    meter_stop(&vr->m, r);
+    progress_end(&vr->prog);
+    DEMO(sm_pop_tag());
+    if (g_report.enabled && !vr->snapshot_taken) {
+        fprintf(stderr, "stridemem-demo: %s/%s wrote no snapshot\n", k_scenarios[vr->sc].name,
+                vr->variant);
+        ++g_failures;
+    }
+}
+
+/* Called by each variant where it holds the most memory (its peak, which is
+ * what the table's peak column counts), so that the snapshot shows what the
+ * peak is made of. The time it takes is not the variant's. */
+static void at_peak(variant_run* vr)
+{
+    scenario_report* r = &g_report.sc[vr->sc];
+    char* path;
+    double t0;
+    if (!g_report.enabled) return;
+    /* Work queued on the GPU runs now, not during the excluded time. */
+    DEMO(sm_synchronize(vr->dev));
+    t0 = now_ms();
+    path = snapshot_path(vr->sc, vr->variant, vr->dev);
+    write_snapshot(vr->dev, path);
+    if (r->njson < MAX_SNAPSHOTS)
+        r->json[r->njson++] = path;
+    else
+        free(path);
+    vr->snapshot_taken = 1;
+    vr->m.excluded_ms += now_ms() - t0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -198,6 +655,7 @@ static int check_result(const char* what, sm_tensor t, const float* ref, int64_t
     return bad == 0;
 }
 
+
 /* ------------------------------------------------------------------------ */
 /* Scenario 1: tile by tile through one reused tile buffer                  */
 /* ------------------------------------------------------------------------ */
@@ -215,18 +673,28 @@ static void s1_normalize(sm_tensor tile)
     DEMO(sm_inplace_scalar(tile, SM_OP_CLAMP, S1_LO, S1_HI));
 }
 
-static sm_tensor s1_views(sm_tensor img, const demo_config* c, sm_device dev)
+static int64_t s1_count(const demo_config* c)
+{
+    int64_t per_side = (c->img + c->tile - 1) / c->tile;
+    return per_side * per_side;
+}
+
+static sm_tensor s1_views(sm_tensor img, const demo_config* c, variant_run* vr)
 {
     int64_t shape[2];
-    int64_t r, col;
+    int64_t r, col, k = 0;
     sm_tensor out;
     sm_stack stack;
     shape[0] = c->img;
     shape[1] = c->img;
-    DEMO(sm_empty(shape, 2, SM_FLOAT32, dev, &out));
+    DEMO(sm_push_tag("output"));
+    DEMO(sm_empty(shape, 2, SM_FLOAT32, vr->dev, &out));
+    DEMO(sm_pop_tag());
     /* One buffer for one tile, reused for every tile. */
-    DEMO(sm_stack_create(dev, c->tile * c->tile * (int64_t)sizeof(float) + SM_STACK_ALIGNMENT,
-                         &stack));
+    DEMO(sm_push_tag("tile-buffer"));
+    DEMO(sm_stack_create(vr->dev,
+                         c->tile * c->tile * (int64_t)sizeof(float) + SM_STACK_ALIGNMENT, &stack));
+    DEMO(sm_pop_tag());
     for (r = 0; r < c->img; r += c->tile) {
         for (col = 0; col < c->img; col += c->tile) {
             int64_t th = min64(c->tile, c->img - r), tw = min64(c->tile, c->img - col);
@@ -245,16 +713,18 @@ static sm_tensor s1_views(sm_tensor img, const demo_config* c, sm_device dev)
             DEMO(sm_tensor_release(src));
             DEMO(sm_tensor_release(buf));
             DEMO(sm_stack_pop_to(stack, mark));
+            progress_tick(&vr->prog, ++k);
         }
     }
+    /* The peak is flat: the output and the one tile buffer, from the start. */
+    at_peak(vr);
     DEMO(sm_stack_release(stack));
     return out;
 }
 
-static sm_tensor s1_fresh(sm_tensor img, const demo_config* c, sm_device dev)
+static sm_tensor s1_fresh(sm_tensor img, const demo_config* c, variant_run* vr)
 {
-    int64_t per_side = (c->img + c->tile - 1) / c->tile;
-    int64_t n = per_side * per_side, k = 0, r, col;
+    int64_t n = s1_count(c), k = 0, r, col;
     int64_t shape[2];
     sm_tensor* results = (sm_tensor*)demo_malloc((size_t)n * sizeof(sm_tensor));
     sm_tensor out;
@@ -264,18 +734,28 @@ static sm_tensor s1_fresh(sm_tensor img, const demo_config* c, sm_device dev)
             sm_tensor src = view_2d(img, r, col, min64(c->tile, c->img - r),
                                     min64(c->tile, c->img - col));
             sm_tensor in;
+            DEMO(sm_push_tag("tile-copy"));
             DEMO(sm_contiguous(src, SM_CONTIGUOUS, &in, NULL));
+            DEMO(sm_pop_tag());
+            DEMO(sm_push_tag("tile-results"));
             DEMO(sm_clone(in, SM_CONTIGUOUS, &results[k]));
+            DEMO(sm_pop_tag());
             s1_normalize(results[k]);
             DEMO(sm_tensor_release(in));
             DEMO(sm_tensor_release(src));
-            ++k;
+            progress_tick(&vr->prog, ++k);
         }
     }
     /* The tiles are assembled into the output image at the end. */
     shape[0] = c->img;
     shape[1] = c->img;
-    DEMO(sm_empty(shape, 2, SM_FLOAT32, dev, &out));
+    DEMO(sm_push_tag("output"));
+    DEMO(sm_empty(shape, 2, SM_FLOAT32, vr->dev, &out));
+    DEMO(sm_pop_tag());
+    /* The peak: every tile's result and the output they go into (one tile
+     * copy more, in the last tile, is less than the output). The assembly
+     * frees the results one by one. */
+    at_peak(vr);
     k = 0;
     for (r = 0; r < c->img; r += c->tile) {
         for (col = 0; col < c->img; col += c->tile) {
@@ -307,15 +787,18 @@ static sm_tensor windows_of(sm_tensor t, const demo_config* c)
     return out;
 }
 
+/* Windows per side. */
 static int64_t s2_count(const demo_config* c) { return (c->win_img - c->win) / c->step + 1; }
 
-static sm_tensor s2_views(sm_tensor img, const demo_config* c, sm_device dev)
+static sm_tensor s2_views(sm_tensor img, const demo_config* c, variant_run* vr)
 {
     int64_t shape[2], nw = s2_count(c), i, j;
     sm_tensor out, in_w, out_w;
     shape[0] = c->win_img;
     shape[1] = c->win_img;
-    DEMO(sm_zeros(shape, 2, SM_FLOAT32, dev, &out));
+    DEMO(sm_push_tag("output"));
+    DEMO(sm_zeros(shape, 2, SM_FLOAT32, vr->dev, &out));
+    DEMO(sm_pop_tag());
     in_w = windows_of(img, c);
     out_w = windows_of(out, c); /* overlapping, but each window alone is not */
     for (i = 0; i < nw; ++i) {
@@ -324,24 +807,31 @@ static sm_tensor s2_views(sm_tensor img, const demo_config* c, sm_device dev)
             DEMO(sm_inplace_tensor(dst, SM_OP_ADD, src, s2_gain(i, j)));
             DEMO(sm_tensor_release(dst));
             DEMO(sm_tensor_release(src));
+            progress_tick(&vr->prog, i * nw + j + 1);
         }
     }
+    /* The peak is flat: the output alone; the windows are views. */
+    at_peak(vr);
     DEMO(sm_tensor_release(out_w));
     DEMO(sm_tensor_release(in_w));
     return out;
 }
 
-static sm_tensor s2_fresh(sm_tensor img, const demo_config* c, sm_device dev)
+static sm_tensor s2_fresh(sm_tensor img, const demo_config* c, variant_run* vr)
 {
     int64_t shape[2], nw = s2_count(c), i, j;
     sm_tensor out, win_view, patches;
     /* Every window materialized (im2col): [nh, nw, win, win] contiguous. */
     win_view = windows_of(img, c);
+    DEMO(sm_push_tag("patches"));
     DEMO(sm_clone(win_view, SM_CONTIGUOUS, &patches));
+    DEMO(sm_pop_tag());
     DEMO(sm_tensor_release(win_view));
     shape[0] = c->win_img;
     shape[1] = c->win_img;
-    DEMO(sm_zeros(shape, 2, SM_FLOAT32, dev, &out));
+    DEMO(sm_push_tag("output"));
+    DEMO(sm_zeros(shape, 2, SM_FLOAT32, vr->dev, &out));
+    DEMO(sm_pop_tag());
     for (i = 0; i < nw; ++i) {
         for (j = 0; j < nw; ++j) {
             sm_tensor src = select_2(patches, i, j);
@@ -349,8 +839,11 @@ static sm_tensor s2_fresh(sm_tensor img, const demo_config* c, sm_device dev)
             DEMO(sm_inplace_tensor(dst, SM_OP_ADD, src, s2_gain(i, j)));
             DEMO(sm_tensor_release(dst));
             DEMO(sm_tensor_release(src));
+            progress_tick(&vr->prog, i * nw + j + 1);
         }
     }
+    /* The peak: the patches and the output, held from the output's creation. */
+    at_peak(vr);
     DEMO(sm_tensor_release(patches));
     return out;
 }
@@ -375,14 +868,16 @@ static void s3_step(sm_tensor cur, sm_tensor prev, sm_tensor x_t)
     DEMO(sm_inplace_scalar(cur, SM_OP_CLAMP, -S3_LIM, S3_LIM));
 }
 
-static sm_tensor s3_views(sm_tensor xs, sm_tensor h0, const demo_config* c, sm_device dev)
+static sm_tensor s3_views(sm_tensor xs, sm_tensor h0, const demo_config* c, variant_run* vr)
 {
     int64_t shape[3], t;
     sm_tensor hs, first;
     shape[0] = c->T;
     shape[1] = c->B;
     shape[2] = c->H;
-    DEMO(sm_empty(shape, 3, SM_FLOAT32, dev, &hs));
+    DEMO(sm_push_tag("states"));
+    DEMO(sm_empty(shape, 3, SM_FLOAT32, vr->dev, &hs));
+    DEMO(sm_pop_tag());
     DEMO(sm_select(hs, 0, 0, &first));
     DEMO(sm_copy_into(first, h0));
     DEMO(sm_tensor_release(first));
@@ -395,11 +890,14 @@ static sm_tensor s3_views(sm_tensor xs, sm_tensor h0, const demo_config* c, sm_d
         DEMO(sm_tensor_release(x_t));
         DEMO(sm_tensor_release(prev));
         DEMO(sm_tensor_release(cur));
+        progress_tick(&vr->prog, t);
     }
+    /* The peak is flat: the one [T, B, H] buffer, which is also the result. */
+    at_peak(vr);
     return hs;
 }
 
-static sm_tensor s3_fresh(sm_tensor xs, sm_tensor h0, const demo_config* c, sm_device dev)
+static sm_tensor s3_fresh(sm_tensor xs, sm_tensor h0, const demo_config* c, variant_run* vr)
 {
     int64_t shape[3], t;
     sm_tensor* states = (sm_tensor*)demo_malloc((size_t)c->T * sizeof(sm_tensor));
@@ -408,19 +906,27 @@ static sm_tensor s3_fresh(sm_tensor xs, sm_tensor h0, const demo_config* c, sm_d
     bh[0] = c->B;
     bh[1] = c->H;
     /* A fresh tensor per step, all kept (they are the sequence). */
+    DEMO(sm_push_tag("states"));
     DEMO(sm_clone(h0, SM_CONTIGUOUS, &states[0]));
     for (t = 1; t < c->T; ++t) {
         sm_tensor x_t;
-        DEMO(sm_empty(bh, 2, SM_FLOAT32, dev, &states[t]));
+        DEMO(sm_empty(bh, 2, SM_FLOAT32, vr->dev, &states[t]));
         DEMO(sm_select(xs, 0, t, &x_t));
         s3_step(states[t], states[t - 1], x_t);
         DEMO(sm_tensor_release(x_t));
+        progress_tick(&vr->prog, t);
     }
+    DEMO(sm_pop_tag());
     /* Stacked into one [T, B, H] tensor at the end. */
     shape[0] = c->T;
     shape[1] = c->B;
     shape[2] = c->H;
-    DEMO(sm_empty(shape, 3, SM_FLOAT32, dev, &hs));
+    DEMO(sm_push_tag("output"));
+    DEMO(sm_empty(shape, 3, SM_FLOAT32, vr->dev, &hs));
+    DEMO(sm_pop_tag());
+    /* The peak: every step's state and the tensor they are stacked into;
+     * the stacking frees the states one by one. */
+    at_peak(vr);
     for (t = 0; t < c->T; ++t) {
         sm_tensor dst;
         DEMO(sm_select(hs, 0, t, &dst));
@@ -435,8 +941,6 @@ static sm_tensor s3_fresh(sm_tensor xs, sm_tensor h0, const demo_config* c, sm_d
 /* ------------------------------------------------------------------------ */
 /* Running and reporting                                                    */
 /* ------------------------------------------------------------------------ */
-
-static int g_failures = 0;
 
 static const char* device_name(sm_device dev)
 {
@@ -458,14 +962,15 @@ static void fmt_bytes(char* buf, size_t len, int64_t b)
 
 static void print_header(void)
 {
-    printf("%-8s %-7s %12s %12s %7s %13s %11s %11s  %s\n", "scenario", "device", "peak views",
-           "peak fresh", "ratio", "allocs v/f", "time views", "time fresh", "check");
+    printf("%-8s %-7s %12s %12s %7s %13s %11s %11s  %-5s  %s\n", "scenario", "device",
+           "peak views", "peak fresh", "ratio", "allocs v/f", "time views", "time fresh", "check",
+           "report");
 }
 
-static void print_row(const char* scenario, sm_device dev, const variant_result* v,
-                      const variant_result* f, int pass)
+static void print_row(int sc, sm_device dev, const variant_result* v, const variant_result* f,
+                      int pass)
 {
-    char pv[32], pf[32], ratio[32], allocs[32], tv[32], tf[32];
+    char pv[32], pf[32], ratio[32], allocs[48], tv[32], tf[32], report[64];
     fmt_bytes(pv, sizeof pv, v->peak_bytes);
     fmt_bytes(pf, sizeof pf, f->peak_bytes);
     if (v->peak_bytes > 0)
@@ -475,25 +980,28 @@ static void print_row(const char* scenario, sm_device dev, const variant_result*
     snprintf(allocs, sizeof allocs, "%" PRId64 "/%" PRId64, v->allocs, f->allocs);
     snprintf(tv, sizeof tv, "%.1f ms", v->ms);
     snprintf(tf, sizeof tf, "%.1f ms", f->ms);
-    printf("%-8s %-7s %12s %12s %7s %13s %11s %11s  %s\n", scenario, device_name(dev), pv, pf,
-           ratio, allocs, tv, tf, pass ? "PASS" : "FAIL");
+    report_cell(sc, dev, report, sizeof report);
+    printf("%-8s %-7s %12s %12s %7s %13s %11s %11s  %-5s  %s\n", k_scenarios[sc].name,
+           device_name(dev), pv, pf, ratio, allocs, tv, tf, pass ? "PASS" : "FAIL", report);
     fflush(stdout);
     if (!pass) ++g_failures;
 }
 
-typedef sm_tensor (*s12_fn)(sm_tensor img, const demo_config* c, sm_device dev);
+typedef sm_tensor (*s12_fn)(sm_tensor img, const demo_config* c, variant_run* vr);
 
 /* Runs one variant of scenario 1 or 2 and checks it. */
-static int run_variant_2d(s12_fn fn, sm_tensor img, const demo_config* c, sm_device dev,
-                          const float* ref, int64_t numel, const char* what,
+static int run_variant_2d(s12_fn fn, sm_tensor img, const demo_config* c, sm_device dev, int sc,
+                          const char* variant, int64_t steps, const float* ref, int64_t numel,
                           variant_result* r)
 {
-    meter m;
+    variant_run vr;
     sm_tensor out;
+    char what[32];
     int pass;
-    meter_start(&m, dev);
-    out = fn(img, c, dev);
-    meter_stop(&m, r);
+    variant_begin(&vr, dev, sc, variant, steps);
+    out = fn(img, c, &vr);
+    variant_end(&vr, r);
+    snprintf(what, sizeof what, "%s/%s", k_scenarios[sc].name, variant);
     pass = check_result(what, out, ref, numel);
     DEMO(sm_tensor_release(out));
     return pass;
@@ -520,11 +1028,17 @@ static void scenario_tiles(const demo_config* c, sm_device dev)
         ref[i] = clampf((host[i] - (float)S1_MEAN) * (float)S1_SCALE, (float)S1_LO, (float)S1_HI);
     shape[0] = n;
     shape[1] = n;
+    /* Everything the scenario allocates is tagged "tiles/...". */
+    DEMO(sm_push_tag(k_scenarios[SC_TILES].name));
+    DEMO(sm_push_tag("input"));
     DEMO(sm_from_host(host, shape, 2, SM_FLOAT32, dev, &img));
-    pass = run_variant_2d(s1_views, img, c, dev, ref, numel, "tiles/views", &v);
-    pass &= run_variant_2d(s1_fresh, img, c, dev, ref, numel, "tiles/fresh", &f);
+    DEMO(sm_pop_tag());
+    pass = run_variant_2d(s1_views, img, c, dev, SC_TILES, "views", s1_count(c), ref, numel, &v);
+    pass &= run_variant_2d(s1_fresh, img, c, dev, SC_TILES, "fresh", s1_count(c), ref, numel, &f);
     DEMO(sm_tensor_release(img));
-    print_row("tiles", dev, &v, &f, pass);
+    DEMO(sm_pop_tag());
+    draw_report(SC_TILES, c);
+    print_row(SC_TILES, dev, &v, &f, pass);
     free(ref);
     free(host);
 }
@@ -549,11 +1063,16 @@ static void scenario_unfold(const demo_config* c, sm_device dev)
         }
     shape[0] = n;
     shape[1] = n;
+    DEMO(sm_push_tag(k_scenarios[SC_UNFOLD].name));
+    DEMO(sm_push_tag("input"));
     DEMO(sm_from_host(host, shape, 2, SM_FLOAT32, dev, &img));
-    pass = run_variant_2d(s2_views, img, c, dev, ref, numel, "unfold/views", &v);
-    pass &= run_variant_2d(s2_fresh, img, c, dev, ref, numel, "unfold/fresh", &f);
+    DEMO(sm_pop_tag());
+    pass = run_variant_2d(s2_views, img, c, dev, SC_UNFOLD, "views", nw * nw, ref, numel, &v);
+    pass &= run_variant_2d(s2_fresh, img, c, dev, SC_UNFOLD, "fresh", nw * nw, ref, numel, &f);
     DEMO(sm_tensor_release(img));
-    print_row("unfold", dev, &v, &f, pass);
+    DEMO(sm_pop_tag());
+    draw_report(SC_UNFOLD, c);
+    print_row(SC_UNFOLD, dev, &v, &f, pass);
     free(ref);
     free(host);
 }
@@ -566,7 +1085,7 @@ static void scenario_rnn(const demo_config* c, sm_device dev)
     float* ref = (float*)demo_malloc((size_t)numel * sizeof(float));
     sm_tensor xs, h0;
     variant_result v, f;
-    meter m;
+    variant_run vr;
     sm_tensor out;
     int pass;
     for (k = 0; k < numel; ++k) xs_h[k] = (float)((k * 7 + k / 13) % 41 - 20);
@@ -582,24 +1101,29 @@ static void scenario_rnn(const demo_config* c, sm_device dev)
     shape[0] = T;
     shape[1] = B;
     shape[2] = H;
+    DEMO(sm_push_tag(k_scenarios[SC_RNN].name));
+    DEMO(sm_push_tag("input"));
     DEMO(sm_from_host(xs_h, shape, 3, SM_FLOAT32, dev, &xs));
     DEMO(sm_from_host(ref, shape + 1, 2, SM_FLOAT32, dev, &h0)); /* ref[0] is h0 */
+    DEMO(sm_pop_tag());
 
-    meter_start(&m, dev);
-    out = s3_views(xs, h0, c, dev);
-    meter_stop(&m, &v);
+    variant_begin(&vr, dev, SC_RNN, "views", T - 1);
+    out = s3_views(xs, h0, c, &vr);
+    variant_end(&vr, &v);
     pass = check_result("rnn/views", out, ref, numel);
     DEMO(sm_tensor_release(out));
 
-    meter_start(&m, dev);
-    out = s3_fresh(xs, h0, c, dev);
-    meter_stop(&m, &f);
+    variant_begin(&vr, dev, SC_RNN, "fresh", T - 1);
+    out = s3_fresh(xs, h0, c, &vr);
+    variant_end(&vr, &f);
     pass &= check_result("rnn/fresh", out, ref, numel);
     DEMO(sm_tensor_release(out));
 
     DEMO(sm_tensor_release(h0));
     DEMO(sm_tensor_release(xs));
-    print_row("rnn", dev, &v, &f, pass);
+    DEMO(sm_pop_tag());
+    draw_report(SC_RNN, c);
+    print_row(SC_RNN, dev, &v, &f, pass);
     free(ref);
     free(xs_h);
 }
@@ -661,20 +1185,28 @@ static void usage(FILE* f)
 {
     fprintf(f,
             "usage: stridemem-demo [--device cpu|cuda] [--size small|large]\n"
-            "  no --device: cpu, then cuda when a GPU is usable\n");
+            "                      [--out DIR | --no-report] [--quiet]\n"
+            "  no --device: cpu, then cuda when a GPU is usable\n"
+            "  --out DIR: memory snapshots (JSON) and a page per scenario (HTML) go there\n"
+            "             (default ./stridemem-demo-out); --no-report: no files\n"
+            "  --quiet: no progress on stderr\n"
+            "  STRIDEMEM_MEMVIZ: the memviz.py that draws the pages (default: the source tree's)\n");
 }
 
 int main(int argc, char** argv)
 {
     const demo_config* cfg = &k_large;
     const char* device_opt = NULL;
-    int major, minor, patch, i, run_cpu, run_cuda;
+    const char* out_dir = "stridemem-demo-out";
+    const char* env;
+    int major, minor, patch, i, run_cpu, run_cuda, quiet = 0;
     int64_t live_t, live_s, live_st;
     sm_device cpu, cuda;
     cpu.type = SM_DEVICE_CPU;
     cpu.index = 0;
     cuda.type = SM_DEVICE_CUDA;
     cuda.index = 0;
+    g_report.enabled = 1;
 
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
@@ -693,6 +1225,12 @@ int main(int argc, char** argv)
                 usage(stderr);
                 return 2;
             }
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+            out_dir = argv[++i];
+        } else if (strcmp(argv[i], "--no-report") == 0) {
+            g_report.enabled = 0;
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
@@ -701,6 +1239,11 @@ int main(int argc, char** argv)
             return 2;
         }
     }
+    /* A terminal gets one line redrawn in place; a log gets a few lines. */
+    g_progress_mode = quiet ? PROGRESS_OFF
+                            : (isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES);
+    env = getenv("STRIDEMEM_MEMVIZ");
+    g_report.memviz = env != NULL && env[0] != '\0' ? env : MEMVIZ_DEFAULT;
 
     DEMO(sm_version(&major, &minor, &patch));
     printf("stridemem %d.%d.%d (header %d.%d.%d), size %s\n", major, minor, patch,
@@ -718,7 +1261,7 @@ int main(int argc, char** argv)
            "          vs a fresh tensor per step, stacked at the end\n",
            cfg->T, cfg->B, cfg->H);
     printf("  peak = peak allocated bytes on the device during the work, above the inputs;\n"
-           "  allocs = storage allocations (views/fresh); results checked against host code\n\n");
+           "  allocs = storage allocations (views/fresh); results checked against host code\n");
 
     run_cpu = device_opt == NULL || strcmp(device_opt, "cpu") == 0;
     run_cuda = 0;
@@ -726,6 +1269,13 @@ int main(int argc, char** argv)
         run_cuda = cuda_usable();
         if (!run_cuda && device_opt != NULL) return DEMO_SKIPPED;
     }
+    if (g_report.enabled) {
+        prepare_out_dir(out_dir);
+        printf("  report = memory snapshots at each variant's peak (JSON) and a page per\n"
+               "  scenario drawing them side by side (HTML), in %s\n",
+               g_report.dir);
+    }
+    printf("\n");
 
     print_header();
     if (run_cpu) run_device(cfg, cpu);
@@ -741,6 +1291,7 @@ int main(int argc, char** argv)
     } else {
         printf("\nleak check: 0 live tensors, storages and stacks\n");
     }
+    print_reports();
     if (g_failures) {
         fprintf(stderr, "stridemem-demo: %d failure(s)\n", g_failures);
         return 1;
