@@ -17,7 +17,7 @@ use std::marker::{PhantomData, PhantomPinned};
 // ---------------------------------------------------------------------------
 
 pub const SM_VERSION_MAJOR: c_int = 0;
-pub const SM_VERSION_MINOR: c_int = 2;
+pub const SM_VERSION_MINOR: c_int = 3;
 pub const SM_VERSION_PATCH: c_int = 0;
 pub const SM_VERSION_STRING: &str = "0.3.0";
 

@@ -45,7 +45,8 @@ function read_text(call)
         len = need[]
         buf = Base.zeros(UInt8, len)
         GC.@preserve buf check(call(pointer(buf), len, need))
-        need[] <= len && return String(buf[1:len-1])
+        # written: need[] bytes, the NUL last (the text may also have shrunk)
+        need[] <= len && return String(buf[1:need[]-1])
     end
 end
 
