@@ -21,6 +21,7 @@
 #[cfg(all(stridemem_missing, not(doc)))]
 compile_error!(include_str!(concat!(env!("OUT_DIR"), "/not_found.txt")));
 
+pub mod json;
 pub mod sys;
 
 mod access;
