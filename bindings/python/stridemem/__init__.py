@@ -2604,9 +2604,11 @@ class tag(_ContextDecorator):
     allocated inside (``blocks[i]["tag"]``, ``tags``), as the out-of-memory
     report and the history do. The stack is per thread: a scope must end on
     the thread that entered it (a coroutine that moves between threads
-    cannot hold one across an await). name: 1 to 256 bytes of UTF-8 without
-    control characters (InvalidArgumentError otherwise); at most 256
-    nested per thread."""
+    cannot hold one across an await), and while it is open every allocation
+    of that thread is tagged, other coroutines' included. As a decorator of
+    an ``async def`` it tags only the creation of the coroutine, not its
+    body. name: 1 to 256 bytes of UTF-8 without control characters
+    (InvalidArgumentError otherwise); at most 256 nested per thread."""
 
     def __init__(self, name: str) -> None:
         if not isinstance(name, str):
