@@ -847,6 +847,17 @@ def match_types(c, j, where, is_return=False):
     return bad
 
 
+def match_callback_param(c, j, where):
+    """match_types for a parameter of an @cfunction callback, stricter on
+    void*: the library passes the callback a void*, so the Julia side must
+    take Ptr{Cvoid}. A typed Ptr{T} there would reinterpret the pointer, and
+    would let any (Ptr{T}, Ptr{Cvoid}) callback pass as the (void*, void*)
+    sm_deleter, whatever T is."""
+    if c.kind == "ptr" and c.pointee.kind == "void" and j.kind == "ptr" and j.pointee.kind != "void":
+        return ["%s: C %s arrives as Ptr{Cvoid} in a callback, not %s" % (where, c.text, j.text)]
+    return match_types(c, j, where)
+
+
 def nm_exports(lib):
     try:
         res = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
@@ -1086,7 +1097,7 @@ def main(argv=None):
                 continue
             errs = match_types(ft.fret, pkg.parse_type(jret), "return", is_return=True)
             for k, (jt, (_, ct)) in enumerate(zip(jargs, ft.fparams), 1):
-                errs += match_types(ct, pkg.parse_type(jt), "argument %d" % k)
+                errs += match_callback_param(ct, pkg.parse_type(jt), "argument %d" % k)
             if not errs:
                 fits.append(fname)
         if not fits:

@@ -56,6 +56,9 @@ def api_surface():
     R.check(m and m.group(1) == "INT64_MIN" and sm.SLICE_NONE == -(1 << 63), "SM_SLICE_NONE")
     import ctypes
     R.equal(ctypes.sizeof(sm.SmMemoryStats), 4 + 4 + 12 * 8 + 8 * 8, "sizeof sm_memory_stats_t")
+    R.equal(ctypes.sizeof(sm.SmOomInfo), 4 + 8 + 4 + 5 * 8 + 8, "sizeof sm_oom_info")
+    R.equal((sm.SmOomInfo.device.offset, sm.SmOomInfo.requested_bytes.offset, sm.SmOomInfo.report.offset),
+            (4, 16, 56), "sm_oom_info offsets")
     R.equal(ctypes.sizeof(sm.DLTensor), 48, "sizeof DLTensor")
     R.equal(ctypes.sizeof(sm.DLManagedTensor), 64, "sizeof DLManagedTensor")
     R.equal(ctypes.sizeof(sm.DLManagedTensorVersioned), 8 + 8 + 8 + 8 + 48, "sizeof DLManagedTensorVersioned")

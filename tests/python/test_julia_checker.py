@@ -288,6 +288,33 @@ def callback_with_wrong_types():
 
 
 @case
+def callback_with_typed_pointer_for_void():
+    # a typed pointer where C passes void*: no longer an sm_deleter
+    expect_planted_failure("@cfunction(_blob_deleter, Cvoid, (Ptr{Cvoid}, Ptr{Cvoid}))",
+                           "@cfunction(_blob_deleter, Cvoid, (Ptr{Int64}, Ptr{Cvoid}))",
+                           r"matches no function-pointer type",
+                           path="src/StrideMem.jl")
+
+
+@case
+def oom_callback_with_the_wrong_struct():
+    # the sm_oom_observer is void (*)(const sm_oom_info* info, void* user_data)
+    expect_planted_failure("(Ptr{sm_oom_info}, Ptr{Cvoid}))",
+                           "(Ptr{MemoryStats}, Ptr{Cvoid}))",
+                           r"@cfunction\(_, Cvoid, \(Ptr\{MemoryStats\}, Ptr\{Cvoid\}\)\) matches no "
+                           r"function-pointer type",
+                           path="src/StrideMem.jl")
+
+
+@case
+def oom_info_layout_differs():
+    # a field dropped from the Julia mirror of sm_oom_info
+    expect_planted_failure("    reserved0::UInt32\n    requested_bytes::Int64\n",
+                           "    requested_bytes::Int64\n",
+                           r"matches no function-pointer type")
+
+
+@case
 def interpolated_function_pointer_is_refused():
     expect_planted_failure("@ccall libstridemem().sm_tensor_retain(t::sm_tensor)",
                            "@ccall $(fp)(t::sm_tensor)",

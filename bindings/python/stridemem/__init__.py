@@ -43,14 +43,17 @@ from __future__ import annotations
 import atexit
 import ctypes
 import itertools
+import json
 import math
 import operator
 import os
 import struct
 import sys
 import threading
-from contextlib import closing as _closing
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+import warnings
+from contextlib import ContextDecorator as _ContextDecorator, closing as _closing
+from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
                     c_int, c_int32, c_int64, c_size_t, c_uint8, c_uint16,
                     c_uint32, c_uint64, c_void_p)
@@ -69,6 +72,8 @@ __all__ = [
     "ones_like", "full_like", "arange", "arange_n", "tensor", "from_numpy",
     "from_blob", "from_numpy_blob", "as_tensor", "from_dlpack", "copy_into",
     "memory_stats", "reset_peak_stats", "empty_cache", "memory_summary",
+    "memory_snapshot", "save_memory_snapshot", "tag", "record_memory_history",
+    "set_oom_observer", "OomInfo",
     "cuda_device_count", "synchronize", "set_stream", "get_stream",
     "set_num_threads", "get_num_threads", "version", "DTYPES",
 ]
@@ -152,6 +157,15 @@ class SmMemoryStats(Structure):
 
 _STATS_FIELDS = [f for f, _ in SmMemoryStats._fields_
                  if f not in ("struct_size", "reserved0", "reserved")]
+
+
+class SmOomInfo(Structure):
+    """sm_oom_info: what the out-of-memory observer is told (read only the
+    fields within struct_size)."""
+    _fields_ = [("struct_size", c_uint32), ("device", SmDevice), ("reserved0", c_uint32),
+                ("requested_bytes", c_int64), ("allocated_bytes", c_int64),
+                ("reserved_bytes", c_int64), ("cached_free_bytes", c_int64),
+                ("largest_free_block", c_int64), ("report", c_char_p)]
 
 
 class DLDevice(Structure):
@@ -280,6 +294,7 @@ _SIGNATURES = {
     "sm_storage_size": (c_int32, [_T, _P64]),
     "sm_storage_data_ptr": (c_int32, [_T, POINTER(c_void_p)]),
     "sm_storage_device": (c_int32, [_T, POINTER(SmDevice)]),
+    "sm_storage_id": (c_int32, [_T, POINTER(c_uint64)]),
     "sm_tensor_from_storage": (c_int32, [_T, _P64, _P64, c_int32, c_int64, c_int32,
                                          POINTER(_T)]),
     "sm_view": (c_int32, [_T, _P64, c_int32, POINTER(_T)]),
@@ -313,6 +328,11 @@ _SIGNATURES = {
     "sm_reset_peak_stats": (c_int32, [SmDevice]),
     "sm_empty_cache": (c_int32, [SmDevice]),
     "sm_memory_summary": (c_int32, [SmDevice, ctypes.c_char_p, c_size_t, POINTER(c_size_t)]),
+    "sm_memory_snapshot": (c_int32, [SmDevice, ctypes.c_char_p, c_size_t, POINTER(c_size_t)]),
+    "sm_push_tag": (c_int32, [c_char_p]),
+    "sm_pop_tag": (c_int32, []),
+    "sm_memory_record_history": (c_int32, [SmDevice, c_int64]),
+    "sm_set_oom_observer": (c_int32, [c_void_p, c_void_p]),
     "sm_stack_create": (c_int32, [SmDevice, c_int64, POINTER(_T)]),
     "sm_stack_push": (c_int32, [_T, _P64, c_int32, c_int32, POINTER(_T)]),
     "sm_stack_mark": (c_int32, [_T, _P64]),
@@ -1154,6 +1174,14 @@ class Tensor(_Owner):
         out = _out()
         _call("sm_tensor_storage", self._h, byref(out))
         return Storage._wrap(out)
+
+    @property
+    def storage_id(self) -> int:
+        """The id of the storage this tensor views (Storage.id): the
+        ``storage`` of its block in memory_snapshot(). UnsupportedError for a
+        tensor carved from a stack of views."""
+        with self.storage() as s:
+            return s.id
 
     def __len__(self) -> int:
         shape = self.shape
@@ -2202,6 +2230,15 @@ class Storage(_Owner):
         _call("sm_storage_device", self._h, byref(d))
         return Device(d)
 
+    @property
+    def id(self) -> int:
+        """A number no other storage of this process has had (from 1;
+        sm_storage_id): memory_snapshot() names the storage holding each
+        allocated block by it."""
+        v = c_uint64()
+        _call("sm_storage_id", self._h, byref(v))
+        return v.value
+
     def tensor(self, shape: Sequence[int], strides: Sequence[int], storage_offset: int,
                dtype: Any) -> Tensor:
         """A tensor of any dtype viewing this storage (no copy): shape,
@@ -2511,6 +2548,182 @@ def memory_summary(device: DeviceLike = "cpu") -> str:
     """A readable table of device's memory statistics."""
     dlpack_collect()
     return _read_text("sm_memory_summary", _dev(device))
+
+
+def memory_snapshot(device: DeviceLike = "cpu") -> Dict[str, Any]:
+    """Everything device's caching allocator holds, as the dict of the
+    JSON document sm_memory_snapshot writes (docs/MEMORY_SNAPSHOT.md;
+    tools/memviz draws it). Its keys:
+
+    * ``format`` ("stridemem.memory_snapshot"), ``version`` (1), ``device``
+      ("cpu:0", "cuda:N"), ``device_type``, ``device_index``, ``time_us``
+      and ``start_unix_us`` (the clock: microseconds since the library
+      loaded, and when that was);
+    * ``totals``: the memory_stats() fields, read in the same instant as
+      the segments;
+    * ``fragmentation``: ``cached_free_bytes``, ``largest_free_block``,
+      ``ratio`` (1 - largest / cached free), ``pools`` ("small", "large":
+      segments, reserved/allocated/free bytes, largest free block, ratio)
+      and ``unusable`` (per request size, the free bytes it could not use);
+    * ``tags``: the holders of allocated bytes by tag, largest first
+      (``{"tag": "encoder/attn" or None, "allocated_bytes",
+      "requested_bytes", "blocks"}``);
+    * ``segments``: each allocation from the system (``address`` as a hex
+      str, ``size``, ``pool``, ``stream``, ``allocated_bytes``) with the
+      ``blocks`` tiling it (``offset``, ``size``, ``requested``, ``state``:
+      "allocated" / "pending_free" / "inactive_split" / "cached_free",
+      ``storage``: the holder's Storage.id, ``tag``, ``seq``, ``time_us``);
+    * ``history`` (only while record_memory_history is on): ``enabled``,
+      ``capacity``, ``recorded``, ``dropped`` and the ``events`` (alloc,
+      free, segment_map, segment_unmap, empty_cache, oom), oldest first.
+
+    Unknown keys may be added by later versions: ignore them."""
+    dlpack_collect()
+    return json.loads(_read_text("sm_memory_snapshot", _dev(device)))
+
+
+def save_memory_snapshot(path: Union[str, "os.PathLike[str]"],
+                         device: DeviceLike = "cpu") -> Dict[str, Any]:
+    """Writes device's snapshot JSON (as sm_memory_snapshot gives it) to
+    path, for tools/memviz (``memviz.py SNAP.json -o OUT.html``) or a later
+    look; returns it parsed, as memory_snapshot does."""
+    dlpack_collect()
+    text = _read_text("sm_memory_snapshot", _dev(device))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return json.loads(text)
+
+
+class tag(_ContextDecorator):
+    """Names the memory allocated in a scope: ``with stridemem.tag("encoder"):``
+    pushes the tag on entry (sm_push_tag) and pops it on exit, also when the
+    block raises (sm_pop_tag). Also a decorator: ``@stridemem.tag("encoder")``.
+
+    Tags nest into a path (``tag("encoder")`` around ``tag("attn")``
+    records "encoder/attn") that memory_snapshot() shows for every block
+    allocated inside (``blocks[i]["tag"]``, ``tags``), as the out-of-memory
+    report and the history do. The stack is per thread: a scope must end on
+    the thread that entered it (a coroutine that moves between threads
+    cannot hold one across an await), and while it is open every allocation
+    of that thread is tagged, other coroutines' included. As a decorator of
+    an ``async def`` it tags only the creation of the coroutine, not its
+    body. name: 1 to 256 bytes of UTF-8 without control characters
+    (InvalidArgumentError otherwise); at most 256 nested per thread."""
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError("stridemem: a tag is a str, got %r" % (name,))
+        if "\0" in name:
+            raise ValueError("stridemem: a tag cannot contain NUL characters: %r" % (name,))
+        self.name = name
+        self._bytes = name.encode("utf-8", "surrogatepass")
+
+    def __enter__(self) -> "tag":
+        _call("sm_push_tag", self._bytes)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _call("sm_pop_tag")
+
+    def __repr__(self) -> str:
+        return "stridemem.tag(%r)" % (self.name,)
+
+
+def record_memory_history(device: DeviceLike = "cpu", max_events: int = 10000) -> None:
+    """Starts recording device's last max_events allocator events (alloc,
+    free, segment_map, segment_unmap, empty_cache, oom; each with time,
+    size, address, tag and the totals after it) into a ring that
+    memory_snapshot() returns as ``history`` (sm_memory_record_history).
+    max_events 1 .. 2**24 starts afresh; 0 stops and drops the events.
+    Off by default."""
+    _call("sm_memory_record_history", _dev(device), int(max_events))
+
+
+class OomInfo(NamedTuple):
+    """What the out-of-memory observer (set_oom_observer) is told: the
+    device, the bytes requested, allocated, reserved and cached free at the
+    failure, the largest free block, and the report text that the raised
+    OutOfMemoryError will carry as its message."""
+    device: Device
+    requested_bytes: int
+    allocated_bytes: int
+    reserved_bytes: int
+    cached_free_bytes: int
+    largest_free_block: int
+    report: str
+
+
+def _oom_info(p) -> OomInfo:
+    """An OomInfo from a sm_oom_info*, reading only the fields the library
+    filled (those within its struct_size; later ones read as 0 / "")."""
+    raw = p.contents
+    size = raw.struct_size
+
+    def field(name, default):
+        f = getattr(SmOomInfo, name)
+        return getattr(raw, name) if f.offset + f.size <= size else default
+
+    dev = field("device", None)
+    report = field("report", None)
+    return OomInfo(Device(dev) if dev is not None else Device("cpu"),
+                   field("requested_bytes", 0), field("allocated_bytes", 0),
+                   field("reserved_bytes", 0), field("cached_free_bytes", 0),
+                   field("largest_free_block", 0),
+                   report.decode("utf-8", "replace") if report else "")
+
+
+# The Python observer, called by the one C trampoline below. The trampoline
+# is made once and never freed: the library may be about to call an observer
+# on another thread while set_oom_observer replaces it (it does not wait for
+# running observers), so the function pointer it was given must stay valid.
+_oom_lock = threading.Lock()
+_oom_observer = None  # type: Optional[Callable[[OomInfo], Any]]
+
+
+def _oom_trampoline_impl(info, _user):
+    # Never lets an exception reach C: ctypes would print and drop it, and
+    # the failing call must still fail with OutOfMemoryError.
+    try:
+        observer = _oom_observer
+        if observer is not None:
+            observer(_oom_info(info))
+    except BaseException as e:  # noqa: B902 - nothing may cross into C
+        try:
+            warnings.warn("stridemem: the out-of-memory observer %r raised %s: %s (ignored; "
+                          "the allocation fails with OutOfMemoryError)"
+                          % (_oom_observer, type(e).__name__, e), RuntimeWarning, stacklevel=2)
+        except BaseException:  # warnings turned into errors: still nothing into C
+            pass
+
+
+_OOM_OBSERVER_T = CFUNCTYPE(None, POINTER(SmOomInfo), c_void_p)
+_oom_trampoline = _OOM_OBSERVER_T(_oom_trampoline_impl)
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(_oom_trampoline))  # never freed, as _blob_deleter
+
+
+def set_oom_observer(observer: Optional[Callable[[OomInfo], Any]]
+                     ) -> Optional[Callable[[OomInfo], Any]]:
+    """Calls observer(info: OomInfo) when an allocation is about to fail
+    with OutOfMemoryError, before the failing call raises, on the thread
+    that asked (sm_set_oom_observer); None removes it. Returns the observer
+    it replaces. One observer for the process (and for every binding in
+    it). The observer may use the library (memory_snapshot(), closing
+    tensors); an allocation that fails inside it does not call it again.
+    An exception it raises is not propagated (the call still raises
+    OutOfMemoryError): it becomes a RuntimeWarning."""
+    global _oom_observer
+    if observer is not None and not callable(observer):
+        raise TypeError("stridemem: the out-of-memory observer must be callable or None, "
+                        "got %r" % (observer,))
+    with _oom_lock:
+        previous = _oom_observer
+        if observer is None:
+            _call("sm_set_oom_observer", None, None)
+            _oom_observer = None
+        else:
+            _oom_observer = observer
+            _call("sm_set_oom_observer", ctypes.cast(_oom_trampoline, c_void_p), None)
+    return previous
 
 
 def _read_text(fn: str, *args) -> str:

@@ -5,6 +5,10 @@
 //! * [`sys`]: the raw `extern "C"` declarations, mirroring `stridemem.h`.
 //! * [`Tensor`] (views, copies, in-place ops, host I/O), [`Storage`],
 //!   [`Stack`], [`DType`], [`Device`], [`MemoryStats`], [`Error`].
+//! * Seeing memory: [`memory_snapshot`] (JSON) and [`memory_snapshot_summary`]
+//!   ([`SnapshotSummary`]), [`tag`] / [`TagGuard`], [`record_memory_history`],
+//!   [`set_oom_observer`] ([`OomInfo`]), [`Storage::id`]; [`json`]: the small
+//!   JSON reader behind the summary.
 //! * [`DlpackTensor`]: DLPack interop; [`Tensor::to_dlpack_with`] exports
 //!   as [`DlpackExport`] says (copy modes, the consumer's device).
 //! * Std traits: `Display` for [`Tensor`] (values, NumPy-style), element
@@ -21,6 +25,7 @@
 #[cfg(all(stridemem_missing, not(doc)))]
 compile_error!(include_str!(concat!(env!("OUT_DIR"), "/not_found.txt")));
 
+pub mod json;
 pub mod sys;
 
 mod access;
@@ -31,6 +36,7 @@ mod error;
 mod format;
 mod memory;
 mod shape;
+mod snapshot;
 mod stack;
 mod tensor;
 
@@ -40,7 +46,14 @@ pub use dlpack::{DlpackCopy, DlpackExport, DlpackTensor};
 pub use dtype::{BFloat16, Complex32, Complex64, DType, Element, Float16, MemoryFormat};
 pub use error::{Error, Result, Status};
 pub use format::{PRINT_EDGE_ITEMS, PRINT_THRESHOLD};
-pub use memory::{MemoryStats, debug, empty_cache, memory_stats, memory_summary, reset_peak_stats};
+pub use memory::{
+    MemoryStats, OomInfo, OomObserver, TagGuard, debug, empty_cache, memory_stats, memory_summary,
+    record_memory_history, reset_peak_stats, set_oom_observer, tag, with_tag,
+};
+pub use snapshot::{
+    Block, BlockState, Fragmentation, History, HistoryEvent, PoolFragmentation, Segment, SnapshotSummary,
+    TagUsage, memory_snapshot, memory_snapshot_summary,
+};
 pub use shape::IntoShape;
 pub use stack::{Mark, Stack};
 pub use tensor::{MAX_DIMS, Op, Storage, Tensor};

@@ -1,9 +1,13 @@
-//! Memory statistics of the caching allocators, and the testing hooks.
+//! Memory statistics of the caching allocators, tags, the allocation
+//! history, the out-of-memory observer, and the testing hooks.
 
-use std::ffi::c_char;
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
 
 use crate::device::Device;
-use crate::error::{Result, check};
+use crate::error::{Error, Result, Status, check};
 use crate::sys;
 
 /// A snapshot of one device's allocator statistics (`sm_memory_stats`).
@@ -114,6 +118,239 @@ pub(crate) fn read_text(call: impl Fn(*mut c_char, usize, *mut usize) -> sys::sm
         if need <= len {
             buf.truncate(need.saturating_sub(1)); // the NUL
             return Ok(String::from_utf8_lossy(&buf).into_owned());
+        }
+    }
+}
+
+/// Names the memory allocated on this thread until the returned guard is
+/// dropped (`sm_push_tag`; the drop is `sm_pop_tag`, also during a panic's
+/// unwinding). Tags nest into a path: `"encoder"` around `"attn"` records
+/// `"encoder/attn"`, which a [`memory_snapshot`](crate::memory_snapshot)
+/// shows for every block allocated inside ([`Block::tag`](crate::Block),
+/// [`SnapshotSummary::tags`](crate::SnapshotSummary)), as the
+/// out-of-memory report and the history do.
+///
+/// The tag stack is per thread, so [`TagGuard`] is neither `Send` nor
+/// `Sync`: it drops on the thread that pushed. Guards must drop in reverse
+/// order of creation (as scoped `let` bindings do): dropping an outer guard
+/// first pops the inner name instead (the library pops its top), so the
+/// names of the allocations in between are wrong, though the stack stays
+/// balanced. `std::mem::forget` on a guard leaves its tag pushed.
+/// [`with_tag`] gives the scope as a closure.
+///
+/// `name`: 1 to 256 bytes of UTF-8 without control characters (a NUL
+/// included), at most 256 nested per thread; anything else is
+/// [`Status::InvalidArgument`] and pushes nothing.
+///
+/// ```
+/// use stridemem::{DType, Device, Tensor};
+///
+/// let weights = {
+///     let _encoder = stridemem::tag("encoder")?;
+///     let _attn = stridemem::tag("attn")?;
+///     Tensor::zeros(&[64, 64], DType::F32, Device::Cpu)?
+/// }; // both tags popped here, inner first
+/// let snap = stridemem::memory_snapshot_summary(Device::Cpu)?;
+/// let block = snap.block_of_storage(weights.storage()?.id()?).unwrap();
+/// assert_eq!(block.tag.as_deref(), Some("encoder/attn"));
+/// assert!(stridemem::tag("").is_err());
+/// # Ok::<(), stridemem::Error>(())
+/// ```
+pub fn tag(name: &str) -> Result<TagGuard> {
+    crate::ensure_compatible()?;
+    let c = CString::new(name).map_err(|e| {
+        Error::new(
+            Status::InvalidArgument,
+            format!("tag {name:?} has a NUL byte at {} (tags are text without control characters)", e.nul_position()),
+        )
+    })?;
+    // SAFETY: a NUL-terminated string that lives across the call.
+    check(unsafe { sys::sm_push_tag(c.as_ptr()) })?;
+    Ok(TagGuard { _same_thread: PhantomData })
+}
+
+/// Runs `f` with `name` pushed as this thread's innermost tag (see [`tag`]),
+/// popped when `f` returns or panics.
+///
+/// ```
+/// use stridemem::{DType, Device, Tensor};
+///
+/// let t = stridemem::with_tag("decoder", || Tensor::zeros(&[8], DType::F32, Device::Cpu))??;
+/// let snap = stridemem::memory_snapshot_summary(Device::Cpu)?;
+/// assert_eq!(snap.block_of_storage(t.storage()?.id()?).unwrap().tag.as_deref(), Some("decoder"));
+/// # Ok::<(), stridemem::Error>(())
+/// ```
+pub fn with_tag<R>(name: &str, f: impl FnOnce() -> R) -> Result<R> {
+    let _guard = tag(name)?;
+    Ok(f())
+}
+
+/// A pushed tag ([`tag`]); dropping it pops the tag. Not `Send`: tags are
+/// per thread.
+#[must_use = "the tag is popped when the guard is dropped: bind it (`let _g = ...`), not `let _ = ...`"]
+pub struct TagGuard {
+    // *const (): !Send and !Sync, so the pop happens on the pushing thread.
+    _same_thread: PhantomData<*const ()>,
+}
+
+impl Drop for TagGuard {
+    fn drop(&mut self) {
+        // SAFETY: no arguments. It cannot fail here: this guard's push is on
+        // this thread's stack (the guard never left the thread).
+        unsafe { sys::sm_pop_tag() };
+    }
+}
+
+impl std::fmt::Debug for TagGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TagGuard")
+    }
+}
+
+/// Starts recording the last `max_events` allocator events of `device`
+/// (alloc, free, segment_map, segment_unmap, empty_cache, oom: time, size,
+/// address, tag and the totals after each) into a ring that the snapshot
+/// includes ([`SnapshotSummary::history`](crate::SnapshotSummary));
+/// `max_events` 1 ..= 2^24 starts afresh, 0 stops and drops the events
+/// (`sm_memory_record_history`). Off by default.
+///
+/// ```
+/// use stridemem::Device;
+///
+/// stridemem::record_memory_history(Device::Cpu, 1000)?;
+/// let h = stridemem::memory_snapshot_summary(Device::Cpu)?.history.unwrap();
+/// assert_eq!(h.capacity, 1000);
+/// stridemem::record_memory_history(Device::Cpu, 0)?;
+/// assert!(!stridemem::memory_snapshot_summary(Device::Cpu)?.history_enabled());
+/// # Ok::<(), stridemem::Error>(())
+/// ```
+pub fn record_memory_history(device: Device, max_events: i64) -> Result<()> {
+    crate::ensure_compatible()?;
+    // SAFETY: plain value arguments.
+    check(unsafe { sys::sm_memory_record_history(device.to_raw(), max_events) })
+}
+
+/// What the out-of-memory observer is told ([`set_oom_observer`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OomInfo {
+    /// The device that ran out (`None` only for a device type these
+    /// bindings do not know).
+    pub device: Option<Device>,
+    /// Bytes the failing allocation asked for.
+    pub requested_bytes: i64,
+    /// Bytes allocated to live storages at the failure.
+    pub allocated_bytes: i64,
+    /// Bytes held from the system.
+    pub reserved_bytes: i64,
+    /// Free bytes in the cache.
+    pub cached_free_bytes: i64,
+    /// The largest free block.
+    pub largest_free_block: i64,
+    /// The report (what was requested, allocated, reserved and cached,
+    /// fragmentation, the largest holders by tag); the failing call's
+    /// [`Error::message`] carries it too.
+    pub report: String,
+}
+
+impl OomInfo {
+    /// Reads the fields that end within `info.struct_size` (0 / empty for
+    /// the others).
+    ///
+    /// # Safety
+    /// `info.report` is NULL or a NUL-terminated string.
+    unsafe fn from_raw(info: &sys::sm_oom_info) -> OomInfo {
+        use std::mem::{offset_of, size_of};
+        let size = info.struct_size as usize;
+        let has = |offset: usize, len: usize| offset + len <= size;
+        let int = |offset: usize, v: i64| if has(offset, 8) { v } else { 0 };
+        let device = if has(offset_of!(sys::sm_oom_info, device), size_of::<sys::sm_device>()) {
+            Device::from_raw(info.device)
+        } else {
+            None
+        };
+        let report = if has(offset_of!(sys::sm_oom_info, report), size_of::<*const c_char>()) && !info.report.is_null() {
+            // SAFETY: the caller vouches for the string; it is copied now.
+            unsafe { CStr::from_ptr(info.report) }.to_string_lossy().into_owned()
+        } else {
+            String::new()
+        };
+        OomInfo {
+            device,
+            requested_bytes: int(offset_of!(sys::sm_oom_info, requested_bytes), info.requested_bytes),
+            allocated_bytes: int(offset_of!(sys::sm_oom_info, allocated_bytes), info.allocated_bytes),
+            reserved_bytes: int(offset_of!(sys::sm_oom_info, reserved_bytes), info.reserved_bytes),
+            cached_free_bytes: int(offset_of!(sys::sm_oom_info, cached_free_bytes), info.cached_free_bytes),
+            largest_free_block: int(offset_of!(sys::sm_oom_info, largest_free_block), info.largest_free_block),
+            report,
+        }
+    }
+}
+
+/// An out-of-memory observer ([`set_oom_observer`]).
+pub type OomObserver = Box<dyn Fn(&OomInfo) + Send + Sync + 'static>;
+
+type SharedObserver = Arc<dyn Fn(&OomInfo) + Send + Sync + 'static>;
+
+/// The observer the trampoline calls. The library is given the one
+/// trampoline below, which never goes away: `sm_set_oom_observer` does not
+/// wait for observers already running on other threads, so what it was
+/// given must stay callable. The trampoline clones the Arc and calls it
+/// outside the lock, so an observer may itself replace the observer.
+static OOM_OBSERVER: Mutex<Option<SharedObserver>> = Mutex::new(None);
+
+unsafe extern "C" fn oom_trampoline(info: *const sys::sm_oom_info, _user_data: *mut c_void) {
+    // A panic must not unwind into C (it would abort the process): it is
+    // caught here, after the panic hook has printed it, and the failing
+    // call still returns Status::OutOfMemory.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let observer = OOM_OBSERVER.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        // SAFETY: the library passes a valid sm_oom_info for the call.
+        if let (Some(observer), Some(info)) = (observer, unsafe { info.as_ref() }) {
+            // SAFETY: as above; report is NULL or NUL-terminated.
+            observer(&unsafe { OomInfo::from_raw(info) });
+        }
+    }));
+}
+
+/// Calls `observer` when an allocation is about to fail with
+/// [`Status::OutOfMemory`], before the failing call returns, on the thread
+/// that asked (`sm_set_oom_observer`); `None` removes it. One observer for
+/// the whole process (and every binding in it): this replaces any other.
+/// The observer may call the library (take a snapshot, drop tensors); an
+/// allocation that fails inside it does not call it again. A panic in it
+/// is caught (the panic hook prints it) and never crosses into C.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use stridemem::{DType, Device, Status, Tensor};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&seen);
+/// stridemem::set_oom_observer(Some(Box::new(move |info: &stridemem::OomInfo| {
+///     sink.lock().unwrap().push(info.requested_bytes);
+/// })))?;
+/// stridemem::debug::fail_alloc(1)?; // the next allocation fails
+/// let err = Tensor::empty(&[100], DType::F64, Device::Cpu).unwrap_err();
+/// assert_eq!(err.status(), Status::OutOfMemory);
+/// assert_eq!(*seen.lock().unwrap(), [800]);
+/// stridemem::set_oom_observer(None)?;
+/// # Ok::<(), stridemem::Error>(())
+/// ```
+pub fn set_oom_observer(observer: Option<OomObserver>) -> Result<()> {
+    crate::ensure_compatible()?;
+    let mut slot = OOM_OBSERVER.lock().unwrap_or_else(|e| e.into_inner());
+    match observer {
+        Some(f) => {
+            *slot = Some(Arc::from(f));
+            // SAFETY: a function that lives for the whole process.
+            check(unsafe { sys::sm_set_oom_observer(Some(oom_trampoline), std::ptr::null_mut()) })
+        }
+        None => {
+            // SAFETY: NULL removes the observer.
+            let status = unsafe { sys::sm_set_oom_observer(None, std::ptr::null_mut()) };
+            *slot = None;
+            check(status)
         }
     }
 }

@@ -17,7 +17,7 @@ use std::marker::{PhantomData, PhantomPinned};
 // ---------------------------------------------------------------------------
 
 pub const SM_VERSION_MAJOR: c_int = 0;
-pub const SM_VERSION_MINOR: c_int = 2;
+pub const SM_VERSION_MINOR: c_int = 3;
 pub const SM_VERSION_PATCH: c_int = 0;
 pub const SM_VERSION_STRING: &str = "0.3.0";
 
@@ -151,6 +151,27 @@ pub struct sm_memory_stats_t {
     pub requested_bytes: i64,
     pub reserved: [i64; 8],
 }
+
+/// `sm_oom_info`: what the out-of-memory observer is told. Read only the
+/// fields that end within `struct_size` (a later library may add fields, an
+/// older one may have fewer).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sm_oom_info {
+    pub struct_size: u32,
+    pub device: sm_device,
+    pub reserved0: u32,
+    pub requested_bytes: i64,
+    pub allocated_bytes: i64,
+    pub reserved_bytes: i64,
+    pub cached_free_bytes: i64,
+    pub largest_free_block: i64,
+    /// The report (what `sm_last_error` will say); valid during the call only.
+    pub report: *const c_char,
+}
+
+/// `void (*)(const sm_oom_info* info, void* user_data)`.
+pub type sm_oom_observer = Option<unsafe extern "C" fn(info: *const sm_oom_info, user_data: *mut c_void)>;
 
 pub const SM_ALLOC_ROUND: i64 = 512;
 pub const SM_SMALL_BLOCK_MAX: i64 = 1024 * 1024;
@@ -344,6 +365,7 @@ unsafe extern "C" {
     pub fn sm_storage_size(s: sm_storage, nbytes: *mut i64) -> sm_status;
     pub fn sm_storage_data_ptr(s: sm_storage, out: *mut *mut c_void) -> sm_status;
     pub fn sm_storage_device(s: sm_storage, out: *mut sm_device) -> sm_status;
+    pub fn sm_storage_id(s: sm_storage, out: *mut u64) -> sm_status;
     pub fn sm_tensor_from_storage(
         s: sm_storage,
         shape: *const i64,
@@ -449,6 +471,11 @@ unsafe extern "C" {
     pub fn sm_reset_peak_stats(device: sm_device) -> sm_status;
     pub fn sm_empty_cache(device: sm_device) -> sm_status;
     pub fn sm_memory_summary(device: sm_device, buf: *mut c_char, len: usize, needed: *mut usize) -> sm_status;
+    pub fn sm_memory_snapshot(device: sm_device, buf: *mut c_char, len: usize, needed: *mut usize) -> sm_status;
+    pub fn sm_push_tag(tag: *const c_char) -> sm_status;
+    pub fn sm_pop_tag() -> sm_status;
+    pub fn sm_memory_record_history(device: sm_device, max_events: i64) -> sm_status;
+    pub fn sm_set_oom_observer(observer: sm_oom_observer, user_data: *mut c_void) -> sm_status;
 
     // Stack of views
     pub fn sm_stack_create(device: sm_device, capacity_bytes: i64, out: *mut sm_stack) -> sm_status;
@@ -510,5 +537,12 @@ mod layout_tests {
         assert_eq!(offset_of!(sm_DLManagedTensorVersioned, dl_tensor), 32);
         assert_eq!(size_of::<sm_DLManagedTensorVersioned>(), 80);
         assert_eq!(align_of::<sm_DLTensor>(), 8);
+        assert_eq!(size_of::<sm_oom_info>(), 4 + 8 + 4 + 5 * 8 + 8);
+        assert_eq!(offset_of!(sm_oom_info, device), 4);
+        assert_eq!(offset_of!(sm_oom_info, reserved0), 12);
+        assert_eq!(offset_of!(sm_oom_info, requested_bytes), 16);
+        assert_eq!(offset_of!(sm_oom_info, largest_free_block), 48);
+        assert_eq!(offset_of!(sm_oom_info, report), 56);
+        assert_eq!(align_of::<sm_oom_info>(), 8);
     }
 }

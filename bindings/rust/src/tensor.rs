@@ -1277,6 +1277,27 @@ impl Storage {
         check(unsafe { sys::sm_storage_device(self.as_raw(), &mut d) })?;
         Device::try_from_raw(d)
     }
+
+    /// A number no other storage of this process has had, from 1
+    /// (`sm_storage_id`): a memory snapshot names the storage holding each
+    /// block by it ([`Block::storage`](crate::Block),
+    /// [`SnapshotSummary::block_of_storage`](crate::SnapshotSummary::block_of_storage)).
+    ///
+    /// ```
+    /// use stridemem::{DType, Device, Tensor};
+    ///
+    /// let a = Tensor::zeros(&[4, 4], DType::F32, Device::Cpu)?;
+    /// let view = a.transpose(0, 1)?;
+    /// assert_eq!(view.storage()?.id()?, a.storage()?.id()?);
+    /// assert_ne!(a.clone_data(stridemem::MemoryFormat::Contiguous)?.storage()?.id()?, a.storage()?.id()?);
+    /// # Ok::<(), stridemem::Error>(())
+    /// ```
+    pub fn id(&self) -> Result<u64> {
+        let mut v = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { sys::sm_storage_id(self.as_raw(), &mut v) })?;
+        Ok(v)
+    }
 }
 
 impl Drop for Storage {

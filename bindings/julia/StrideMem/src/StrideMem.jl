@@ -40,6 +40,7 @@ include("views.jl")
 include("copies.jl")
 include("inplace.jl")
 include("storage.jl")
+include("json.jl")
 include("memory.jl")
 include("stack.jl")
 include("interop.jl")
@@ -72,6 +73,8 @@ export copy_into!, index_select
 export zero!, add!, sub!, mult!, div!, relu!, neg!, abs!, sqrt!, exp!
 export SMStorage, storage, tensor_from_storage
 export memory_stats, reset_peak_stats!, empty_cache!, memory_summary
+export memory_snapshot, memory_snapshot_json, with_tag, record_memory_history!
+export set_oom_observer!, OomInfo, storage_id
 export SMStack, push_tensor!, stack_mark, pop_to!, stack_used
 export set_stream!, get_stream, record_stream, set_num_threads!, num_threads
 export to_dlpack, to_dlpack_ex, from_dlpack, library_version
@@ -168,6 +171,7 @@ function __init__()
     Libdl.dlopen(path)  # a clear error now rather than at the first call
     LibStrideMem._LIBPATH[] = path
     _DELETER[] = @cfunction(_blob_deleter, Cvoid, (Ptr{Cvoid}, Ptr{Cvoid}))
+    _OOM_TRAMPOLINE[] = @cfunction(_oom_trampoline, Cvoid, (Ptr{sm_oom_info}, Ptr{Cvoid}))
     v = library_version()
     compatible = v.major == BINDING_VERSION.major &&
                  (v.major != 0 || v.minor == BINDING_VERSION.minor)

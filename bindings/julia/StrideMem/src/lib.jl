@@ -90,6 +90,31 @@ const sm_memory_stats_t = MemoryStats
 MemoryStats() = MemoryStats(UInt32(sizeof(MemoryStats)), UInt32(0),
                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ntuple(_ -> Int64(0), 8))
 
+"""
+    SMOomInfo
+
+The C `sm_oom_info` the library hands to the out-of-memory observer (read
+through a pointer, valid during the call only; `report` is the library's
+text). Read only the fields that end within `struct_size`:
+`StrideMem.set_oom_observer!` does that and gives the observer a
+`StrideMem.OomInfo`.
+"""
+struct SMOomInfo
+    struct_size::UInt32
+    device::SMDevice
+    reserved0::UInt32
+    requested_bytes::Int64
+    allocated_bytes::Int64
+    reserved_bytes::Int64
+    cached_free_bytes::Int64
+    largest_free_block::Int64
+    report::Cstring
+end
+const sm_oom_info = SMOomInfo
+
+# void (*)(const sm_oom_info* info, void* user_data), made with @cfunction
+const sm_oom_observer = Ptr{Cvoid}
+
 # ---------------------------------------------------------------------------
 # Constants (values checked against the header by the checker)
 # ---------------------------------------------------------------------------
@@ -275,6 +300,8 @@ sm_storage_data_ptr(s, out) =
     @ccall libstridemem().sm_storage_data_ptr(s::sm_storage, out::Ref{Ptr{Cvoid}})::sm_status
 sm_storage_device(s, out) =
     @ccall libstridemem().sm_storage_device(s::sm_storage, out::Ref{sm_device})::sm_status
+sm_storage_id(s, out) =
+    @ccall libstridemem().sm_storage_id(s::sm_storage, out::Ref{UInt64})::sm_status
 sm_tensor_from_storage(s, shape, strides, ndim, storage_offset, dtype, out) =
     @ccall libstridemem().sm_tensor_from_storage(s::sm_storage, shape::Ptr{Int64},
                                                  strides::Ptr{Int64}, ndim::Int32,
@@ -392,6 +419,19 @@ sm_empty_cache(device) =
 sm_memory_summary(device, buf, len, needed) =
     @ccall libstridemem().sm_memory_summary(device::sm_device, buf::Ptr{UInt8},
                                             len::Csize_t, needed::Ref{Csize_t})::sm_status
+sm_memory_snapshot(device, buf, len, needed) =
+    @ccall libstridemem().sm_memory_snapshot(device::sm_device, buf::Ptr{UInt8},
+                                             len::Csize_t, needed::Ref{Csize_t})::sm_status
+sm_push_tag(tag) =
+    @ccall libstridemem().sm_push_tag(tag::Cstring)::sm_status
+sm_pop_tag() =
+    @ccall libstridemem().sm_pop_tag()::sm_status
+sm_memory_record_history(device, max_events) =
+    @ccall libstridemem().sm_memory_record_history(device::sm_device,
+                                                   max_events::Int64)::sm_status
+sm_set_oom_observer(observer, user_data) =
+    @ccall libstridemem().sm_set_oom_observer(observer::sm_oom_observer,
+                                              user_data::Ptr{Cvoid})::sm_status
 
 # ---------------------------------------------------------------------------
 # Stack of views
@@ -466,6 +506,6 @@ for name in names(@__MODULE__; all = true)
         @eval export $name
     end
 end
-export libstridemem, SMDevice, MemoryStats
+export libstridemem, SMDevice, MemoryStats, SMOomInfo
 
 end # module LibStrideMem

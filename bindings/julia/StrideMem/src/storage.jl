@@ -87,6 +87,31 @@ function device(s::SMStorage)
     return d[]
 end
 
+"""
+    storage_id(s::SMStorage) -> UInt64
+    storage_id(A::StridedTensor) -> UInt64
+
+A number no other storage of this process has had, from 1
+(`sm_storage_id`): [`memory_snapshot`](@ref) names the storage holding each
+block by it (a block's `"storage"`). Views of one storage share it. For a
+tensor carved from a stack of views it throws (`SM_ERR_UNSUPPORTED`, as
+[`storage`](@ref)).
+"""
+function storage_id(s::SMStorage)
+    out = Ref{UInt64}(0)
+    check(sm_storage_id(s, out))
+    return out[]
+end
+
+function storage_id(A::StridedTensor)
+    s = storage(A)
+    try
+        return storage_id(s)
+    finally
+        release!(s)
+    end
+end
+
 # Julia column-major contiguous strides of Julia dims.
 function _julia_contiguous_strides(dims)
     st = Int[]

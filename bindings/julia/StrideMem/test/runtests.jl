@@ -54,6 +54,9 @@ end
     @testset "memory" begin
         include("memory.jl")
     end
+    @testset "seeing memory" begin
+        include("snapshot.jl")
+    end
     @testset "stack of views" begin
         include("stack.jl")
     end
