@@ -512,8 +512,9 @@ SM_API sm_status sm_pop_tag(void);
 SM_API sm_status sm_memory_record_history(sm_device device, int64_t max_events);
 
 /* Told when an allocation is about to fail with SM_ERR_OUT_OF_MEMORY, before
- * the failing call returns, on the thread that asked. report is the text
- * sm_last_error() will give (valid during the call only): what was
+ * the failing call returns, on the thread that asked. report is the message
+ * sm_last_error() will give after the function's name (valid during the
+ * call only): what was
  * requested, allocated, reserved and cached, the largest free block,
  * fragmentation and the largest holders by tag. The observer may call the
  * library (take a snapshot, release tensors); an allocation that fails inside
