@@ -387,10 +387,27 @@ inline void touch(void* p, size_t n) {
   if (n) c[n - 1] = 1;
 }
 
+// Where the blocks start: the stack of views promises SM_STACK_ALIGNMENT
+// (256 B) in absolute addresses, and blocks of 4 MiB and more are meant to
+// start on a 2 MiB boundary (cpu_host_alloc).
+struct Placement {
+  int64_t not_256_aligned = 0, large = 0, large_2mib_aligned = 0;
+  void count(const void* p, size_t n) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    not_256_aligned += a % SM_STACK_ALIGNMENT != 0;
+    if (n >= (size_t(4) << 20)) {
+      large++;
+      large_2mib_aligned += a % (size_t(2) << 20) == 0;
+    }
+  }
+};
+
 // Runs the sequence; at_walk_end() is called between the random walk and the
-// final frees (outside the timing).
+// final frees (outside the timing). With touch_pages, where each block starts
+// is counted into *placement.
 template <class S, class F>
-double run_sequence(S& s, const Sequence& q, bool touch_pages, F&& at_walk_end) {
+double run_sequence(S& s, const Sequence& q, bool touch_pages, F&& at_walk_end,
+                    Placement* placement) {
   std::vector<sm::Allocation> slot(q.slots);
   double secs = 0;
   auto t0 = Clock::now();
@@ -404,7 +421,10 @@ double run_sequence(S& s, const Sequence& q, bool touch_pages, F&& at_walk_end) 
     if (op.size) {
       slot[op.slot] = s.allocate(op.size);
       escape(slot[op.slot].ptr);
-      if (touch_pages) touch(slot[op.slot].ptr, op.size);
+      if (touch_pages) {
+        touch(slot[op.slot].ptr, op.size);
+        placement->count(slot[op.slot].ptr, op.size);
+      }
     } else {
       s.deallocate(slot[op.slot]);
     }
@@ -421,6 +441,18 @@ int64_t rss_now() {
   if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
   std::fclose(f);
   return resident < 0 ? -1 : static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
+}
+
+// Anonymous memory on transparent huge pages (/proc/self/smaps_rollup).
+int64_t thp_now() {
+  FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (!f) return -1;
+  char line[256];
+  int64_t kb = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "AnonHugePages: %" SCNd64 " kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
 }
 
 int64_t rss_peak() {
@@ -454,6 +486,8 @@ struct MixedResult {
   int64_t page_faults = 0;  // minor + major, during the sequence
   // At the end of the walk, blocks still live: before and after empty_cache.
   int64_t live_reserved = 0, live_rss = 0, live_reserved_emptied = 0, live_rss_emptied = 0;
+  int64_t live_thp = 0;  // of live_rss, on transparent huge pages
+  Placement placement;
   bool peak_reset_ok = false;
 };
 
@@ -467,15 +501,16 @@ MixedResult mixed_once(Kind k, const Sequence& q, bool touch_pages, bool empty_a
       MixedResult r;
       r.peak_reset_ok = rss_peak_reset();
       r.rss_base = rss_now();
-      const int64_t faults0 = page_faults();
+      const int64_t faults0 = page_faults(), thp0 = thp_now();
       r.secs = run_sequence(s, q, touch_pages, [&] {
         if (!empty_at_walk_end) return;
         r.live_reserved = s.stats().reserved_bytes;
         r.live_rss = rss_now() - r.rss_base;
+        r.live_thp = thp_now() - thp0;
         s.empty_cache();
         r.live_reserved_emptied = s.stats().reserved_bytes;
         r.live_rss_emptied = rss_now() - r.rss_base;
-      });
+      }, &r.placement);
       r.page_faults = page_faults() - faults0;
       r.rss_peak = rss_peak();
       r.rss_after_free = rss_now();
@@ -535,17 +570,27 @@ void mixed_table(const Sequence& q, int reps, bool floors) {
   std::printf("\nGiving memory back (the RSS run): at the end of the walk, %s requested still "
               "live, empty_cache called; then every block freed and empty_cache called again.\n\n",
               human(static_cast<double>(q.end_requested)).c_str());
-  std::printf("| allocator | reserved | RSS | after empty_cache: reserved | RSS | all freed + "
-              "empty_cache: RSS |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|\n");
+  std::printf("| allocator | reserved | RSS | of which huge pages | after empty_cache: reserved "
+              "| RSS | all freed + empty_cache: RSS |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
   for (size_t i = 0; i < kinds.size(); ++i) {
     const MixedResult& t = rss_of[i];
     const bool stats = i < 2;
-    std::printf("| %s | %s | %s | %s | %s | %s |\n", kind_name(kinds[i]),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", kind_name(kinds[i]),
                 stats ? bytes(t.live_reserved).c_str() : "-", bytes(t.live_rss).c_str(),
+                bytes(t.live_thp).c_str(),
                 stats ? bytes(t.live_reserved_emptied).c_str() : "-",
                 bytes(t.live_rss_emptied).c_str(), bytes(t.rss_after_empty - t.rss_base).c_str());
   }
+  std::printf("\nWhere blocks start (every allocation of the RSS run):");
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const Placement& pl = rss_of[i].placement;
+    std::printf("%s %s: %" PRId64 " not 256-byte aligned, %" PRId64 " of %" PRId64
+                " blocks >= 4 MiB on a 2 MiB boundary",
+                i ? ";" : "", kind_name(kinds[i]), pl.not_256_aligned, pl.large_2mib_aligned,
+                pl.large);
+  }
+  std::printf(".\n");
   std::fflush(stdout);
 }
 
