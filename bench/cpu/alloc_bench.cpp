@@ -19,7 +19,9 @@
 //      segment for a 2 MiB request reserves address space that may or may not
 //      ever be touched: RSS says which), and what empty_cache gives back with
 //      blocks still live and with none;
-//   3. two threads doing hot 4 KiB pairs on one allocator (its one mutex).
+//   3. two threads doing hot 4 KiB pairs on one allocator (its one mutex),
+//      next to two threads that share nothing, which says whether both cores
+//      were free for the bench (on a shared 2-core machine they often are not).
 // Every measurement runs in a forked child of its own (in_child), so that no
 // allocator inherits another's heap.
 //
@@ -650,6 +652,35 @@ double threaded_pairs(S& s, int threads, size_t size, size_t n) {
   return seconds_since(t0) * 1e9 / static_cast<double>(n);
 }
 
+// The reference row: the same wall-time measure for threads that share
+// nothing (a chain of dependent floating-point operations each), in ns per
+// 16 operations. About 1.0x when the two cores are both free for the bench;
+// near 2x when another process holds one, and then the rows above it measure
+// the machine, not the allocators.
+double threaded_arith(int threads, size_t n) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      ready++;
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      double x = 1;
+      for (size_t i = 0; i < 16 * n; ++i) {
+        x = x * 1.0000001 + 1e-9;
+        asm volatile("" : "+x"(x));
+      }
+      escape(&x);
+    });
+  while (ready.load() < threads) {
+  }
+  const auto t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& th : pool) th.join();
+  return seconds_since(t0) * 1e9 / static_cast<double>(n);
+}
+
 void bench_threads(const Options& o) {
   const int reps = o.reps ? o.reps : (o.quick ? 3 : 9);
   const size_t n = o.quick ? 200000 : 1000000;
@@ -678,6 +709,14 @@ void bench_threads(const Options& o) {
                 b.best / a.best);
     std::fflush(stdout);
   }
+  std::vector<double> one, two;
+  for (int r = 0; r < reps; ++r) {
+    one.push_back(threaded_arith(1, n));
+    two.push_back(threaded_arith(2, n));
+  }
+  const Summary a = summarize(one), b = summarize(two);
+  std::printf("| reference: no shared state (16 dependent FP ops) | %s | %s | %.1fx |\n",
+              cell(a).c_str(), cell(b).c_str(), b.best / a.best);
 }
 
 }  // namespace
