@@ -6,17 +6,16 @@
 #include <sys/mman.h>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/host_memory.hpp"
 #include "core/error.hpp"
 #include "memory/caching_host_allocator.hpp"
 
 namespace sm {
 
-namespace {
-
 // 256-byte alignment: covers cache lines and SIMD loads, and lets a stack of
 // views promise SM_STACK_ALIGNMENT in absolute addresses (blocks are multiples
 // of SM_ALLOC_ROUND = 512 bytes, so no padding is wasted).
-void* host_alloc(size_t n) {
+void* cpu_host_alloc(size_t n) {
   constexpr size_t kHuge = size_t(2) << 20;
   if (n < 2 * kHuge) return std::aligned_alloc(SM_STACK_ALIGNMENT, (n + 255) / 256 * 256);
   // Large blocks: 2 MiB aligned and hinted onto transparent huge pages, for
@@ -26,11 +25,13 @@ void* host_alloc(size_t n) {
   if (p) madvise(p, size, MADV_HUGEPAGE);
   return p;
 }
-void host_free(void* p) { std::free(p); }
+void cpu_host_free(void* p) { std::free(p); }
+
+namespace {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() : alloc_(host_alloc, host_free, "cpu") {}
+  CpuBackend() : alloc_(cpu_host_alloc, cpu_host_free, "cpu") {}
   Device device() const override { return Device{SM_DEVICE_CPU, 0}; }
   Allocator& allocator() override { return alloc_; }
   Kernels& kernels() override { return cpu_kernels(); }
