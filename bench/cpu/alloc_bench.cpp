@@ -25,7 +25,7 @@
 // Every measurement runs in a forked child of its own (in_child), so that no
 // allocator inherits another's heap.
 //
-// Usage: bench_alloc_bench [--quick] [--reps N] [--only hot|mixed|threads]
+// Usage: bench_alloc_bench [--quick] [--reps N] [--only hot|history|mixed|threads]
 // --quick finishes in well under 20 s, the default in under 2 min. Timings
 // are best of the repetitions, median in brackets. Not a timed test.
 //
@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/host_memory.hpp"
+#include "memory/alloc_tags.hpp"
 #include "memory/caching_host_allocator.hpp"
 #include "memory/device_caching_allocator.hpp"
 #include "stridemem.h"
@@ -81,6 +82,7 @@ class HostMemoryOps final : public sm::DeviceMemoryOps {
   bool event_query(void*) override { return true; }
   void event_synchronize(void*) override {}
   std::string device_name() const override { return "cpu (block allocator)"; }
+  int device_index() const override { return 0; }
 
  private:
   char event_ = 0;
@@ -293,6 +295,42 @@ void bench_hot(const Options& o) {
                 cell(r[3]).c_str());
     std::fflush(stdout);
   }
+}
+
+// ------------------------------------------------------ 1b. history ----
+
+// What the snapshot records cost on the hot path (issue 14): hot pairs with
+// history off, with a ring of 10000 events recording, and under a tag (a
+// shared string whose reference count every block takes), for both
+// allocators. Off is the default every user pays; the target is that it
+// costs nothing measurable next to the allocator before the records existed
+// (measured against a build of that commit, bench/RESULTS.md).
+void bench_history(const Options& o) {
+  const int reps = o.reps ? o.reps : (o.quick ? 3 : 9);
+  const double target = o.quick ? 0.01 : 0.03;
+  const size_t sizes[] = {4 << 10, 1 << 20};
+  std::printf("\n### 1b. Records and history: ns per allocate+deallocate pair\n\n");
+  std::printf("Best of %d batches of ~%.0f ms (median in brackets).\n\n", reps, target * 1e3);
+  std::printf("| size | allocator | history off | history on (10000) | on / off | off, tagged |\n");
+  std::printf("|---|---|---:|---:|---:|---:|\n");
+  for (size_t size : sizes)
+    for (Kind k : {Kind::kHost, Kind::kBlock}) {
+      Summary r[3];
+      for (int v = 0; v < 3; ++v)
+        r[v] = in_child([&] {
+          return with_subject(k, [&](auto& s) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(s)>, CachingSubject>) {
+              if (v == 1) s.a->record_history(10000);
+              if (v == 2) sm::push_tag("encoder");
+            }
+            return hot_pairs(s, size, reps, target);
+          });
+        });
+      std::printf("| %s | %s | %s | %s | %.3f | %s |\n", human(static_cast<double>(size)).c_str(),
+                  kind_name(k), cell(r[0]).c_str(), cell(r[1]).c_str(), r[1].best / r[0].best,
+                  cell(r[2]).c_str());
+      std::fflush(stdout);
+    }
 }
 
 // -------------------------------------------------------------- 2. mixed ----
@@ -730,17 +768,19 @@ int main(int argc, char** argv) {
     } else if (a == "--reps" && i + 1 < argc) {
       o.reps = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--only" && i + 1 < argc &&
-               (std::string(argv[i + 1]) == "hot" || std::string(argv[i + 1]) == "mixed" ||
+               (std::string(argv[i + 1]) == "hot" || std::string(argv[i + 1]) == "history" ||
+                std::string(argv[i + 1]) == "mixed" ||
                 std::string(argv[i + 1]) == "threads")) {
       o.only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--only hot|mixed|threads]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--reps N] [--only hot|history|mixed|threads]\n", argv[0]);
       return 2;
     }
   }
   const auto t0 = Clock::now();
   std::printf("## alloc_bench (%s mode)\n", o.quick ? "quick" : "default");
   if (o.only.empty() || o.only == "hot") bench_hot(o);
+  if (o.only.empty() || o.only == "history") bench_history(o);
   if (o.only.empty() || o.only == "mixed") bench_mixed(o);
   if (o.only.empty() || o.only == "threads") bench_threads(o);
   std::printf("\ntotal %.1f s\n", seconds_since(t0));

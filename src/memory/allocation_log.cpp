@@ -1,6 +1,8 @@
 #include "memory/allocation_log.hpp"
 
 #include <chrono>
+#include <ctime>
+#include <type_traits>
 
 #include "core/error.hpp"
 
@@ -19,6 +21,22 @@ int64_t now_us() noexcept {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                g_start)
       .count();
+}
+
+int64_t coarse_now_us() noexcept {
+#if defined(__linux__) && defined(CLOCK_MONOTONIC_COARSE)
+  // libstdc++'s steady_clock is CLOCK_MONOTONIC, which the coarse clock
+  // follows at a lower resolution: the same origin, so the two mix.
+  static_assert(std::is_same_v<std::chrono::steady_clock::duration, std::chrono::nanoseconds>,
+                "steady_clock counts nanoseconds of CLOCK_MONOTONIC");
+  timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0) {
+    const int64_t ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    const int64_t us = (ns - g_start.time_since_epoch().count()) / 1000;
+    return us > 0 ? us : 0;
+  }
+#endif
+  return now_us();
 }
 
 int64_t start_unix_us() noexcept { return g_start_unix_us; }
@@ -61,7 +79,8 @@ void AllocationLog::append(HistoryAction action, size_t size, size_t requested,
                            const AllocatorStats& stats) noexcept {
   HistoryEvent e;
   e.action = action;
-  e.time_us = now_us();
+  // An alloc event happens when its block was stamped (one clock read, not two).
+  e.time_us = action == HistoryAction::alloc && block ? block->time_us : now_us();
   e.size = size;
   e.requested = requested;
   e.address = reinterpret_cast<uintptr_t>(address);

@@ -17,6 +17,11 @@ namespace sm {
 
 // Microseconds on a monotonic clock that starts when the library is loaded.
 int64_t now_us() noexcept;
+// The same clock read cheaply (Linux: CLOCK_MONOTONIC_COARSE, ~3 ns against
+// ~20 for a precise read here), to the kernel's tick (1-4 ms): what every
+// block records when no history is recorded, so that the allocator's hot
+// path stays near its cost without records (bench/RESULTS.md, issue 14).
+int64_t coarse_now_us() noexcept;
 // When that clock started, in microseconds since the Unix epoch.
 int64_t start_unix_us() noexcept;
 
@@ -62,7 +67,7 @@ class AllocationLog {
   BlockMeta stamp(uint64_t owner) {
     BlockMeta m;
     m.seq = ++seq_;
-    m.time_us = now_us();
+    m.time_us = capacity_ ? now_us() : coarse_now_us();
     m.owner = owner;
     m.tag = current_tag();
     return m;
