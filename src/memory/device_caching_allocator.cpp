@@ -24,6 +24,9 @@ struct DeviceCachingAllocator::Block {
   std::vector<void*> stream_uses;  // other streams that used it (record_stream)
   int event_count = 0;             // outstanding events before it may be reused
   BlockMeta meta;                  // while allocated
+  // Out of the pools (allocated, pending), the pool node it goes back into:
+  // freeing a block never allocates, so it can never lose one.
+  Pool::node_type node;
 };
 
 bool DeviceCachingAllocator::BlockLess::operator()(const Block* a, const Block* b) const {
@@ -44,6 +47,7 @@ DeviceCachingAllocator::~DeviceCachingAllocator() {
   release_cached_locked();
   for (void* e : spare_events_) ops_->event_destroy(e);
   spare_events_.clear();
+  delete spare_block_;
 }
 
 size_t DeviceCachingAllocator::round_size(size_t nbytes) {
@@ -68,16 +72,35 @@ Allocation DeviceCachingAllocator::allocate(size_t nbytes, uint64_t owner) {
   a.requested = nbytes;
   if (nbytes == 0) return a;  // zero-size storages are ordinary: no block
   const size_t size = round_size(nbytes);
-  void* const stream = ops_->current_stream();
+  void* const stream = has_streams_ ? ops_->current_stream() : nullptr;
   std::unique_lock<std::mutex> lock(mu_);
   if (fault_injection_should_fail()) fail_oom(lock, nbytes, size, "injected fault (sm_debug_fail_alloc)");
   if (!pending_.empty()) process_events_locked();
+  // What a split (or a new segment's first block) needs, taken before anything
+  // changes: a failed operator new leaves the allocator as it was.
+  if (!spare_block_) spare_block_ = new Block();
+  if (spare_node_.empty()) spare_node_ = make_node(spare_block_);
 
   Block* b = find_free_locked(size, stream);
   if (b) {
     st_.cache_hits++;
   } else {
-    const size_t seg = segment_size(size);
+    size_t seg = segment_size(size);
+    // The device's limit on one request (host memory: RAM + swap). A request
+    // over it could never be backed and is refused before the device is
+    // asked; no retry can help, but the cache is given back all the same, so
+    // that every out-of-memory failure leaves the one documented state
+    // (sm_empty_cache in stridemem.h). A request under it whose segment would
+    // not fit gets a segment of its own size.
+    const size_t limit = ops_->request_limit();
+    if (seg > limit) {
+      if (size > limit) {
+        wait_all_events_locked();
+        release_cached_locked();
+        fail_oom(lock, nbytes, size, ops_->over_request_limit(limit));
+      }
+      seg = size;
+    }
     void* p = seg == SIZE_MAX ? nullptr : ops_->raw_alloc(seg);
     if (!p && seg != SIZE_MAX) {
       // Give back every cached segment (after the events holding blocks have
@@ -93,6 +116,7 @@ Allocation DeviceCachingAllocator::allocate(size_t nbytes, uint64_t owner) {
                                  "to it and the request retried");
     try {
       b = new Block();
+      b->node = make_node(b);
       segment_heads_.insert(b);
     } catch (...) {
       delete b;
@@ -103,6 +127,7 @@ Allocation DeviceCachingAllocator::allocate(size_t nbytes, uint64_t owner) {
     b->size = seg;
     b->ptr = static_cast<char*>(p);
     b->small = size <= kSmallMax;
+    if (marks_) ops_->mark_no_access(p, seg);
     st_.device_allocs++;
     st_.reserved_bytes += static_cast<int64_t>(seg);
     st_.peak_reserved_bytes = std::max(st_.peak_reserved_bytes, st_.reserved_bytes);
@@ -117,6 +142,7 @@ Allocation DeviceCachingAllocator::allocate(size_t nbytes, uint64_t owner) {
   st_.requested_bytes += static_cast<int64_t>(nbytes);
   st_.peak_allocated_bytes = std::max(st_.peak_allocated_bytes, st_.allocated_bytes);
   log_.record(HistoryAction::alloc, b->size, nbytes, b->ptr, b->stream, &b->meta, st_);
+  if (marks_) ops_->mark_usable(b->ptr, nbytes);  // the slack up to b->size stays marked
   a.ptr = b->ptr;
   a.size = b->size;
   a.ctx = b;
@@ -132,8 +158,33 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::find_free_locked(size_t s
   auto it = pool.lower_bound(&key);
   if (it == pool.end() || (*it)->stream != stream) return nullptr;
   Block* b = *it;
-  pool.erase(it);
+  b->node = pool.extract(it);
   return b;
+}
+
+DeviceCachingAllocator::Pool::node_type DeviceCachingAllocator::make_node(Block* b) {
+  Pool one;
+  one.insert(b);  // the only element: nothing is compared
+  return one.extract(one.begin());
+}
+
+void DeviceCachingAllocator::recycle_locked(Block* b) noexcept {
+  if (spare_node_.empty() && !b->node.empty()) spare_node_ = std::move(b->node);
+  if (spare_block_) {
+    delete b;
+    return;
+  }
+  b->node = Pool::node_type();
+  b->prev = b->next = nullptr;
+  b->requested = 0;
+  b->allocated = false;
+  b->event_count = 0;
+  spare_block_ = b;
+}
+
+void DeviceCachingAllocator::pool_insert_locked(Block* b) noexcept {
+  b->node.value() = b;
+  (b->small ? small_ : large_).insert(std::move(b->node));
 }
 
 DeviceCachingAllocator::Block* DeviceCachingAllocator::split_locked(Block* b, size_t size) {
@@ -143,7 +194,9 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::split_locked(Block* b, si
   // fragment large segments.
   const bool split = b->small ? rest >= kRound : rest > kSmallMax;
   if (!split) return b;
-  Block* r = new Block();
+  Block* r = spare_block_;  // allocate() made sure of both
+  spare_block_ = nullptr;
+  r->node = std::move(spare_node_);
   r->stream = b->stream;
   r->small = b->small;
   r->ptr = b->ptr + size;
@@ -153,29 +206,29 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::split_locked(Block* b, si
   if (b->next) b->next->prev = r;
   b->next = r;
   b->size = size;
-  (r->small ? small_ : large_).insert(r);
+  pool_insert_locked(r);
   return b;
 }
 
-void DeviceCachingAllocator::free_block_locked(Block* b) {
+void DeviceCachingAllocator::free_block_locked(Block* b) noexcept {
   Pool& pool = b->small ? small_ : large_;
   b->stream_uses.clear();
   if (Block* p = b->prev; p && !p->allocated && p->event_count == 0) {
-    pool.erase(p);
+    p->node = pool.extract(p);
     p->size += b->size;
     p->next = b->next;
     if (b->next) b->next->prev = p;
-    delete b;
+    recycle_locked(b);
     b = p;
   }
   if (Block* n = b->next; n && !n->allocated && n->event_count == 0) {
-    pool.erase(n);
+    n->node = pool.extract(n);
     b->size += n->size;
     b->next = n->next;
     if (n->next) n->next->prev = b;
-    delete n;
+    recycle_locked(n);
   }
-  pool.insert(b);
+  pool_insert_locked(b);
 }
 
 void DeviceCachingAllocator::deallocate(const Allocation& a) noexcept {
@@ -189,16 +242,12 @@ void DeviceCachingAllocator::deallocate(const Allocation& a) noexcept {
   log_.record(HistoryAction::free, b->size, b->requested, b->ptr, b->stream, &b->meta, st_);
   b->requested = 0;
   b->meta = BlockMeta();  // drops the tag reference
+  if (marks_) ops_->mark_no_access(b->ptr, b->size);
   if (!b->stream_uses.empty()) {
     insert_events_locked(b);
     return;
   }
-  try {
-    free_block_locked(b);
-  } catch (...) {
-    // The pool could not record it (host out of memory): the block stays out
-    // of circulation rather than risk handing it out twice.
-  }
+  free_block_locked(b);  // never allocates: the block kept its pool node
 }
 
 void* DeviceCachingAllocator::take_event_locked() {
@@ -264,6 +313,7 @@ void DeviceCachingAllocator::release_cached_locked() {
       }
       it = pool->erase(it);
       segment_heads_.erase(b);
+      if (marks_) ops_->mark_usable(b->ptr, b->size);  // as the device handed it out
       ops_->raw_free(b->ptr);
       st_.device_frees++;
       st_.reserved_bytes -= static_cast<int64_t>(b->size);
@@ -274,8 +324,9 @@ void DeviceCachingAllocator::release_cached_locked() {
 }
 
 void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes,
-                                      size_t size, const char* why) {
-  log_.record(HistoryAction::oom, nbytes, nbytes, nullptr, ops_->current_stream(), nullptr, st_);
+                                      size_t size, const std::string& why) {
+  log_.record(HistoryAction::oom, nbytes, nbytes, nullptr,
+              has_streams_ ? ops_->current_stream() : nullptr, nullptr, st_);
   AllocatorSnapshot s;
   try {
     s = snapshot_locked();
@@ -284,8 +335,8 @@ void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t
     s.stats = st_;
   }
   lock.unlock();
-  fail_out_of_memory(sm_device{SM_DEVICE_CUDA, ops_->device_index()}, ops_->device_name(), nbytes,
-                     size, why, s);
+  fail_out_of_memory(sm_device{ops_->device_type(), ops_->device_index()}, ops_->device_name(),
+                     nbytes, size, why, s);
 }
 
 AllocatorSnapshot DeviceCachingAllocator::snapshot_locked() const {
@@ -297,7 +348,7 @@ AllocatorSnapshot DeviceCachingAllocator::snapshot_locked() const {
     SnapshotSegment seg;
     seg.address = reinterpret_cast<uintptr_t>(head->ptr);
     seg.small_pool = head->small;
-    seg.has_stream = true;
+    seg.has_stream = has_streams_;
     seg.stream = head->stream;
     bool any_allocated = false;
     for (const Block* b = head; b; b = b->next) any_allocated |= b->allocated;
@@ -354,7 +405,7 @@ void DeviceCachingAllocator::empty_cache() {
 }
 
 void DeviceCachingAllocator::record_stream(const Allocation& a, void* stream) {
-  if (!a.ptr) return;
+  if (!a.ptr || !has_streams_) return;  // no streams (the CPU): nothing to wait for
   Block* b = static_cast<Block*>(a.ctx);
   std::lock_guard<std::mutex> lock(mu_);
   if (stream == b->stream) return;  // its own stream orders every later reuse already

@@ -1,8 +1,9 @@
-// The caching allocator for device memory (one per GPU), written without any
-// device API: the raw allocation, stream and event functions are injected
-// through DeviceMemoryOps, so the block logic is unit-tested on the CPU with
-// a fake device (tests/unit/test_device_caching_allocator.cpp) and the CUDA
-// backend plugs in cudaMalloc/cudaFree/cudaEvent*.
+// The block-splitting caching allocator, written without any device API: the
+// raw allocation, stream and event functions are injected through
+// DeviceMemoryOps. It serves every GPU (the CUDA backend plugs in
+// cudaMalloc/cudaFree/cudaEvent*) and the CPU device (host memory, no
+// streams: backend/cpu/host_memory.hpp); the block logic is unit-tested with
+// a fake device (tests/unit/test_device_caching_allocator.cpp).
 //
 // The design PyTorch's CUDACachingAllocator made familiar:
 //  - requests round up to SM_ALLOC_ROUND (512 B);
@@ -40,6 +41,30 @@ namespace sm {
 class DeviceMemoryOps {
  public:
   virtual ~DeviceMemoryOps() = default;
+  // The device's type (SM_DEVICE_*): the OOM observer's sm_device.
+  virtual int32_t device_type() const { return SM_DEVICE_CUDA; }
+  // False for a device without streams (the CPU): current_stream() is always
+  // nullptr, record_stream() is a no-op, snapshots show no stream.
+  virtual bool has_streams() const { return true; }
+  // The most one request may take on this device (SIZE_MAX: no limit), and
+  // why more is refused. Checked (read at each new segment) before raw_alloc:
+  // a request whose rounded size is larger fails with SM_ERR_OUT_OF_MEMORY
+  // after the cache is returned, with the reason in the report, and the
+  // device is not asked; no segment larger than the limit is asked for (a
+  // request under it whose usual segment is larger gets a segment of its
+  // own size). Host memory: RAM + swap (memory/host_memory_limit.hpp).
+  virtual size_t request_limit() const { return SIZE_MAX; }
+  virtual std::string over_request_limit(size_t limit) const {
+    return "more than " + std::to_string(limit) + " bytes, the most one request may take";
+  }
+  // For memory checkers (AddressSanitizer, valgrind), host memory only:
+  // whether to call the two below (read once, at construction), which mark
+  // bytes no storage may touch (free blocks, the slack between a block's
+  // requested and rounded size) and make a block's requested bytes usable
+  // again when it is handed out.
+  virtual bool marks_access() const { return false; }
+  virtual void mark_no_access(void* ptr, size_t nbytes) noexcept { (void)ptr, (void)nbytes; }
+  virtual void mark_usable(void* ptr, size_t nbytes) noexcept { (void)ptr, (void)nbytes; }
   // nullptr when the device has no room; throws sm::Error for other failures.
   virtual void* raw_alloc(size_t nbytes) = 0;
   virtual void raw_free(void* ptr) noexcept = 0;
@@ -68,7 +93,8 @@ class DeviceCachingAllocator final : public Allocator {
   static constexpr size_t kSegmentRound = 2u << 20;
 
   // ops must outlive the allocator.
-  explicit DeviceCachingAllocator(DeviceMemoryOps* ops) : ops_(ops) {}
+  explicit DeviceCachingAllocator(DeviceMemoryOps* ops)
+      : ops_(ops), has_streams_(ops->has_streams()), marks_(ops->marks_access()) {}
   // Returns cached segments to the device. Blocks still live are left alone
   // (their storages own them).
   ~DeviceCachingAllocator() override;
@@ -119,7 +145,10 @@ class DeviceCachingAllocator final : public Allocator {
   Pool& pool_for(size_t size) { return size <= kSmallMax ? small_ : large_; }
   Block* find_free_locked(size_t size, void* stream);
   Block* split_locked(Block* b, size_t size);
-  void free_block_locked(Block* b);
+  void free_block_locked(Block* b) noexcept;
+  static Pool::node_type make_node(Block* b);
+  void recycle_locked(Block* b) noexcept;
+  void pool_insert_locked(Block* b) noexcept;
   void insert_events_locked(Block* b) noexcept;
   void process_events_locked();
   void wait_all_events_locked();
@@ -127,9 +156,11 @@ class DeviceCachingAllocator final : public Allocator {
   void* take_event_locked();
   AllocatorSnapshot snapshot_locked() const;
   [[noreturn]] void fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes, size_t size,
-                             const char* why);
+                             const std::string& why);
 
   DeviceMemoryOps* ops_;
+  const bool has_streams_;
+  const bool marks_;  // ops_->marks_access()
   std::mutex mu_;
   Pool small_, large_;
   // The first block of every segment. A segment's first block never changes:
@@ -138,6 +169,11 @@ class DeviceCachingAllocator final : public Allocator {
   AllocationLog log_;
   std::vector<PendingEvent> pending_;
   std::vector<void*> spare_events_;
+  // One Block record and one pool node kept for the next split, so that a
+  // cached allocate/deallocate pair allocates nothing, and so that nothing
+  // after allocate's first lines can fail for want of host memory.
+  Block* spare_block_ = nullptr;
+  Pool::node_type spare_node_;
   AllocatorStats st_;
 };
 
