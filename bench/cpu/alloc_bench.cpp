@@ -2,11 +2,12 @@
 //
 // Side by side, in one run, over the same raw host memory (sm::cpu_host_alloc,
 // the function the CPU backend gives its allocator):
-//   (a) CachingHostAllocator, what CPU storages use today (per-size pools,
-//       whole blocks, no splitting);
-//   (b) DeviceCachingAllocator over HostMemoryOps below: host memory as its
-//       "device" (2 MiB small segments split into blocks, 20 MiB medium
-//       segments, merge on free), streams and events trivial;
+//   (a) CachingHostAllocator, what CPU storages used until issue 14 and
+//       pinned memory still uses (per-size pools, whole blocks, no splitting);
+//   (b) DeviceCachingAllocator over sm::HostMemoryOps
+//       (backend/cpu/host_memory.hpp), exactly what CPU storages use since
+//       issue 14: host memory as its "device" (2 MiB small segments split into
+//       blocks, 20 MiB medium segments, merge on free), no streams;
 // and, as floors, what no caching costs: malloc/free, aligned_alloc/free
 // (256 B, what cpu_host_alloc does below 4 MiB) and cpu_host_alloc/free.
 //
@@ -66,28 +67,6 @@ double seconds_since(Clock::time_point t0) {
 // malloc/free pair (GCC does for plain malloc/free).
 inline void escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
 
-// Host memory as the block allocator's device: the same raw allocation as
-// the CPU backend, one stream (nullptr, as CpuBackend::get_stream answers),
-// and events that are complete the moment they are recorded (the CPU has no
-// queued work). Events are only asked for after record_stream, which this
-// bench never calls; they are dummies all the same, never nullptr.
-class HostMemoryOps final : public sm::DeviceMemoryOps {
- public:
-  void* raw_alloc(size_t nbytes) override { return sm::cpu_host_alloc(nbytes); }
-  void raw_free(void* ptr) noexcept override { sm::cpu_host_free(ptr); }
-  void* current_stream() override { return nullptr; }
-  void* event_create() override { return &event_; }
-  void event_destroy(void*) noexcept override {}
-  void event_record(void*, void*) override {}
-  bool event_query(void*) override { return true; }
-  void event_synchronize(void*) override {}
-  std::string device_name() const override { return "cpu (block allocator)"; }
-  int device_index() const override { return 0; }
-
- private:
-  char event_ = 0;
-};
-
 // The contenders behind one small interface, so the timing loops are shared.
 // The two caching allocators are called through sm::Allocator&, virtually, as
 // the engine calls them; the floors are plain inline calls.
@@ -146,7 +125,7 @@ auto with_subject(Kind k, F&& f) {
       return f(s);
     }
     case Kind::kBlock: {
-      HostMemoryOps ops;
+      sm::HostMemoryOps ops;
       sm::DeviceCachingAllocator a(&ops);
       CachingSubject s{&a};
       return f(s);

@@ -1,12 +1,13 @@
-// A caching allocator for host memory (pageable for the CPU device, pinned
-// for CUDA_HOST: the raw allocation functions are injected). Freed blocks are
-// kept in a small pool (<= SM_SMALL_BLOCK_MAX, exact size classes of
-// SM_ALLOC_ROUND bytes) or a large pool (best fit, reused only if the block
+// A caching allocator for host memory with whole blocks, the inside of the
+// pinned host allocator (CUDA_HOST; the raw allocation functions are
+// injected). The CPU device uses DeviceCachingAllocator over host memory
+// instead (backend/cpu/host_memory.hpp, bench/RESULTS.md issue 14). Freed
+// blocks are kept in a small pool (<= SM_SMALL_BLOCK_MAX, exact size classes
+// of SM_ALLOC_ROUND bytes) or a large pool (best fit, reused only if the block
 // wastes at most 1/8 of it), and returned to the system by empty_cache().
 // Blocks are never split: in a snapshot every system allocation is a segment
-// of one block. Every host allocation comes through here, so this is where a
-// request larger than the machine's RAM + swap (memory/host_memory_limit.hpp)
-// is refused.
+// of one block. A request larger than the machine's RAM + swap
+// (memory/host_memory_limit.hpp) is refused here.
 #pragma once
 
 #include <map>

@@ -2,9 +2,11 @@
 // ever back, its physical RAM + swap. Under overcommit (vm.overcommit_memory
 // = 1) the kernel hands out address space it cannot back, and the process is
 // killed when the pages are touched; a request past RAM + swap can only end
-// that way, so CachingHostAllocator::allocate (every host allocation: CPU
-// tensors, stacks of views, pinned memory) refuses it up front with
-// SM_ERR_OUT_OF_MEMORY instead. The rule is applied there; this is where the
+// that way, so every host allocation refuses it up front with
+// SM_ERR_OUT_OF_MEMORY instead: CachingHostAllocator::allocate (pinned
+// memory) and DeviceCachingAllocator::allocate through
+// DeviceMemoryOps::request_limit (the CPU device: tensors, stacks of views;
+// backend/cpu/host_memory.hpp). The rule is applied there; this is where the
 // number comes from, and the reason that refusal gives.
 #pragma once
 

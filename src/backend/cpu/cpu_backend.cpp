@@ -1,37 +1,20 @@
-// The CPU device: caching host allocator over aligned malloc, the CPU
-// kernels, and memcpy for byte copies between host memories.
-#include <cstdlib>
+// The CPU device: the block-splitting caching allocator over host memory
+// (backend/cpu/host_memory.hpp), the CPU kernels, and memcpy for byte copies
+// between host memories.
 #include <cstring>
-
-#include <sys/mman.h>
 
 #include "backend/backend.hpp"
 #include "backend/cpu/host_memory.hpp"
 #include "core/error.hpp"
-#include "memory/caching_host_allocator.hpp"
+#include "memory/device_caching_allocator.hpp"
 
 namespace sm {
-
-// 256-byte alignment: covers cache lines and SIMD loads, and lets a stack of
-// views promise SM_STACK_ALIGNMENT in absolute addresses (blocks are multiples
-// of SM_ALLOC_ROUND = 512 bytes, so no padding is wasted).
-void* cpu_host_alloc(size_t n) {
-  constexpr size_t kHuge = size_t(2) << 20;
-  if (n < 2 * kHuge) return std::aligned_alloc(SM_STACK_ALIGNMENT, (n + 255) / 256 * 256);
-  // Large blocks: 2 MiB aligned and hinted onto transparent huge pages, for
-  // fewer TLB misses in strided copies (NumPy does the same); only a hint.
-  const size_t size = (n + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, size);
-  if (p) madvise(p, size, MADV_HUGEPAGE);
-  return p;
-}
-void cpu_host_free(void* p) { std::free(p); }
 
 namespace {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() : alloc_(cpu_host_alloc, cpu_host_free, "cpu") {}
+  CpuBackend() : alloc_(&ops_) {}
   Device device() const override { return Device{SM_DEVICE_CPU, 0}; }
   Allocator& allocator() override { return alloc_; }
   Kernels& kernels() override { return cpu_kernels(); }
@@ -45,7 +28,8 @@ class CpuBackend final : public Backend {
   void* get_stream() override { return nullptr; }
 
  private:
-  CachingHostAllocator alloc_;
+  HostMemoryOps ops_;  // before alloc_, which uses it
+  DeviceCachingAllocator alloc_;
 };
 
 }  // namespace
