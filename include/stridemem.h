@@ -441,14 +441,16 @@ typedef struct sm_memory_stats {
     uint32_t struct_size;
     uint32_t reserved0;
     int64_t allocated_bytes;      /* bytes in blocks handed to live storages */
-    int64_t reserved_bytes;       /* allocated + cached, as held from the system */
+    int64_t reserved_bytes;       /* allocated + cached, as held from the system
+                                     (CPU and CUDA: whole segments, see below) */
     int64_t peak_allocated_bytes;
     int64_t peak_reserved_bytes;
     int64_t num_allocs;           /* storage allocations served */
     int64_t num_frees;            /* storage blocks returned */
     int64_t cache_hits;           /* allocations served from the cache */
-    int64_t device_allocs;        /* allocations from the system (malloc/cudaMalloc) */
-    int64_t device_frees;         /* blocks given back to the system */
+    int64_t device_allocs;        /* allocations from the system (segments: aligned_alloc,
+                                     cudaMalloc, cudaHostAlloc) */
+    int64_t device_frees;         /* segments given back to the system */
     int64_t active_views;         /* live tensor objects on this device */
     int64_t active_storages;      /* live storages on this device */
     int64_t requested_bytes;      /* bytes asked for by live storages (before rounding) */
@@ -458,13 +460,27 @@ typedef struct sm_memory_stats {
 SM_API sm_status sm_memory_stats(sm_device device, struct sm_memory_stats* out);
 /* Peaks restart from the current values. */
 SM_API sm_status sm_reset_peak_stats(sm_device device);
-/* Returns every unused cached block to the system; never a live one.
- * A failing allocation does the same before it gives up (as PyTorch's
- * caching allocator does): when the system refuses a block, the cache is
- * emptied and the request retried once. This is the one state change a call
- * that fails with SM_ERR_OUT_OF_MEMORY may make: reserved_bytes falls and
- * device_frees grows by the cached blocks returned; no tensor, storage or
- * live block changes. */
+/* Where the bytes come from. CPU and CUDA memory: blocks are carved from
+ * segments taken from the system (as PyTorch's CUDA caching allocator does):
+ * a request up to SM_SMALL_BLOCK_MAX from a 2 MiB segment shared with other
+ * small blocks, a larger one under 10 MiB from a 20 MiB segment, a request
+ * from 10 MiB up from a segment of its size rounded up to 2 MiB (later
+ * requests may share the rest); free neighbours merge again. reserved_bytes
+ * counts whole segments, so one 512-byte CPU tensor shows 2 MiB reserved and
+ * one 4 MiB tensor 20 MiB (address space: the pages are touched only as
+ * blocks are used). On CPU no segment is larger than the limit on one host
+ * request below (one that would be gets a segment of the request's size).
+ * CUDA_HOST (pinned) memory: every block is a system allocation of its own,
+ * reused for requests of the same size class.
+ *
+ * Returns every segment (CUDA_HOST: every cached block) without a live block
+ * to the system; never a live block. The free parts of a segment that still
+ * holds a live block stay reserved (reusable, not returned). A failing
+ * allocation does the same before it gives up (as PyTorch's caching
+ * allocator does): when the system refuses, the cache is emptied and the
+ * request retried once. This is the one state change a call that fails with
+ * SM_ERR_OUT_OF_MEMORY may make: reserved_bytes falls and device_frees grows
+ * by the segments returned; no tensor, storage or live block changes. */
 SM_API sm_status sm_empty_cache(sm_device device);
 /* Texts of any length (sm_memory_summary, sm_memory_snapshot) follow the
  * "needed" convention: *needed is set to the bytes the whole text takes,
