@@ -1,10 +1,26 @@
 // Memory statistics of the CPU caching allocator, empty_cache, peaks,
-// the summary table, fault injection, live-handle counts.
+// the summary table, fault injection, live-handle counts; that memory
+// checkers (AddressSanitizer, valgrind) still see the bounds of CPU tensors
+// carved from shared segments.
 #include <cstddef>
 #include <cstring>
 #include <string>
 
 #include "api_test_util.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SMT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SMT_ASAN 1
+#endif
+#endif
+#if !defined(SMT_ASAN) && defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define SMT_VALGRIND 1
+#endif
+#endif
 
 using namespace smt;
 
@@ -20,6 +36,35 @@ Tensor floats(int64_t n) {
 // Rounding documented in the header.
 int64_t rounded(int64_t nbytes) {
   return (nbytes + SM_ALLOC_ROUND - 1) / SM_ALLOC_ROUND * SM_ALLOC_ROUND;
+}
+
+constexpr int64_t kMiB = int64_t(1) << 20;
+
+// The CPU snapshot as text.
+std::string cpu_snapshot() {
+  size_t need = 0, len = 0;
+  std::string buf;
+  do {
+    len = need;
+    buf.assign(len, '\0');
+    if (sm_memory_snapshot(cpu(), len ? &buf[0] : nullptr, len, &need) != SM_OK) {
+      ADD_FAILURE() << sm_last_error();
+      return "";
+    }
+  } while (need > len);
+  buf.resize(need - 1);
+  return buf;
+}
+
+// Blocks in state cached_free: whole segments without a live block, which
+// sm_empty_cache returns.
+size_t cached_free_segments() {
+  const std::string snap = cpu_snapshot();
+  size_t n = 0;
+  for (size_t at = snap.find("\"cached_free\""); at != std::string::npos;
+       at = snap.find("\"cached_free\"", at + 1))
+    ++n;
+  return n;
 }
 
 }  // namespace
@@ -48,7 +93,14 @@ TEST(Memory, AllocatedGrowsAndShrinksWithRounding) {
   EXPECT_EQ(s1.active_storages, s0.active_storages + 1);
   EXPECT_EQ(s1.active_views, s0.active_views + 1);
   EXPECT_GE(s1.reserved_bytes, s1.allocated_bytes);
-  EXPECT_EQ(s1.device_allocs, s0.device_allocs + 1) << "cache was emptied: a fresh block";
+  // After sm_empty_cache the only cached bytes left are the free parts of
+  // segments that hold a live block: the block comes from one of those (a
+  // cache hit) or from a fresh 2 MiB small segment.
+  EXPECT_EQ((s1.device_allocs - s0.device_allocs) + (s1.cache_hits - s0.cache_hits), 1);
+  if (s1.device_allocs > s0.device_allocs)
+    EXPECT_EQ(s1.reserved_bytes - s0.reserved_bytes, 2 * kMiB) << "a whole small segment";
+  else
+    EXPECT_EQ(s1.reserved_bytes, s0.reserved_bytes);
   Tensor v;
   SM_ASSERT_OK(sm_slice(t, 0, 0, 10, 1, v.out()));
   EXPECT_EQ(stats().allocated_bytes, s1.allocated_bytes) << "a view allocates nothing";
@@ -86,16 +138,27 @@ TEST(Memory, FreeThenAllocSameSizeIsACacheHit) {
   EXPECT_EQ(stats().device_allocs, s2.device_allocs);
 }
 
-TEST(Memory, EmptyCacheReturnsOnlyUnusedBlocks) {
-  Tensor live = iota<float>({4096});
-  Tensor dead = floats(8192);
+// sm_empty_cache returns every segment without a live block; a segment that
+// holds one keeps its free parts (reserved - allocated may stay above 0).
+TEST(Memory, EmptyCacheReturnsOnlySegmentsWithoutALiveBlock) {
+  SM_ASSERT_OK(sm_empty_cache(cpu()));
+  Tensor live = iota<float>({4096});  // 16 KiB: a small segment it pins
+  Tensor neighbour = floats(8192);    // 32 KiB in the same small segment
+  const sm_memory_stats_t sd = stats();
+  Tensor dead = floats(6 * kMiB);  // 24 MiB: a large segment of its own
+  ASSERT_EQ(stats().device_allocs, sd.device_allocs + 1) << "the test needs a fresh segment";
+  EXPECT_EQ(stats().reserved_bytes - sd.reserved_bytes, 24 * kMiB) << "rounded to 2 MiB";
   dead.reset();
+  neighbour.reset();
   const sm_memory_stats_t s0 = stats();
-  EXPECT_GE(s0.reserved_bytes - s0.allocated_bytes, rounded(8192 * 4));
+  EXPECT_GE(s0.reserved_bytes - s0.allocated_bytes, 24 * kMiB + rounded(8192 * 4));
+  EXPECT_GE(cached_free_segments(), 1u);
   SM_ASSERT_OK(sm_empty_cache(cpu()));
   const sm_memory_stats_t s1 = stats();
-  EXPECT_LT(s1.reserved_bytes, s0.reserved_bytes);
-  EXPECT_EQ(s1.reserved_bytes, s1.allocated_bytes) << "nothing cached is left";
+  EXPECT_LE(s1.reserved_bytes, s0.reserved_bytes - 24 * kMiB) << "the dead segment went back";
+  EXPECT_EQ(cached_free_segments(), 0u) << "no segment without a live block is left";
+  EXPECT_GE(s1.reserved_bytes - s1.allocated_bytes, rounded(8192 * 4))
+      << "the neighbour's bytes stay in the segment the live tensor pins";
   EXPECT_EQ(s1.allocated_bytes, s0.allocated_bytes) << "live blocks are kept";
   EXPECT_GT(s1.device_frees, s0.device_frees);
   // The live tensor is intact and usable.
@@ -238,7 +301,7 @@ TEST(Memory, StatsStructSizeCuttingAFieldWritesOnlyWholeFields) {
 // The one state change an out-of-memory failure makes (documented at
 // sm_empty_cache): the cache is given back to the system before giving up.
 TEST(Memory, OutOfMemoryFirstEmptiesTheCache) {
-  { Tensor cached = floats(1 << 16); }  // 256 KiB now cached, not live
+  { Tensor cached = floats(6 << 20); }  // 24 MiB: a segment of its own, now cached, not live
   const sm_memory_stats_t before = stats();
   ASSERT_GT(before.reserved_bytes, before.allocated_bytes) << "the test needs a cached block";
   const int64_t shape[1] = {int64_t(1) << 43};  // 2^45 bytes: the system refuses
@@ -246,7 +309,8 @@ TEST(Memory, OutOfMemoryFirstEmptiesTheCache) {
   SM_EXPECT_STATUS(sm_empty(shape, 1, SM_FLOAT32, cpu(), &out), SM_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(out, sentinel_tensor());
   const sm_memory_stats_t after = stats();
-  EXPECT_EQ(after.reserved_bytes, after.allocated_bytes) << "nothing cached any more";
+  EXPECT_EQ(cached_free_segments(), 0u) << "no segment without a live block is left";
+  EXPECT_LT(after.reserved_bytes, before.reserved_bytes);
   EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "no live block changed";
   EXPECT_GT(after.device_frees, before.device_frees);
   EXPECT_EQ(after.active_storages, before.active_storages);
@@ -307,4 +371,61 @@ TEST(Memory, LiveHandlesCountEveryKind) {
   int64_t a = kSentinel64;
   EXPECT_EQ(sm_debug_live_handles(&a, nullptr, nullptr), SM_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(a, kSentinel64);
+}
+
+// CPU blocks are carved from shared segments, so the allocator tells the
+// memory checkers what the system allocator no longer can: under
+// AddressSanitizer every byte past a block's requested size (its slack up to
+// the 512-byte rounding) and every free block is poisoned, and unpoisoned
+// when handed out. Proof: writes past a tensor's requested bytes, into its
+// slack and into the free block next to it, are reported. (What cannot be
+// caught: a write into a neighbouring *live* block right after a block with
+// no slack, as with any caching allocator.)
+TEST(MemoryDeathTest, AddressSanitizerCatchesWritesPastACpuTensor) {
+#if !defined(SMT_ASAN)
+  GTEST_SKIP() << "needs an AddressSanitizer build (scripts/reliability.sh asan)";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the CPU thread pool runs
+  SM_ASSERT_OK(sm_empty_cache(cpu()));
+  Tensor a = floats(25);   // 100 bytes requested, a 512-byte block
+  Tensor b = floats(128);  // 512 bytes, carved right after a
+  volatile char* pa = static_cast<volatile char*>(data_ptr_of(a));
+  volatile char* pb = static_cast<volatile char*>(data_ptr_of(b));
+  ASSERT_EQ(pb, pa + SM_ALLOC_ROUND) << "the test needs b next to a in one segment";
+  pa[0] = 1;
+  pa[99] = 1;  // the last requested byte
+  pb[511] = 1;
+  EXPECT_DEATH(pa[100] = 1, "use-after-poison") << "a's slack";
+  EXPECT_DEATH(pa[SM_ALLOC_ROUND - 1] = 1, "use-after-poison") << "the end of a's slack";
+  b.reset();  // b's block is free: merged with the rest of the segment
+  EXPECT_DEATH(pa[SM_ALLOC_ROUND] = 1, "use-after-poison") << "the free block after a";
+  EXPECT_DEATH((void)pa[SM_ALLOC_ROUND + 4096], "use-after-poison") << "reads too";
+  a.reset();
+  EXPECT_DEATH(pa[0] = 1, "use-after-poison") << "a freed tensor's block";
+  // Handed out again, the requested bytes are usable.
+  Tensor c = floats(200);
+  volatile char* pc = static_cast<volatile char*>(data_ptr_of(c));
+  pc[0] = 1;
+  pc[799] = 1;
+  EXPECT_DEATH(pc[800] = 1, "use-after-poison");
+#endif
+}
+
+// The same under valgrind (memcheck), where its headers were found: the
+// bytes past a CPU tensor's request and free blocks are not addressable.
+// Asked with VALGRIND_GET_VBITS, which reports nothing itself.
+TEST(Memory, ValgrindSeesCpuTensorBounds) {
+#if !defined(SMT_VALGRIND)
+  GTEST_SKIP() << "built without valgrind/memcheck.h";
+#else
+  if (!RUNNING_ON_VALGRIND) GTEST_SKIP() << "not running under valgrind";
+  SM_ASSERT_OK(sm_empty_cache(cpu()));
+  Tensor a = floats(25);  // 100 bytes requested
+  char* pa = static_cast<char*>(data_ptr_of(a));
+  std::memset(pa, 0, 100);
+  unsigned char vbits[1];
+  EXPECT_EQ(VALGRIND_GET_VBITS(pa + 99, vbits, 1), 1) << "the last requested byte";
+  EXPECT_EQ(VALGRIND_GET_VBITS(pa + 100, vbits, 1), 3) << "the slack is not addressable";
+  EXPECT_EQ(VALGRIND_GET_VBITS(pa + 4096, vbits, 1), 3) << "nor the free rest of the segment";
+#endif
 }

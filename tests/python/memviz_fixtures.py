@@ -321,10 +321,11 @@ def cuda_scenario(seed=7, copies=False, capacity=500, steps=12):
     return sim.snapshot()
 
 
-def cpu_scenario(seed=3):
-    """The host allocator: one block per segment, no stream, no history."""
+def host_scenario(seed=3):
+    """The pinned host allocator (cuda_host; the CPU used it until issue 14):
+    one block per segment, no stream, no history."""
     rnd = random.Random(seed)
-    sim = Sim("cpu", host=True, base=0x55D0C1200000)
+    sim = Sim("cuda_host", host=True, base=0x55D0C1200000)
     sim.extra_views = 9
     live = []
     for i in range(14):

@@ -16,9 +16,10 @@ Sections (each check compares with NumPy on the same values; views also
 compare strides, storage offset, data pointer and storage sharing):
   memory     memory_stats / memory_summary / empty_cache / reset_peak_stats:
              allocated grows by the size rounded to SM_ALLOC_ROUND and comes
-             back after close(); reserved grows by the segment (CUDA: 2 MiB
-             for small requests, 20 MiB for large ones under 10 MiB; host: the
-             rounded size), stays cached after close, falls with empty_cache;
+             back after close(); reserved grows by the segment (CPU and CUDA
+             alike: 2 MiB for small requests, 20 MiB for large ones under
+             10 MiB, the request rounded to 2 MiB above), stays cached after
+             close, falls with empty_cache;
              a second allocation is a cache hit; peaks; the device's stats
              are the device's (the CPU's do not move).
   creation   empty/zeros/ones/full/empty_strided/*_like/arange/arange_n,
@@ -260,8 +261,8 @@ def round_up(n, k):
     return (n + k - 1) // k * k
 
 
-def cuda_segment(rounded):
-    """DeviceCachingAllocator::segment_size."""
+def segment_size(rounded):
+    """DeviceCachingAllocator::segment_size: the CPU's and every GPU's."""
     if rounded <= SMALL_MAX:
         return 2 << 20
     if rounded < 10 << 20:
@@ -370,10 +371,7 @@ def from_logical(values, name, device=None, shape=None):
 
 def section_memory():
     d = DEV
-    host_alloc = not IS_CUDA
-
-    def seg(r):
-        return cuda_segment(r) if IS_CUDA else r
+    seg = segment_size
 
     gc.collect()
     sm.empty_cache(d)
@@ -407,8 +405,7 @@ def section_memory():
               "device_allocs grew by %d" % new_block)
     if new_block == 1:
         check(s1["reserved_bytes"] - s0["reserved_bytes"] == seg(r),
-              "memory: reserved grows by the %s (%d bytes)"
-              % ("segment" if IS_CUDA else "rounded block", seg(r)),
+              "memory: reserved grows by the segment (%d bytes)" % seg(r),
               "grew by %d" % (s1["reserved_bytes"] - s0["reserved_bytes"]))
     else:
         check(s1["cache_hits"] == s0["cache_hits"] + 1 and
@@ -460,8 +457,7 @@ def section_memory():
     if fresh:
         check(s6["device_allocs"] == s5["device_allocs"] + 1 and
               s6["reserved_bytes"] - s5["reserved_bytes"] == seg(rl),
-              "memory: a large request reserves a new %s of %d bytes"
-              % ("segment" if IS_CUDA else "block", seg(rl)),
+              "memory: a large request reserves a new segment of %d bytes" % seg(rl),
               "reserved grew by %d" % (s6["reserved_bytes"] - s5["reserved_bytes"]))
     c.close()
 
@@ -516,9 +512,6 @@ def section_memory():
         check(s10["reserved_bytes"] == 0 and s10["allocated_bytes"] == 0,
               "memory: after everything is closed and the cache emptied, nothing is held",
               str(s10))
-    elif host_alloc:
-        check(s10["reserved_bytes"] == s10["allocated_bytes"],
-              "memory: after empty_cache reserved == allocated (host allocator)", str(s10))
     else:
         check(s10["reserved_bytes"] >= s10["allocated_bytes"],
               "memory: after empty_cache reserved >= allocated (segments with live blocks)",

@@ -104,6 +104,18 @@ def snapshot_agrees_with_stats():
             R.equal(b["requested"], t.nbytes, "the block's request is the tensor's bytes")
             R.check(b["size"] >= t.nbytes and b["size"] % 512 == 0, "the block is rounded to 512")
             R.check(isinstance(b["seq"], int) and b["seq"] > 0, "seq")
+    # CPU segments are split into blocks (issue 14): the two small live tensors
+    # and the closed one's free block share one 2 MiB small segment.
+    segs_of = {}
+    for seg, b in blocks(snap):
+        if b["storage"] is not None:
+            segs_of[b["storage"]] = seg
+    s0, s1 = segs_of.get(keep[0].storage_id), segs_of.get(keep[1].storage_id)
+    R.check(s0 is not None and s0 is s1, "small CPU tensors share a segment")
+    if s0 is not None:
+        R.equal((s0["size"], s0["pool"], s0["stream"]), (2 << 20, "small", None),
+                "a small CPU segment: 2 MiB, no stream")
+        R.check(len(s0["blocks"]) >= 3, "the segment holds several blocks: %d" % len(s0["blocks"]))
     # The closed tensor's storage is gone from the snapshot.
     sid = keep[0].storage_id
     keep[0].close()
@@ -278,7 +290,7 @@ def oom_observer():
         R.equal((info.allocated_bytes, info.reserved_bytes),
                 (before["allocated_bytes"], before["reserved_bytes"]), "info allocated/reserved")
         R.equal(info.cached_free_bytes, before["reserved_bytes"] - before["allocated_bytes"],
-                "info.cached_free_bytes (host: reserved - allocated)")
+                "info.cached_free_bytes (every free byte: reserved - allocated)")
         R.check(0 <= info.largest_free_block <= info.cached_free_bytes, "info.largest_free_block")
         R.check("out of memory" in info.report and "12000" in info.report, "report: %r" % info.report)
         R.check(e is not None and e.message.endswith(info.report),

@@ -65,7 +65,7 @@ def fixture(name):
         _FIX[name] = {
             "views": lambda: F.cuda_scenario(),
             "fresh": lambda: F.cuda_scenario(seed=11, copies=True),
-            "cpu": F.cpu_scenario,
+            "host": F.host_scenario,
             "nasty": F.nasty_scenario,
             "hand": F.hand_timeline,
             "hand_dropped": lambda: F.hand_timeline(dropped=True),
@@ -435,10 +435,10 @@ def check_figures(dom, si, snap):
 
 @case
 def figures_equal_the_json():
-    views, cpu = fixture("views"), fixture("cpu")
-    dom = Dom(memviz.render([views, cpu], "t", ["views", "cpu"]))
+    views, host = fixture("views"), fixture("host")
+    dom = Dom(memviz.render([views, host], "t", ["views", "host"]))
     check_figures(dom, 0, views)
-    check_figures(dom, 1, cpu)
+    check_figures(dom, 1, host)
     # hand-checked strings, so a formatter bug shared with ref_fmt shows too
     dom = Dom(memviz.render([fixture("hand")]))
     got = [dom.by_id("s0-" + f).text for f in ("allocated_bytes", "reserved_bytes",
@@ -496,13 +496,13 @@ def holders_table_is_capped_with_a_sum():
 
 @case
 def comparison_table_lists_every_snapshot():
-    snaps = [fixture("views"), fixture("fresh"), fixture("cpu")]
-    dom = Dom(memviz.render(snaps, "views vs fresh", ["views", "fresh", "cpu"]))
+    snaps = [fixture("views"), fixture("fresh"), fixture("host")]
+    dom = Dom(memviz.render(snaps, "views vs fresh", ["views", "fresh", "host"]))
     rows = dom.find("table", cls="compare").find_all("tr")[1:]
     expect(len(rows) == 3, "3 rows")
     for si, (row, s) in enumerate(zip(rows, snaps)):
         link = row.find("a")
-        expect(link.get("href") == "#snap-%d" % si and link.text == ["views", "fresh", "cpu"][si],
+        expect(link.get("href") == "#snap-%d" % si and link.text == ["views", "fresh", "host"][si],
                "row %d names its section" % si)
         for f in ("allocated_bytes", "reserved_bytes", "peak_allocated_bytes",
                   "peak_reserved_bytes"):
@@ -514,8 +514,8 @@ def comparison_table_lists_every_snapshot():
                                snaps[0]["totals"]["peak_reserved_bytes"])
         expect(rel == want, "ratio %r, want %r" % (rel, want))
     secs = dom.find_all("section", cls="snapshot")
-    expect([s.get("data-name") for s in secs] == ["views", "fresh", "cpu"], "sections")
-    expect([s.find("h2").text for s in secs] == ["views cuda:0", "fresh cuda:0", "cpu cpu"],
+    expect([s.get("data-name") for s in secs] == ["views", "fresh", "host"], "sections")
+    expect([s.find("h2").text for s in secs] == ["views cuda:0", "fresh cuda:0", "host cuda_host"],
            "headings %r" % [s.find("h2").text for s in secs])
 
 
@@ -588,7 +588,7 @@ def seg_rows(dom):
 
 @case
 def segment_map_draws_every_block():
-    for name in ("views", "cpu"):
+    for name in ("views", "host"):
         snap = fixture(name)
         dom = Dom(memviz.render([snap]))
         rows = seg_rows(dom)
@@ -603,7 +603,7 @@ def segment_map_draws_every_block():
                    "%s %s: every block represented" % (name, seg["address"]))
             offs = [int(r.get("data-offset")) for r in rects]
             expect(offs == sorted(offs) and offs[0] == 0, "in address order")
-            if name == "cpu":
+            if name == "host":
                 expect(len(rects) == 1 and rects[0].get("data-state") in
                        ("allocated", "cached_free"), "host: one block per segment")
                 expect("stream" not in g.find("text", cls="right").text, "no stream on host")
@@ -737,7 +737,7 @@ def nasty_strings_are_text_not_markup():
 
 @case
 def page_loads_nothing_and_runs_only_its_script():
-    page = memviz.render([fixture("views"), fixture("cpu")])
+    page = memviz.render([fixture("views"), fixture("host")])
     expect(not re.search(r"(?i)(https?|ftp|wss?):", page), "a URL in the page")
     expect(not re.search(r"(?i)\b(src|srcset|action|formaction|xlink:href)\s*=", page),
            "an attribute that loads something")
@@ -804,7 +804,7 @@ def interpreters():
 @case
 def cli_writes_one_page_for_several_snapshots():
     paths = []
-    for name in ("views", "fresh", "cpu"):
+    for name in ("views", "fresh", "host"):
         paths.append(write(name + ".json", json.dumps(fixture(name))))
     for py in interpreters():
         out = os.path.join(TMP, "cli-%d.html" % len(py))
@@ -814,7 +814,7 @@ def cli_writes_one_page_for_several_snapshots():
         expect(se == "", "%s: no warnings for consistent snapshots: %r" % (py, se))
         dom = Dom(open(out, encoding="utf-8").read())
         expect([s.get("data-name") for s in dom.find_all("section", cls="snapshot")] ==
-               ["views", "fresh", "cpu"], "named by file")
+               ["views", "fresh", "host"], "named by file")
         expect(dom.find("h1").text == "views vs fresh", "--title")
     out = os.path.join(TMP, "no-such-dir", "x.html")
     rc, so, se = run_tool([paths[2], "-o", out])
@@ -992,7 +992,7 @@ def selftest(dom_text):
 
 
 def browser_pages():
-    names = ["views", "cpu", "nasty", "hand_dropped", "empty"]
+    names = ["views", "host", "nasty", "hand_dropped", "empty"]
     return names, [fixture(n) for n in names]
 
 
@@ -1054,7 +1054,7 @@ def browser_renders_the_page_without_errors():
     nasty = st["sections"][2]
     expect(set(NASTY) <= set(h["tag"] for h in nasty["holders"]), "nasty tags in the DOM")
     expect(nasty["device"] == "cuda:1<b>bold</b>", "device attribute as text")
-    expect(st["sections"][1]["history"] == "absent", "cpu has no history")
+    expect(st["sections"][1]["history"] == "absent", "host has no history")
 
 
 @case
@@ -1135,7 +1135,7 @@ def main(argv):
             return 0
         if len(argv) == 2 and argv[0] == "--fixtures":
             os.makedirs(argv[1], exist_ok=True)
-            for name in ("views", "fresh", "cpu", "nasty", "hand", "hand_dropped"):
+            for name in ("views", "fresh", "host", "nasty", "hand", "hand_dropped"):
                 with open(os.path.join(argv[1], name + ".json"), "w") as f:
                     json.dump(fixture(name), f, indent=1)
             print("wrote the fixtures to %s" % argv[1])

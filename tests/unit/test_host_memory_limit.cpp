@@ -5,7 +5,8 @@
 // fails cleanly (nothing asked of the system, statistics unchanged, a message
 // with the request, the limit and the advice), one at it succeeds, and every
 // host path goes through it (the caching host allocator, pinned memory, the
-// CPU backend's allocator, sm::empty and a stack of views).
+// CPU backend's block allocator over HostMemoryOps, sm::empty and a stack of
+// views).
 #include <gtest/gtest.h>
 
 #include <sys/sysinfo.h>
@@ -16,11 +17,14 @@
 #include <string>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/host_memory.hpp"
 #include "core/error.hpp"
 #include "engine/ops.hpp"
 #include "engine/stack.hpp"
 #include "memory/caching_host_allocator.hpp"
+#include "memory/device_caching_allocator.hpp"
 #include "memory/host_memory_limit.hpp"
+#include "memory/out_of_memory.hpp"
 #include "memory/pinned_host_allocator.hpp"
 
 using namespace sm;
@@ -183,4 +187,67 @@ TEST(HostMemoryLimit, CpuTensorsAndStacksGoThroughIt) {
   EXPECT_NE(t, nullptr);
   StackState s(Device{SM_DEVICE_CPU, 0}, int64_t(2 * kMiB));
   EXPECT_EQ(s.capacity(), int64_t(2 * kMiB));
+}
+
+// The CPU's allocator: DeviceCachingAllocator over HostMemoryOps. The limit is
+// on the request, as for the host allocators: a request over it is refused
+// after the cache is returned (segments without a live block), with the
+// limit's message and the CPU as the device; a request under it whose usual
+// segment would not fit (3 MiB: a 20 MiB segment) gets a segment of its own
+// size instead, so no segment over the limit is ever asked for.
+TEST(HostMemoryLimit, CpuBlockAllocatorRefusesOverTheLimitAfterReturningTheCache) {
+  Limit l(4 * kMiB);
+  HostMemoryOps ops;
+  DeviceCachingAllocator a(&ops);
+  Allocation live = a.allocate(2048);  // pins a 2 MiB small segment
+  EXPECT_EQ(a.stats().reserved_bytes, int64_t(2 * kMiB));
+  Allocation mid = a.allocate(3 * kMiB);
+  EXPECT_EQ(a.stats().reserved_bytes, int64_t(5 * kMiB)) << "a 3 MiB segment, not 20 MiB";
+  a.deallocate(mid);
+  Allocation at = a.allocate(4 * kMiB);  // exactly the limit: allowed, its own segment
+  EXPECT_NE(at.ptr, nullptr);
+  a.deallocate(at);
+  const AllocatorStats before = a.stats();
+  ASSERT_EQ(before.reserved_bytes, int64_t(9 * kMiB));
+  for (size_t asked : {4 * kMiB + 1, 8 * kMiB, size_t(1) << 45, SIZE_MAX}) {
+    const std::string m = expect_refused([&] { a.allocate(asked); }, asked, 4 * kMiB);
+    EXPECT_EQ(m.rfind("cpu: ", 0), 0u) << "names the device: " << m;
+  }
+  const AllocatorStats after = a.stats();
+  EXPECT_EQ(after.reserved_bytes, int64_t(2 * kMiB)) << "the free segments went back";
+  EXPECT_EQ(after.device_frees, before.device_frees + 2);
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(after.num_allocs, before.num_allocs);
+  a.deallocate(live);
+  a.empty_cache();
+  EXPECT_EQ(a.stats().reserved_bytes, 0);
+}
+
+// Host memory has no streams: record_stream is a no-op (the block is free
+// again at once, no event), snapshots show no stream, and an out-of-memory
+// failure is reported for the CPU device.
+TEST(HostMemoryOps, NoStreamsAndTheCpuDevice) {
+  HostMemoryOps ops;
+  EXPECT_EQ(ops.device_type(), SM_DEVICE_CPU);
+  EXPECT_EQ(ops.device_name(), "cpu");
+  DeviceCachingAllocator a(&ops);
+  Allocation x = a.allocate(1000);
+  a.record_stream(x, reinterpret_cast<void*>(0x1234));
+  AllocatorSnapshot s = a.snapshot();
+  ASSERT_EQ(s.segments.size(), 1u);
+  EXPECT_FALSE(s.segments[0].has_stream);
+  EXPECT_EQ(s.segments[0].size, 2 * kMiB);
+  a.deallocate(x);
+  DeviceCachingAllocator::CacheInfo ci = a.cache_info();
+  EXPECT_EQ(ci.pending_blocks, 0u) << "no event to wait for";
+  EXPECT_EQ(ci.free_blocks, 1u) << "merged back into the whole segment";
+  static sm_device seen;
+  seen = sm_device{0, -1};
+  set_oom_observer([](const sm_oom_info* info, void*) { seen = info->device; }, nullptr);
+  Limit l(1 * kMiB);
+  EXPECT_THROW(a.allocate(2 * kMiB), Error);
+  set_oom_observer(nullptr, nullptr);
+  EXPECT_EQ(seen.type, SM_DEVICE_CPU);
+  EXPECT_EQ(seen.index, 0);
+  a.empty_cache();
 }

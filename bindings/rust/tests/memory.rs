@@ -54,12 +54,26 @@ fn allocation_statistics_follow_tensors() {
     assert_eq!(s4.device_allocs, s3.device_allocs);
     drop(again);
 
-    // empty_cache gives unused blocks back, never live ones.
+    // empty_cache gives back every segment without a live block, never a live
+    // block; the free rest of a segment that holds one stays reserved.
+    let big = Tensor::zeros(&[3 << 20], DType::F64, Device::Cpu).unwrap(); // 24 MiB: its own segment
+    drop(big);
     let live = Tensor::zeros(&[300], DType::F64, Device::Cpu).unwrap();
+    let before = stats();
     stridemem::empty_cache(Device::Cpu).unwrap();
     let s5 = stats();
-    assert_eq!(s5.reserved_bytes, s5.allocated_bytes);
+    assert!(s5.reserved_bytes <= before.reserved_bytes - (24 << 20), "the free segment went back");
+    assert_eq!(s5.allocated_bytes, before.allocated_bytes);
+    assert!(s5.reserved_bytes >= s5.allocated_bytes);
     assert!(s5.device_frees > s4.device_frees);
+    let snap = stridemem::memory_snapshot_summary(Device::Cpu).unwrap();
+    for g in &snap.segments {
+        assert!(
+            g.blocks.iter().any(|b| b.state == stridemem::BlockState::Allocated),
+            "segment {:#x} has no live block yet survived empty_cache",
+            g.address
+        );
+    }
     assert_eq!(live.to_vec::<f64>().unwrap(), vec![0.0; 300]);
 }
 

@@ -44,7 +44,7 @@ fn seed_1_tiles_through_one_reused_buffer() {
     let data: Vec<f32> = (0..c * h * w).map(|i| ((i * 37) % 101) as f32 - 20.0).collect();
     let expected: Vec<f32> = data.iter().map(|v| (v * 0.5 - 10.0).max(0.0)).collect();
 
-    stridemem::empty_cache(Device::Cpu).unwrap(); // blocks are then sized exactly
+    stridemem::empty_cache(Device::Cpu).unwrap(); // a clean start (blocks are split to size)
     let baseline = stats();
     let image = Tensor::from_slice(&data, &[c, h, w]).unwrap();
     let tile_bytes = c * th * tw * 4;
@@ -96,7 +96,7 @@ fn seed_2_overlapping_tiles_with_unfold() {
     let (nh, nw) = ((h - k) / s + 1, (w - k) / s + 1);
     let data: Vec<f32> = (0..h * w).map(|i| (i % 17) as f32).collect();
 
-    stridemem::empty_cache(Device::Cpu).unwrap(); // blocks are then sized exactly
+    stridemem::empty_cache(Device::Cpu).unwrap(); // a clean start (blocks are split to size)
     let baseline = stats();
     let image = Tensor::from_slice(&data, &[h, w]).unwrap();
     let mut out = Tensor::zeros(&[nh, nw, k, k], DType::F32, Device::Cpu).unwrap();
@@ -165,7 +165,7 @@ fn seed_3_hidden_states_in_one_buffer() {
         }
     }
 
-    stridemem::empty_cache(Device::Cpu).unwrap(); // blocks are then sized exactly
+    stridemem::empty_cache(Device::Cpu).unwrap(); // a clean start (blocks are split to size)
     let baseline = stats();
     let inputs = Tensor::from_slice(&xs, &[steps, batch, hidden]).unwrap();
     let bias = Tensor::from_slice(&bias_data, &[hidden]).unwrap();

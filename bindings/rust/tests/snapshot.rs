@@ -232,7 +232,7 @@ fn oom_observer_is_told_the_numbers() {
     assert_eq!(info.device, Some(Device::Cpu));
     assert_eq!(info.requested_bytes, 12000);
     assert_eq!((info.allocated_bytes, info.reserved_bytes), (before.allocated_bytes, before.reserved_bytes));
-    assert_eq!(info.cached_free_bytes, before.reserved_bytes - before.allocated_bytes, "host: reserved - allocated");
+    assert_eq!(info.cached_free_bytes, before.reserved_bytes - before.allocated_bytes, "every free byte: reserved - allocated");
     assert!(0 <= info.largest_free_block && info.largest_free_block <= info.cached_free_bytes);
     assert!(info.report.contains("out of memory") && info.report.contains("12000"), "{}", info.report);
     assert!(err.message().ends_with(&info.report), "{:?} vs {:?}", err.message(), info.report);
