@@ -278,7 +278,7 @@ void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t
   log_.record(HistoryAction::oom, nbytes, nbytes, nullptr, ops_->current_stream(), nullptr, st_);
   AllocatorSnapshot s;
   try {
-    s = snapshot_locked();
+    s = snapshot_locked(false);
   } catch (...) {
     s = AllocatorSnapshot();  // no host memory for the copy: the counters alone
     s.stats = st_;
@@ -288,7 +288,7 @@ void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t
                      size, why, s);
 }
 
-AllocatorSnapshot DeviceCachingAllocator::snapshot_locked() const {
+AllocatorSnapshot DeviceCachingAllocator::snapshot_locked(bool with_history) const {
   AllocatorSnapshot s;
   s.stats = st_;
   s.reuse = &DeviceCachingAllocator::reuses;
@@ -321,13 +321,13 @@ AllocatorSnapshot DeviceCachingAllocator::snapshot_locked() const {
   }
   std::sort(s.segments.begin(), s.segments.end(),
             [](const SnapshotSegment& x, const SnapshotSegment& y) { return x.address < y.address; });
-  s.history = log_.copy();
+  if (with_history) s.history = log_.copy();
   return s;
 }
 
 AllocatorSnapshot DeviceCachingAllocator::snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
-  return snapshot_locked();
+  return snapshot_locked(true);
 }
 
 void DeviceCachingAllocator::record_history(int64_t max_events) {
