@@ -31,7 +31,9 @@ foreach(line ${lines})
   endif()
   set(kind "${CMAKE_MATCH_1}")
   set(sym "${CMAKE_MATCH_2}")
-  if(NOT kind MATCHES "${kinds}" OR sym MATCHES "^__(odr_asan_gen_|asan_|tsan_|ubsan_|sanitizer_)")
+  # ASan's ODR indicators of our globals: clang names them __odr_asan_gen_<name>,
+  # gcc __odr_asan.<name> (sm::kProbeSizes has one in a gcc ASan build).
+  if(NOT kind MATCHES "${kinds}" OR sym MATCHES "^__(odr_asan_gen_|odr_asan[.]|asan_|tsan_|ubsan_|sanitizer_)")
     continue()  # not a definition of ours, or a sanitizer build's instrumentation
   endif()
   if(sym MATCHES "^sm_")

@@ -159,7 +159,7 @@ AllocatorStats CachingHostAllocator::stats() {
   return st_;
 }
 
-AllocatorSnapshot CachingHostAllocator::snapshot_locked() const {
+AllocatorSnapshot CachingHostAllocator::snapshot_locked(bool with_history) const {
   AllocatorSnapshot s;
   s.stats = st_;
   s.reuse = &CachingHostAllocator::reuses;
@@ -183,13 +183,13 @@ AllocatorSnapshot CachingHostAllocator::snapshot_locked() const {
     for (const auto& kv : *pool) add(kv.second, false);
   std::sort(s.segments.begin(), s.segments.end(),
             [](const SnapshotSegment& x, const SnapshotSegment& y) { return x.address < y.address; });
-  s.history = log_.copy();
+  if (with_history) s.history = log_.copy();
   return s;
 }
 
 AllocatorSnapshot CachingHostAllocator::snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
-  return snapshot_locked();
+  return snapshot_locked(true);
 }
 
 void CachingHostAllocator::record_history(int64_t max_events) {
@@ -202,7 +202,7 @@ void CachingHostAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t n
   log_.record(HistoryAction::oom, nbytes, nbytes, nullptr, nullptr, nullptr, st_);
   AllocatorSnapshot s;
   try {
-    s = snapshot_locked();
+    s = snapshot_locked(false);
   } catch (...) {
     s = AllocatorSnapshot();  // no host memory for the copy: the counters alone
     s.stats = st_;

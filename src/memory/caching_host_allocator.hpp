@@ -53,7 +53,9 @@ class CachingHostAllocator final : public Allocator {
   void unlink_live_locked(Block* b) noexcept;
   void release_block_locked(Block* b) noexcept;
   void release_all_cached_locked();
-  AllocatorSnapshot snapshot_locked() const;
+  // with_history false: no copy of the history ring (the out-of-memory
+  // report does not use it, and it may hold 2^24 events).
+  AllocatorSnapshot snapshot_locked(bool with_history) const;
   [[noreturn]] void fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes, size_t size,
                              const std::string& why);
 

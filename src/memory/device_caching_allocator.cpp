@@ -329,7 +329,7 @@ void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t
               has_streams_ ? ops_->current_stream() : nullptr, nullptr, st_);
   AllocatorSnapshot s;
   try {
-    s = snapshot_locked();
+    s = snapshot_locked(false);
   } catch (...) {
     s = AllocatorSnapshot();  // no host memory for the copy: the counters alone
     s.stats = st_;
@@ -339,7 +339,7 @@ void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t
                      nbytes, size, why, s);
 }
 
-AllocatorSnapshot DeviceCachingAllocator::snapshot_locked() const {
+AllocatorSnapshot DeviceCachingAllocator::snapshot_locked(bool with_history) const {
   AllocatorSnapshot s;
   s.stats = st_;
   s.reuse = &DeviceCachingAllocator::reuses;
@@ -372,13 +372,13 @@ AllocatorSnapshot DeviceCachingAllocator::snapshot_locked() const {
   }
   std::sort(s.segments.begin(), s.segments.end(),
             [](const SnapshotSegment& x, const SnapshotSegment& y) { return x.address < y.address; });
-  s.history = log_.copy();
+  if (with_history) s.history = log_.copy();
   return s;
 }
 
 AllocatorSnapshot DeviceCachingAllocator::snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
-  return snapshot_locked();
+  return snapshot_locked(true);
 }
 
 void DeviceCachingAllocator::record_history(int64_t max_events) {

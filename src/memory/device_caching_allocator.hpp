@@ -154,7 +154,9 @@ class DeviceCachingAllocator final : public Allocator {
   void wait_all_events_locked();
   void release_cached_locked();
   void* take_event_locked();
-  AllocatorSnapshot snapshot_locked() const;
+  // with_history false: no copy of the history ring (the out-of-memory
+  // report does not use it, and it may hold 2^24 events).
+  AllocatorSnapshot snapshot_locked(bool with_history) const;
   [[noreturn]] void fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes, size_t size,
                              const std::string& why);
 

@@ -17,8 +17,8 @@ namespace sm {
 
 void set_oom_observer(sm_oom_observer observer, void* user_data) noexcept;
 
-// s: the allocator's snapshot taken under its lock when the request failed
-// (its stats alone when no copy could be made).
+// s: the allocator's snapshot taken under its lock when the request failed,
+// without the history ring (its stats alone when no copy could be made).
 [[noreturn]] void fail_out_of_memory(sm_device device, const std::string& device_name,
                                      size_t request, size_t rounded, const std::string& why,
                                      const AllocatorSnapshot& s);

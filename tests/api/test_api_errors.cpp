@@ -3,8 +3,11 @@
 // value where given), out-parameters untouched (pre-filled with sentinels),
 // and no state change (tensors' metadata, values and version counters;
 // allocated bytes, allocation count, live views/storages and live handles).
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <functional>
+#include <iterator>
 #include <set>
 
 #include "api_test_util.hpp"
@@ -294,6 +297,13 @@ std::vector<StorageFn> storage_fns() {
        [](C&, sm_storage h, bool& ok) {
          T_OUT(sm_tensor_from_storage(h, kS4, nullptr, 1, 0, SM_FLOAT32, &o));
        }},
+      {"sm_storage_id", false,
+       [](C&, sm_storage h, bool& ok) {
+         uint64_t o = static_cast<uint64_t>(kSentinel64);
+         const sm_status s_ = sm_storage_id(h, &o);
+         ok = o == static_cast<uint64_t>(kSentinel64);
+         return s_;
+       }},
   };
 }
 
@@ -560,6 +570,26 @@ void register_null_pointer_cases() {
       [](C&, bool& ok) { NO_OUT(sm_memory_stats(cpu(), nullptr)); });
   add("sm_memory_summary_null_buf", IA, {"sm_memory_summary", "buf"},
       [](C&, bool& ok) { NO_OUT(sm_memory_summary(cpu(), nullptr, 100, nullptr)); });
+  add("sm_memory_summary_null_buf_with_needed", IA, {"sm_memory_summary", "buf"}, [](C&, bool& ok) {
+    size_t need = 777;
+    const sm_status s = sm_memory_summary(cpu(), nullptr, 100, &need);
+    ok = need == 777;
+    return s;
+  });
+  add("sm_memory_snapshot_null_buf", IA, {"sm_memory_snapshot", "buf"},
+      [](C&, bool& ok) { NO_OUT(sm_memory_snapshot(cpu(), nullptr, 100, nullptr)); });
+  add("sm_memory_snapshot_null_buf_with_needed", IA, {"sm_memory_snapshot", "buf"}, [](C&, bool& ok) {
+    size_t need = 777;
+    const sm_status s = sm_memory_snapshot(cpu(), nullptr, 100, &need);
+    ok = need == 777;
+    return s;
+  });
+  // NULL and len 0 without needed: no room for the text and no way to say its size.
+  add("sm_memory_snapshot_null_everything", IA, {"sm_memory_snapshot"},
+      [](C&, bool& ok) { NO_OUT(sm_memory_snapshot(cpu(), nullptr, 0, nullptr)); });
+  add("sm_storage_id_null", IA, {"sm_storage_id", "out"},
+      [](C& c, bool& ok) { NO_OUT(sm_storage_id(c.st, nullptr)); });
+  add("sm_push_tag_null", IA, {"sm_push_tag", "NULL"}, [](C&, bool& ok) { NO_OUT(sm_push_tag(nullptr)); });
   // stack
   add("sm_stack_create_null_out", IA, {"sm_stack_create", "out"},
       [](C&, bool& ok) { NO_OUT(sm_stack_create(cpu(), 1024, nullptr)); });
@@ -927,6 +957,33 @@ void register_value_cases() {
   add("sm_diagonal_same_dims", IA, {"sm_diagonal"}, [](C& c, bool& ok) { T_OUT(sm_diagonal(c.t, 0, 1, 1, &o)); });
   add("sm_set_num_threads_negative", IA, {"sm_set_num_threads", "-1"},
       [](C&, bool& ok) { NO_OUT(sm_set_num_threads(-1)); });
+  // Texts too long for the buffer, with nowhere to say how long (needed NULL):
+  // the message names the size needed; nothing is written.
+  add("sm_memory_snapshot_short_buffer", IA, {"sm_memory_snapshot", "bytes"}, [](C& c, bool& ok) {
+    BUF_OUT(sm_memory_snapshot(cpu(), reinterpret_cast<char*>(c.buf.data()), 100, nullptr));
+  });
+  add("sm_memory_summary_short_buffer", IA, {"sm_memory_summary", "bytes"}, [](C& c, bool& ok) {
+    BUF_OUT(sm_memory_summary(cpu(), reinterpret_cast<char*>(c.buf.data()), 10, nullptr));
+  });
+  // Tags: what a name may hold, and popping what was never pushed.
+  add("sm_push_tag_empty", IA, {"sm_push_tag", "empty"}, [](C&, bool& ok) { NO_OUT(sm_push_tag("")); });
+  add("sm_push_tag_control_character", IA, {"sm_push_tag", "control"},
+      [](C&, bool& ok) { NO_OUT(sm_push_tag("a\tb")); });
+  add("sm_push_tag_invalid_utf8", IA, {"sm_push_tag", "UTF-8"},
+      [](C&, bool& ok) { NO_OUT(sm_push_tag("\xC0\xAF")); });
+  add("sm_push_tag_surrogate", IA, {"sm_push_tag", "UTF-8"},
+      [](C&, bool& ok) { NO_OUT(sm_push_tag("\xED\xA0\x80")); });
+  add("sm_push_tag_too_long", IA, {"sm_push_tag", "256"}, [](C&, bool& ok) {
+    const std::string t(257, 't');
+    NO_OUT(sm_push_tag(t.c_str()));
+  });
+  add("sm_pop_tag_empty", IA, {"sm_pop_tag"}, [](C&, bool& ok) { NO_OUT(sm_pop_tag()); });
+  add("sm_memory_record_history_negative", IA, {"sm_memory_record_history", "-1"},
+      [](C&, bool& ok) { NO_OUT(sm_memory_record_history(cpu(), -1)); });
+  add("sm_memory_record_history_too_many", IA, {"sm_memory_record_history", "16777217"},
+      [](C&, bool& ok) { NO_OUT(sm_memory_record_history(cpu(), (int64_t(1) << 24) + 1)); });
+  add("sm_memory_record_history_int64_min", IA, {"sm_memory_record_history"},
+      [](C&, bool& ok) { NO_OUT(sm_memory_record_history(cpu(), INT64_MIN)); });
   add("sm_stack_create_negative_capacity", IA, {"sm_stack_create", "-5"}, [](C&, bool& ok) {
     sm_stack o = sentinel_stack();
     const sm_status s = sm_stack_create(cpu(), -5, &o);
@@ -981,6 +1038,25 @@ void register_value_cases() {
   add("sm_memory_summary_bad_device", DEV, {"sm_memory_summary"}, [](C& c, bool& ok) {
     BUF_OUT(sm_memory_summary(sm_device{42, 0}, reinterpret_cast<char*>(c.buf.data()), 100, nullptr));
   });
+  add("sm_memory_snapshot_bad_device", DEV, {"sm_memory_snapshot"}, [](C& c, bool& ok) {
+    size_t need = 777;
+    const sm_status s = sm_memory_snapshot(sm_device{42, 0}, reinterpret_cast<char*>(c.buf.data()),
+                                           c.buf.size(), &need);
+    ok = c.buf_untouched() && need == 777;
+    return s;
+  });
+  add("sm_memory_snapshot_cpu_index_1", DEV, {"sm_memory_snapshot"}, [](C& c, bool& ok) {
+    BUF_OUT(sm_memory_snapshot(sm_device{SM_DEVICE_CPU, 1}, reinterpret_cast<char*>(c.buf.data()),
+                               c.buf.size(), nullptr));
+  });
+  add("sm_memory_snapshot_cuda_index_too_high", DEV, {"sm_memory_snapshot"}, [](C& c, bool& ok) {
+    BUF_OUT(sm_memory_snapshot(sm_device{SM_DEVICE_CUDA, 1000}, reinterpret_cast<char*>(c.buf.data()),
+                               c.buf.size(), nullptr));
+  });
+  add("sm_memory_record_history_bad_device", DEV, {"sm_memory_record_history"},
+      [](C&, bool& ok) { NO_OUT(sm_memory_record_history(sm_device{42, 0}, 10)); });
+  add("sm_memory_record_history_cuda_index_too_high", DEV, {"sm_memory_record_history"},
+      [](C&, bool& ok) { NO_OUT(sm_memory_record_history(sm_device{SM_DEVICE_CUDA, 1000}, 10)); });
   add("sm_synchronize_bad_device", DEV, {"sm_synchronize"},
       [](C&, bool& ok) { NO_OUT(sm_synchronize(sm_device{42, 0})); });
   add("sm_set_stream_bad_device", DEV, {"sm_set_stream"},
@@ -1112,7 +1188,9 @@ TEST(BadInputCoverage, EveryFallibleCallHasACase) {
       "sm_stack_pop_to", "sm_stack_used", "sm_stack_release", "sm_synchronize", "sm_set_stream",
       "sm_get_stream",
       "sm_record_stream", "sm_set_num_threads", "sm_get_num_threads", "sm_to_dlpack", "sm_to_dlpack_ex",
-      "sm_from_dlpack", "sm_debug_live_handles", "sm_debug_age_handle_slot"};
+      "sm_from_dlpack", "sm_debug_live_handles", "sm_debug_age_handle_slot",
+      "sm_memory_snapshot", "sm_push_tag", "sm_pop_tag", "sm_memory_record_history",
+      "sm_storage_id"};
   const std::vector<BadCase> cases = all_cases();
   for (const char* f : fns) {
     bool found = false;
@@ -1120,6 +1198,56 @@ TEST(BadInputCoverage, EveryFallibleCallHasACase) {
       for (const std::string& n : c.needles) found = found || n == f;
     EXPECT_TRUE(found) << f << " has no bad-input case";
   }
+}
+
+// Functions no input makes fail, and why: they are the only ones allowed
+// to be missing from the list above.
+const char* const kNoBadInput[] = {
+    "sm_status_string",     // any code, known or not, has a static text
+    "sm_last_error",        // no arguments
+    "sm_dtype_size",        // an unknown dtype is answered with 0 (documented)
+    "sm_dtype_name",        // an unknown dtype is answered with "unknown" (documented)
+    "sm_debug_fail_alloc",  // every n means something: n <= 0 disables
+    "sm_set_oom_observer",  // any function (NULL removes it) and any user_data are valid
+};
+
+// The list above plus kNoBadInput is every function of the public header,
+// read from the header itself: a function added to it without a bad-input
+// case (or a reason it has none) fails here.
+TEST(BadInputCoverage, EveryHeaderFunctionIsListed) {
+  FILE* f = std::fopen(SM_TEST_PUBLIC_HEADER, "r");
+  ASSERT_NE(f, nullptr) << SM_TEST_PUBLIC_HEADER;
+  std::string h;
+  char chunk[4096];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) h.append(chunk, n);
+  std::fclose(f);
+  // Declarations: "SM_API <return type> sm_name(".
+  std::set<std::string> declared;
+  for (size_t at = h.find("SM_API "); at != std::string::npos; at = h.find("SM_API ", at + 1)) {
+    const size_t paren = h.find('(', at);
+    if (paren == std::string::npos) break;
+    size_t end = paren;
+    while (end > at && h[end - 1] == ' ') --end;
+    size_t start = end;
+    while (start > at && (std::isalnum(static_cast<unsigned char>(h[start - 1])) || h[start - 1] == '_'))
+      --start;
+    const std::string name = h.substr(start, end - start);
+    if (name.rfind("sm_", 0) == 0) declared.insert(name);
+  }
+  ASSERT_GT(declared.size(), 80u) << "the header was not parsed";
+  const std::vector<BadCase> cases = all_cases();
+  std::set<std::string> covered;
+  for (const BadCase& c : cases)
+    for (const std::string& needle : c.needles)
+      if (needle.rfind("sm_", 0) == 0) covered.insert(needle);
+  for (const std::string& fn : declared) {
+    const bool exempt = std::find(std::begin(kNoBadInput), std::end(kNoBadInput), fn) != std::end(kNoBadInput);
+    EXPECT_TRUE(covered.count(fn) || exempt)
+        << fn << " is declared in stridemem.h but has no bad-input case here (or a reason in kNoBadInput)";
+    EXPECT_FALSE(covered.count(fn) && exempt) << fn << " has cases: take it out of kNoBadInput";
+  }
+  for (const char* fn : kNoBadInput) EXPECT_TRUE(declared.count(fn)) << fn << " is not in the header";
 }
 
 }  // namespace

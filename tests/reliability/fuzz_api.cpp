@@ -46,6 +46,18 @@
 //    fields within it (op 16 kind 2 checks the same);
 //  - EXPIDX: sm_index_select through a 1-element index expanded to a long
 //    length (see SM_FUZZ_HUGE_EXPANDED_INDEX).
+// Op MISC with a kind byte >= 240 (issue 14; kind bytes below 240 decode
+// as before) exercises tags, history and the snapshot, with the thread's tag
+// stack and the history ring's size modelled: sm_push_tag with valid names
+// (bursts up to the 256-deep limit) and invalid ones (NULL, empty, control
+// characters, invalid UTF-8, 257 bytes), sm_pop_tag (on an empty stack too),
+// sm_memory_record_history with valid and invalid sizes, and a whole snapshot
+// parsed (tests/api/json_reader.hpp) and checked: totals equal to
+// sm_memory_stats and to the sums of the segments and blocks, every block's
+// tag a path of names the harness pushed, the history present exactly while
+// recording, with the modelled capacity and its newest event's totals equal
+// to the statistics. Each call's status is predicted exactly; a failure
+// changes nothing.
 // Any failed check aborts, so libFuzzer keeps the input.
 //
 // Built two ways: with clang -fsanitize=fuzzer (STRIDEMEM_FUZZ=ON), and as
@@ -57,6 +69,7 @@
 #include <memory>
 #include <string>
 
+#include "../api/json_reader.hpp"
 #include "rel_util.hpp"
 #include "stridemem_dlpack.h"
 
@@ -2644,8 +2657,148 @@ struct Fuzz {
     }
   }
 
+  // ---- tags, history, snapshot (issue 14) ----
+  std::vector<std::string> tag_names;  // this thread's tag stack, as pushed by the harness
+  int64_t history_cap = 0;             // the CPU history ring's size; 0: not recording
+
+  // Valid names; none holds a '/', so a block's tag splits back into them.
+  static const std::vector<std::string>& good_tags() {
+    static const std::vector<std::string> t = {"encoder", "attn", "\xC3\xA9t\xC3\xA9",
+                                               "quote\"back\\slash", "<script>",
+                                               "\xF0\x9F\x98\x80", std::string(256, 'n')};
+    return t;
+  }
+
+  void push_tag_checked(const char* name, bool valid) {
+    const rel::State before = rel::state();
+    const sm_status st = sm_push_tag(name);
+    check_status(st, "sm_push_tag");
+    const sm_status want = valid && tag_names.size() < 256 ? SM_OK : SM_ERR_INVALID_ARGUMENT;
+    REL_CHECK(st == want, "sm_push_tag (%s, depth %zu) -> %d, expected %d", valid ? "valid" : "invalid",
+              tag_names.size(), st, want);
+    if (st == SM_OK) tag_names.push_back(name);
+    else check_unchanged(before, "sm_push_tag");
+  }
+
+  void op_memory_introspection(int sub) {
+    if (sub < 4) {  // a valid name
+      push_tag_checked(good_tags()[in.u8() % good_tags().size()].c_str(), true);
+    } else if (sub == 4) {  // a burst: the depth limit is within reach of one input
+      const int n = 1 + in.u8() % 128;
+      for (int i = 0; i < n; ++i) push_tag_checked(good_tags()[static_cast<size_t>(i) % 2].c_str(), true);
+    } else if (sub < 7) {  // an invalid name
+      static const std::string kLong(257, 'l');
+      const char* const bad[] = {nullptr, "", "a\tb", "\x7f", "\xC3", "\xC0\xAF", "\xED\xA0\x80",
+                                 "\xF4\x90\x80\x80", "ok\xFF", kLong.c_str()};
+      push_tag_checked(bad[in.u8() % (sizeof bad / sizeof bad[0])], false);
+    } else if (sub < 10) {  // pop (one, or all that are left and one more)
+      const int n = in.u8() % 4 == 0 ? static_cast<int>(tag_names.size()) + 1 : 1;
+      for (int i = 0; i < n; ++i) {
+        const rel::State before = rel::state();
+        const sm_status st = sm_pop_tag();
+            check_status(st, "sm_pop_tag");
+        REL_CHECK(st == (tag_names.empty() ? SM_ERR_INVALID_ARGUMENT : SM_OK),
+                  "sm_pop_tag at depth %zu -> %d", tag_names.size(), st);
+        if (st == SM_OK) tag_names.pop_back();
+        else check_unchanged(before, "sm_pop_tag");
+      }
+    } else if (sub < 12) {  // history: valid and invalid ring sizes. (Not 2^24, the
+      // largest valid one: its ring is reserved at once, past the 1 GiB cap of
+      // single allocations this harness runs under with ASan.)
+      static const int64_t kSizes[] = {0, 1, 3, 64, 1000, 0, -1, INT64_MIN, (int64_t(1) << 24) + 1,
+                                       INT64_MAX, -(int64_t(1) << 24)};
+      const int64_t n = kSizes[in.u8() % (sizeof kSizes / sizeof kSizes[0])];
+      const rel::State before = rel::state();
+      const sm_status st = sm_memory_record_history(rel::cpu(), n);
+        check_status(st, "sm_memory_record_history");
+      const bool valid = n >= 0 && n <= (int64_t(1) << 24);
+      REL_CHECK(st == (valid ? SM_OK : SM_ERR_INVALID_ARGUMENT), "sm_memory_record_history(%lld) -> %d",
+                (long long)n, st);
+      if (st == SM_OK) history_cap = n;
+      check_unchanged(before, "sm_memory_record_history");
+    } else {
+      snapshot_checked();
+    }
+  }
+
+  // A whole snapshot, parsed and checked against the statistics and the model.
+  void snapshot_checked() {
+    std::vector<char> buf;
+    size_t need = 0;
+    do {
+      buf.resize(need);
+      const sm_status st = sm_memory_snapshot(rel::cpu(), buf.empty() ? nullptr : buf.data(), buf.size(), &need);
+        check_status(st, "sm_memory_snapshot");
+      if (st != SM_OK) return;
+    } while (need > buf.size());
+    const sm_memory_stats_t s = rel::stats();
+    smt::json::Value j;
+    try {
+      j = smt::json::parse(std::string(buf.data(), need - 1));
+    } catch (const std::exception& e) {
+      REL_CHECK(false, "sm_memory_snapshot: not JSON: %s", e.what());
+      return;
+    }
+    try {
+      const smt::json::Value& t = j["totals"];
+      REL_CHECK(t["allocated_bytes"].i64() == s.allocated_bytes && t["reserved_bytes"].i64() == s.reserved_bytes &&
+                    t["requested_bytes"].i64() == s.requested_bytes && t["num_allocs"].i64() == s.num_allocs &&
+                    t["active_storages"].i64() == s.active_storages && t["active_views"].i64() == s.active_views,
+                "snapshot totals differ from sm_memory_stats");
+      int64_t reserved = 0, allocated = 0, requested = 0;
+      for (const smt::json::Value& seg : j["segments"].items) {
+        reserved += seg["size"].i64();
+        int64_t offset = 0;
+        for (const smt::json::Value& b : seg["blocks"].items) {
+          REL_CHECK(b["offset"].i64() == offset, "snapshot blocks do not tile their segment");
+          offset += b["size"].i64();
+          if (b["state"].str() != "allocated") continue;
+          allocated += b["size"].i64();
+          requested += b["requested"].i64();
+          if (b["tag"].is_null()) continue;
+          // A path of names the harness pushed ("/" appears in none of them).
+          const std::string& tag = b["tag"].str();
+          for (size_t at = 0; at <= tag.size();) {
+            const size_t slash = std::min(tag.find('/', at), tag.size());
+            const std::string part = tag.substr(at, slash - at);
+            REL_CHECK(std::find(good_tags().begin(), good_tags().end(), part) != good_tags().end(),
+                      "a block's tag \"%s\" holds a name never pushed", tag.c_str());
+            at = slash + 1;
+          }
+        }
+        REL_CHECK(offset == seg["size"].i64(), "snapshot blocks do not add up to their segment");
+      }
+      REL_CHECK(reserved == s.reserved_bytes && allocated == s.allocated_bytes && requested == s.requested_bytes,
+                "snapshot segments/blocks (%lld reserved, %lld allocated, %lld requested) differ from the totals",
+                (long long)reserved, (long long)allocated, (long long)requested);
+      REL_CHECK(j.has("history") == (history_cap > 0), "history %s while the model says %lld",
+                j.has("history") ? "present" : "absent", (long long)history_cap);
+      if (j.has("history")) {
+        const smt::json::Value& h = j["history"];
+        REL_CHECK(h["capacity"].i64() == history_cap, "history capacity %lld, model %lld",
+                  (long long)h["capacity"].i64(), (long long)history_cap);
+        const smt::json::Value& ev = h["events"];
+        REL_CHECK(static_cast<int64_t>(ev.size()) <= history_cap &&
+                      h["dropped"].u64() == h["recorded"].u64() - ev.size(),
+                  "history counts");
+        if (ev.size() > 0) {
+          const smt::json::Value& last = ev[ev.size() - 1];
+          REL_CHECK(last["allocated_bytes"].i64() == s.allocated_bytes && last["reserved_bytes"].i64() == s.reserved_bytes,
+                    "the newest history event's totals differ from the statistics");
+        }
+      }
+    } catch (const std::exception& e) {
+      REL_CHECK(false, "sm_memory_snapshot: a documented field is missing or mistyped: %s", e.what());
+    }
+  }
+
   void op_misc() {
-    const int kind = in.u8() % 6;
+    const uint8_t kind_byte = in.u8();
+    if (kind_byte >= 240) {  // (kind bytes below 240 decode as they always did)
+      op_memory_introspection(kind_byte - 240);
+      return;
+    }
+    const int kind = kind_byte % 6;
     if (kind == 0) {
       REL_OK(sm_empty_cache(rel::cpu()));
     } else if (kind == 1) {  // a summary or a snapshot into a buffer of any size
@@ -2694,6 +2847,11 @@ struct Fuzz {
 
   void teardown() {
     REL_OK(sm_debug_fail_alloc(0));
+    // Tags and history are per-thread / per-device state: the next input starts without them.
+    for (; !tag_names.empty(); tag_names.pop_back()) REL_OK(sm_pop_tag());
+    REL_STATUS(sm_pop_tag(), SM_ERR_INVALID_ARGUMENT);
+    if (history_cap) REL_OK(sm_memory_record_history(rel::cpu(), 0));
+    history_cap = 0;
     while (!tensors.empty()) {
       REL_OK(sm_tensor_release(tensors.back().h));
       if (--tensors.back().owners == 0) tensors.pop_back();

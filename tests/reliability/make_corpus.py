@@ -256,6 +256,25 @@ class Prog:
     def fault(self, n):
         self.u8(FAULT); self.u8(n)
 
+    # op MISC with a kind byte >= 240: tags, history, snapshot (issue 14)
+    def tag_push(self, name_index):       # 0 encoder, 1 attn, 2 été, 3 quote/backslash, 4 <script>, 5 emoji, 6 256 bytes
+        self.u8(MISC); self.u8(240); self.u8(name_index)
+
+    def tag_burst(self, n):               # n pushes (1..128) of encoder/attn
+        self.u8(MISC); self.u8(244); self.u8(n - 1)
+
+    def tag_push_bad(self, bad_index):    # 0 NULL, 1 "", 2 tab, 3 DEL, 4 truncated, 5 overlong, 6 surrogate,
+        self.u8(MISC); self.u8(245); self.u8(bad_index)  # 7 > U+10FFFF, 8 0xFF, 9 257 bytes
+
+    def tag_pop(self, all_and_one_more=False):
+        self.u8(MISC); self.u8(247); self.u8(0 if all_and_one_more else 1)
+
+    def history(self, size_index):        # 0, 1, 3, 64, 1000, 0, -1, INT64_MIN, 2^24 + 1, INT64_MAX, -2^24
+        self.u8(MISC); self.u8(250); self.u8(size_index)
+
+    def snapshot(self):
+        self.u8(MISC); self.u8(252)
+
     def export(self, slot, flags):
         self.u8(DLPACK); self.u8(0); self.t(slot); self.u8(flags)
 
@@ -652,6 +671,43 @@ def seeds():
     p.expidx(2, 2, slot=4, dim=0)
     p.expidx(4, 3, vb=2, slot=4, dim=-1)                     # before the start; 2^40 when enabled
     out['seed-expanded-index'] = p
+
+    p = Prog()  # tags, history and the snapshot (issue 14)
+    p.zeros([3])
+    p.history(3)                # a ring of 64
+    p.tag_push(0)
+    p.tag_push(3)
+    p.zeros([8, 8], F64)        # tagged encoder/quote"back\slash
+    p.tag_push(5)
+    p.create(2, [4, 4], U8, 7)  # tagged with an emoji path
+    p.snapshot()
+    p.tag_pop()
+    p.tag_push(4)
+    p.zeros([8, 8, 8])
+    p.release(0)
+    p.snapshot()
+    for i in range(10):
+        p.tag_push_bad(i)       # refused, nothing pushed
+    p.tag_burst(128)
+    p.tag_burst(125)            # 256 deep
+    p.tag_push(6)               # the 257th: refused
+    p.zeros([2])                # under the 256-name path
+    p.snapshot()
+    p.tag_pop(True)             # all of them, and one more: refused
+    p.history(6)                # -1: refused, the ring of 64 stays
+    p.history(8)                # 2^24 + 1: refused
+    p.history(7)
+    p.history(9)
+    p.snapshot()
+    p.history(1)                # a fresh ring of 1
+    p.zeros([5])
+    p.fault(1)
+    p.zeros([6])                # injected failure: an oom event
+    p.snapshot()
+    p.history(0)                # off
+    p.snapshot()
+    p.tag_pop()                 # empty: refused
+    out['seed-tags-history-snapshot'] = p
     return out
 
 

@@ -7,15 +7,26 @@
 // element, then releases everything and checks that the memory statistics
 // and live-handle counts are back to their starting values.
 //
+// Memory introspection (issue 14) runs under the same load: each worker
+// sometimes pushes its own tags (nested), allocates under them and, now and
+// then, finds its block in a snapshot carrying exactly its own thread's tag
+// path, never another thread's; meanwhile a watcher thread keeps taking
+// snapshots (parsed with tests/api/json_reader.hpp: blocks tile their
+// segments, the totals equal the sums of the blocks, every tag is a path of
+// names the workers push) and summaries, and turns the allocation history on
+// and off with rings of several sizes.
+//
 // Values are small integers (exact in f64 and i32), so every check is exact.
 // Run under TSan (scripts/reliability.sh tsan) and in the normal suite.
 //
 //   reliability_stress [--threads 8] [--ops 4000] [--seed 1]
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "../api/json_reader.hpp"
 #include "rel_util.hpp"
 
 using rel::Rng;
@@ -95,7 +106,7 @@ class Worker {
     const int64_t round_every = sh_.ops >= 8 ? sh_.ops / 4 : sh_.ops + 1;
     for (int64_t it = 0; it < sh_.ops; ++it) {
       if ((it + 1) % round_every == 0) shared_stack_round(it);
-      switch (rng_.below(20)) {
+      switch (rng_.below(21)) {
         case 0: case 1: case 2: case 3: case 4: case 5: write_W(); break;
         case 6: case 7: case 8: write_Wi(); break;
         case 9: case 10: case 11: read_RO(); break;
@@ -105,7 +116,8 @@ class Worker {
         case 16: verify_row(); break;
         case 17: stats_and_clone(); break;
         case 18: if (rng_.chance(40)) big_copy(); else write_W(); break;
-        default: write_Wi(); break;
+        case 19: write_Wi(); break;
+        default: tagged_allocations(); break;
       }
     }
     REL_OK(sm_stack_release(own_stack_));
@@ -486,6 +498,72 @@ class Worker {
     calls_ += 6;
   }
 
+  // Tags are per thread: allocations under this thread's tags carry its path
+  // (checked in a snapshot now and then), whatever the other threads push.
+  void tagged_allocations() {
+    const std::string mine = "w" + std::to_string(k_);
+    REL_OK(sm_push_tag(mine.c_str()));
+    const bool nested = rng_.chance(50);
+    if (nested) REL_OK(sm_push_tag("inner"));
+    const std::string path = nested ? mine + "/inner" : mine;
+    sm_tensor t = nullptr;
+    const int64_t n = rng_.chance(20) ? rng_.range(1 << 17, 1 << 19) : rng_.range(1, 4096);
+    REL_OK(sm_empty(&n, 1, SM_FLOAT32, rel::cpu(), &t));
+    if (nested) REL_OK(sm_pop_tag());
+    REL_OK(sm_pop_tag());
+    calls_ += 4 + nested * 2;
+    if (t && rng_.chance(10)) {
+      sm_storage st = nullptr;
+      uint64_t id = 0;
+      REL_OK(sm_tensor_storage(t, &st));
+      REL_OK(sm_storage_id(st, &id));
+      REL_OK(sm_storage_release(st));
+      int found = 0;
+      std::string tag;
+      for_snapshot_block(id, &found, &tag);
+      REL_CHECK(found == 1, "thread %d: storage %llu is in %d snapshot blocks", k_, (unsigned long long)id,
+                found);
+      REL_CHECK(found != 1 || tag == path, "thread %d: its block is tagged \"%s\", pushed \"%s\"", k_,
+                tag.c_str(), path.c_str());
+      calls_ += 5;
+    }
+    REL_OK(sm_tensor_release(t));
+    ++calls_;
+  }
+
+  // How many allocated blocks of a snapshot name storage `id`, and the tag of the last one.
+  static void for_snapshot_block(uint64_t id, int* found, std::string* tag) {
+    std::string text;
+    if (!snapshot_text(&text)) return;
+    try {
+      const smt::json::Value j = smt::json::parse(text);
+      for (const smt::json::Value& seg : j["segments"].items)
+        for (const smt::json::Value& b : seg["blocks"].items)
+          if (!b["storage"].is_null() && b["storage"].u64() == id) {
+            ++*found;
+            *tag = b["tag"].is_null() ? std::string("(untagged)") : b["tag"].str();
+          }
+    } catch (const std::exception& e) {
+      REL_CHECK(false, "snapshot: %s", e.what());
+    }
+  }
+
+ public:
+  // The snapshot text, by the loop the header shows (memory changes between calls).
+  static bool snapshot_text(std::string* out) {
+    std::vector<char> buf;
+    size_t need = 0;
+    do {
+      buf.resize(need);
+      const sm_status st = sm_memory_snapshot(rel::cpu(), buf.empty() ? nullptr : buf.data(), buf.size(), &need);
+      REL_CHECK(st == SM_OK, "sm_memory_snapshot -> %s: %s", sm_status_string(st), sm_last_error());
+      if (st != SM_OK) return false;
+    } while (need > buf.size());
+    out->assign(buf.data(), need - 1);
+    return true;
+  }
+
+ private:
   // Lock-step: every thread pushes onto the shared stack at once, fills its
   // pushes, checks them after everyone has written; thread 0 pops to the
   // mark; everyone checks its tensors are refused and releases them.
@@ -527,6 +605,77 @@ class Worker {
   int64_t calls_ = 0;
 };
 
+// Snapshots, summaries and history toggles while the workers run. Each
+// snapshot is one instant of the allocator: its own totals equal the sums of
+// its segments and blocks, whatever the workers do at the same time.
+struct Watcher {
+  std::atomic<bool> stop{false};
+  int64_t snapshots = 0, toggles = 0;
+
+  void run() {
+    rel::Rng rng(12345);
+    while (!stop.load()) {
+      check_one_snapshot();
+      ++snapshots;
+      if (rng.chance(30)) {
+        static const int64_t kRings[] = {0, 1, 16, 1000};
+        REL_OK(sm_memory_record_history(rel::cpu(), kRings[rng.below(4)]));
+        ++toggles;
+      }
+      if (rng.chance(20)) {
+        size_t need = 0;
+        REL_OK(sm_memory_summary(rel::cpu(), nullptr, 0, &need));
+      }
+      std::this_thread::yield();
+    }
+    REL_OK(sm_memory_record_history(rel::cpu(), 0));
+  }
+
+  static void check_one_snapshot() {
+    std::string text;
+    if (!Worker::snapshot_text(&text)) return;
+    try {
+      const smt::json::Value j = smt::json::parse(text);
+      int64_t reserved = 0, allocated = 0, requested = 0;
+      for (const smt::json::Value& seg : j["segments"].items) {
+        reserved += seg["size"].i64();
+        int64_t offset = 0;
+        for (const smt::json::Value& b : seg["blocks"].items) {
+          REL_CHECK(b["offset"].i64() == offset, "concurrent snapshot: blocks do not tile a segment");
+          offset += b["size"].i64();
+          if (b["state"].str() != "allocated") continue;
+          allocated += b["size"].i64();
+          requested += b["requested"].i64();
+          if (b["tag"].is_null()) continue;
+          const std::string& tag = b["tag"].str();  // "w<k>" or "w<k>/inner"
+          const bool ok = tag.size() >= 2 && tag[0] == 'w' &&
+                          (tag.find('/') == std::string::npos || tag.substr(tag.find('/')) == "/inner");
+          REL_CHECK(ok, "concurrent snapshot: tag \"%s\" was never pushed", tag.c_str());
+        }
+      }
+      const smt::json::Value& t = j["totals"];
+      REL_CHECK(reserved == t["reserved_bytes"].i64() && allocated == t["allocated_bytes"].i64() &&
+                    requested == t["requested_bytes"].i64(),
+                "concurrent snapshot: totals (%lld, %lld, %lld) differ from its blocks (%lld, %lld, %lld)",
+                (long long)t["reserved_bytes"].i64(), (long long)t["allocated_bytes"].i64(),
+                (long long)t["requested_bytes"].i64(), (long long)reserved, (long long)allocated,
+                (long long)requested);
+      if (j.has("history")) {
+        const smt::json::Value& h = j["history"];
+        REL_CHECK(h["events"].size() <= h["capacity"].u64() &&
+                      h["dropped"].u64() == h["recorded"].u64() - h["events"].size(),
+                  "concurrent snapshot: history counts");
+        const smt::json::Value& ev = h["events"];
+        if (ev.size() > 0)
+          REL_CHECK(ev[ev.size() - 1]["allocated_bytes"].i64() == t["allocated_bytes"].i64(),
+                    "concurrent snapshot: the newest event's totals are not the snapshot's");
+      }
+    } catch (const std::exception& e) {
+      REL_CHECK(false, "concurrent snapshot: %s", e.what());
+    }
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -562,7 +711,16 @@ int main(int argc, char** argv) {
   for (int k = 0; k < T; ++k) workers.emplace_back(sh, k);
   std::vector<std::thread> threads;
   for (int k = 0; k < T; ++k) threads.emplace_back([&workers, k] { workers[static_cast<size_t>(k)].run(); });
+  Watcher watcher;
+  std::thread watching([&watcher] { watcher.run(); });
   for (auto& th : threads) th.join();
+  watcher.stop = true;
+  watching.join();
+  REL_CHECK(watcher.snapshots > 0, "the watcher took no snapshot");
+  std::string last;
+  REL_CHECK(Worker::snapshot_text(&last) && last.find("\"history\"") == std::string::npos,
+            "history still recorded after the watcher turned it off");
+  REL_STATUS(sm_pop_tag(), SM_ERR_INVALID_ARGUMENT);  // the main thread pushed nothing
 
   // Final values, exactly.
   std::vector<double> w(static_cast<size_t>(T * kRow));
@@ -599,8 +757,9 @@ int main(int argc, char** argv) {
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("stress: %d threads x %lld ops (seed %llu): %lld API calls, %lld checks, %lld "
-              "failures, %.2f s\n",
+              "failures, %.2f s; watcher: %lld snapshots, %lld history toggles\n",
               T, (long long)sh.ops, (unsigned long long)sh.seed, (long long)sh.calls.load(),
-              (long long)rel::checks().load(), (long long)rel::failures().load(), secs);
+              (long long)rel::checks().load(), (long long)rel::failures().load(), secs,
+              (long long)watcher.snapshots, (long long)watcher.toggles);
   return rel::failures() == 0 ? 0 : 1;
 }
