@@ -181,8 +181,7 @@ AllocatorSnapshot CachingHostAllocator::snapshot_locked(bool with_history) const
   for (const Block* b = live_; b; b = b->next) add(b, true);
   for (const Pool* pool : {&small_free_, &large_free_})
     for (const auto& kv : *pool) add(kv.second, false);
-  std::sort(s.segments.begin(), s.segments.end(),
-            [](const SnapshotSegment& x, const SnapshotSegment& y) { return x.address < y.address; });
+  sort_by_address(s.segments);
   if (with_history) s.history = log_.copy();
   return s;
 }
@@ -200,15 +199,9 @@ void CachingHostAllocator::record_history(int64_t max_events) {
 void CachingHostAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes,
                                     size_t size, const std::string& why) {
   log_.record(HistoryAction::oom, nbytes, nbytes, nullptr, nullptr, nullptr, st_);
-  AllocatorSnapshot s;
-  try {
-    s = snapshot_locked(false);
-  } catch (...) {
-    s = AllocatorSnapshot();  // no host memory for the copy: the counters alone
-    s.stats = st_;
-  }
-  lock.unlock();
-  fail_out_of_memory(device_, name_, nbytes, size, why, s);
+  const AllocatorStats stats = st_;
+  fail_out_of_memory_unlocking(lock, [&] { return snapshot_locked(false); }, stats, device_,
+                               name_, nbytes, size, why);
 }
 
 void CachingHostAllocator::reset_peak() {

@@ -327,16 +327,10 @@ void DeviceCachingAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t
                                       size_t size, const std::string& why) {
   log_.record(HistoryAction::oom, nbytes, nbytes, nullptr,
               has_streams_ ? ops_->current_stream() : nullptr, nullptr, st_);
-  AllocatorSnapshot s;
-  try {
-    s = snapshot_locked(false);
-  } catch (...) {
-    s = AllocatorSnapshot();  // no host memory for the copy: the counters alone
-    s.stats = st_;
-  }
-  lock.unlock();
-  fail_out_of_memory(sm_device{ops_->device_type(), ops_->device_index()}, ops_->device_name(),
-                     nbytes, size, why, s);
+  const AllocatorStats stats = st_;
+  fail_out_of_memory_unlocking(lock, [&] { return snapshot_locked(false); }, stats,
+                               sm_device{ops_->device_type(), ops_->device_index()},
+                               ops_->device_name(), nbytes, size, why);
 }
 
 AllocatorSnapshot DeviceCachingAllocator::snapshot_locked(bool with_history) const {
@@ -370,8 +364,7 @@ AllocatorSnapshot DeviceCachingAllocator::snapshot_locked(bool with_history) con
     }
     s.segments.push_back(std::move(seg));
   }
-  std::sort(s.segments.begin(), s.segments.end(),
-            [](const SnapshotSegment& x, const SnapshotSegment& y) { return x.address < y.address; });
+  sort_by_address(s.segments);
   if (with_history) s.history = log_.copy();
   return s;
 }

@@ -28,6 +28,11 @@ double spread(uint64_t free_bytes, uint64_t largest) {
 }
 }  // namespace
 
+void sort_by_address(std::vector<SnapshotSegment>& segments) {
+  std::sort(segments.begin(), segments.end(),
+            [](const SnapshotSegment& x, const SnapshotSegment& y) { return x.address < y.address; });
+}
+
 std::string tag_label(const Tag& t, size_t max_bytes) {
   if (!t) return "(untagged)";
   if (t->size() <= max_bytes) return *t;

@@ -51,6 +51,9 @@ struct AllocatorSnapshot {
   HistoryCopy history;
 };
 
+// Segments in address order, as snapshots list them.
+void sort_by_address(std::vector<SnapshotSegment>& segments);
+
 // ---- figures computed from a snapshot -------------------------------------------------------
 
 struct PoolFigures {

@@ -8,6 +8,7 @@
 // out-of-memory failure inside the observer does not call it again.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "memory/memory_snapshot.hpp"
@@ -22,5 +23,26 @@ void set_oom_observer(sm_oom_observer observer, void* user_data) noexcept;
 [[noreturn]] void fail_out_of_memory(sm_device device, const std::string& device_name,
                                      size_t request, size_t rounded, const std::string& why,
                                      const AllocatorSnapshot& s);
+
+// The same from inside an allocator holding `lock`: take() copies its
+// snapshot (without the history ring, which the report does not read); when
+// even that copy finds no host memory, the counters alone (`stats`) go into
+// the report. Then the lock is released and the failure reported.
+template <class TakeSnapshot>
+[[noreturn]] void fail_out_of_memory_unlocking(std::unique_lock<std::mutex>& lock,
+                                               TakeSnapshot&& take, const AllocatorStats& stats,
+                                               sm_device device, const std::string& device_name,
+                                               size_t request, size_t rounded,
+                                               const std::string& why) {
+  AllocatorSnapshot s;
+  try {
+    s = take();
+  } catch (...) {
+    s = AllocatorSnapshot();
+    s.stats = stats;
+  }
+  lock.unlock();
+  fail_out_of_memory(device, device_name, request, rounded, why, s);
+}
 
 }  // namespace sm
