@@ -109,6 +109,33 @@ int pick_tile_dim(const IterPlan& p, int op) {
   return best;
 }
 
+void source_walk_order(const IterPlan& p, int op, int* order, int last) {
+  int n = 0;
+  for (int d = 0; d < p.ndim; ++d)
+    if (d != last) order[n++] = d;
+  if (last >= 0 && last < p.ndim) order[n] = last;
+  // Insertion sort (at most kMaxDims dims), stable: equal strides keep the
+  // plan's (destination) order.
+  for (int i = 1; i < n; ++i) {
+    const int d = order[i];
+    int j = i;
+    while (j > 0 && abs64(p.strides[op][order[j - 1]]) < abs64(p.strides[op][d])) {
+      order[j] = order[j - 1];
+      --j;
+    }
+    order[j] = d;
+  }
+}
+
+IterPlan reorder_dims(const IterPlan& p, const int* order) {
+  IterPlan q = p;
+  for (int i = 0; i < p.ndim; ++i) {
+    q.sizes[i] = p.sizes[order[i]];
+    for (int op = 0; op < p.nops; ++op) q.strides[op][i] = p.strides[op][order[i]];
+  }
+  return q;
+}
+
 BlockGrid make_block_grid(const IterPlan& p, const int64_t* block) {
   BlockGrid g;
   g.ndim = p.ndim;

@@ -130,6 +130,45 @@ TEST(Coalesce, PermutationOfFourDims) {
   EXPECT_EQ(sm::pick_tile_dim(q, 1), 1);
 }
 
+// Tiled copies walk their cells in source order: a 2-D transpose walks the
+// source's fastest dim last; the 4-D reversal walks dims in source order; a
+// row loop keeps its row dim last whatever the strides; ties keep the plan's
+// order.
+TEST(Coalesce, SourceWalkOrder) {
+  int order[kMaxDims];
+  const IterPlan t = plan2({4096, 4096}, {4096, 1}, {1, 4096});
+  sm::source_walk_order(t, 1, order, -1);
+  EXPECT_EQ(order[0], 1);
+  EXPECT_EQ(order[1], 0);
+  const IterPlan r = plan2({64, 64, 64, 64}, {262144, 4096, 64, 1}, {1, 64, 4096, 262144});
+  ASSERT_EQ(r.ndim, 4);
+  sm::source_walk_order(r, 1, order, -1);
+  EXPECT_EQ(std::vector<int>(order, order + 4), (std::vector<int>{3, 2, 1, 0}));
+  sm::source_walk_order(r, 1, order, 3);
+  EXPECT_EQ(std::vector<int>(order, order + 4), (std::vector<int>{2, 1, 0, 3}));
+  // (0,2,1,3): rows of 64 contiguous on both sides; the source continues
+  // from row to row along the plan's dim 2, which becomes the fastest outer dim.
+  const IterPlan m = plan2({64, 64, 64, 64}, {262144, 4096, 64, 1}, {262144, 64, 4096, 1});
+  ASSERT_EQ(m.ndim, 4);
+  sm::source_walk_order(m, 1, order, 3);
+  EXPECT_EQ(std::vector<int>(order, order + 4), (std::vector<int>{0, 2, 1, 3}));
+  // Equal (here negative and positive) strides keep the plan's order.
+  const IterPlan e = plan2({3, 5, 7}, {35, 7, 1}, {-2, 2, 1});
+  ASSERT_EQ(e.ndim, 3);
+  sm::source_walk_order(e, 1, order, -1);
+  EXPECT_EQ(std::vector<int>(order, order + 3), (std::vector<int>{0, 1, 2}));
+
+  // reorder_dims moves sizes and every operand's strides together and keeps
+  // the offsets: the same pairs are visited.
+  const int rev[4] = {3, 2, 1, 0};
+  const IterPlan q = sm::reorder_dims(r, rev);
+  EXPECT_EQ(sizes_of(q), (std::vector<int64_t>{64, 64, 64, 64}));
+  EXPECT_EQ(strides_of(q, 0), (std::vector<int64_t>{1, 64, 4096, 262144}));
+  EXPECT_EQ(strides_of(q, 1), (std::vector<int64_t>{262144, 4096, 64, 1}));
+  EXPECT_EQ(q.offsets[0], r.offsets[0]);
+  EXPECT_EQ(q.offsets[1], r.offsets[1]);
+}
+
 TEST(Coalesce, MergeNeedsAllOperands) {
   // dst contiguous, src with a gap between rows: no merge.
   const IterPlan p = plan2({3, 4}, {4, 1}, {8, 1});
@@ -263,6 +302,19 @@ TEST(Coalesce, RandomLayoutsVisitTheSamePairs) {
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     ASSERT_EQ(a, b) << "iter " << iter;
+    // Walking the plan in any operand's order visits the same pairs, with
+    // or without a pinned last dim.
+    if (p.ndim > 0 && nops > 1) {
+      int order[kMaxDims];
+      sm::source_walk_order(p, 1, order, iter % 2 ? p.ndim - 1 : -1);
+      std::vector<int> seen(order, order + p.ndim);
+      std::sort(seen.begin(), seen.end());
+      for (int d = 0; d < p.ndim; ++d) ASSERT_EQ(seen[d], d) << "not a permutation, iter " << iter;
+      if (iter % 2) ASSERT_EQ(order[p.ndim - 1], p.ndim - 1);
+      std::vector<Tuple> c = plan_walk(sm::reorder_dims(p, order));
+      std::sort(c.begin(), c.end());
+      ASSERT_EQ(a, c) << "reordered walk, iter " << iter;
+    }
 
     // Shape of the plan: no size-1 dims, no mergeable neighbours, and with
     // reordering operand 0 walks forwards, largest stride outermost.

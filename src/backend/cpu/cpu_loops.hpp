@@ -7,13 +7,15 @@
 //    row kernel; the outer dims are walked with an odometer (no division).
 //    Short unit-stride source rows are prefetched ~2 KiB ahead.
 //  - tiles: when the source moves fastest along another dim k, (k, inner)
-//    is cut into tiles (64 x 64 for 4-byte elements) grouped 4 x 4 into
-//    supertiles; each tile of the source is transposed into a 16 KiB buffer
-//    in destination order by a register micro-kernel keyed by element size
+//    is cut into tiles (32 x 64 for 4-byte elements, see tile_shape); each
+//    tile of the source is transposed into a small buffer in destination
+//    order by a register micro-kernel keyed by element size
 //    (tile_kernels.hpp) while the next tile is prefetched, then the buffer's
 //    rows are written out whole (non-temporal stores for large plain copies)
-//    or fed to the row kernel with a unit source stride.
-// Work cells (rows, row pieces or supertiles) are split into contiguous
+//    or fed to the row kernel with a unit source stride. Tiles are visited
+//    in source order (layout/coalesce.hpp source_walk_order), so the short
+//    source pieces a tile reads continue in the next tile.
+// Work cells (rows, row pieces or tiles) are split into contiguous
 // ranges of cells between threads; a range start is turned into coordinates
 // by one division per dim, once per range.
 #pragma once
