@@ -197,6 +197,18 @@ int main(int argc, char** argv) {
   // NCHW -> NHWC: the NHWC-ordered view of an NCHW tensor, made dense.
   run_copy("nchw_to_nhwc_32x64x112x112_f32", SM_FLOAT32, SM_FLOAT32, {32, 64, 112, 112},
            {0, 2, 3, 1});
+  // Conversions from a transposed view: one pass through the tile path.
+  run_copy("transpose2d_4096_f32_to_f16", SM_FLOAT16, SM_FLOAT32, {N2, N2}, {1, 0});
+  run_copy("transpose2d_4096_f32_to_bf16", SM_BFLOAT16, SM_FLOAT32, {N2, N2}, {1, 0});
+  run_copy("transpose2d_4096_f16_to_f32", SM_FLOAT32, SM_FLOAT16, {N2, N2}, {1, 0});
+  // 8-byte elements, and permutations that move every dim.
+  run_copy("transpose2d_2048x4096_f64", SM_FLOAT64, SM_FLOAT64, {2048, N2}, {1, 0});
+  run_copy("rotate3d_256_f64_(1,2,0)", SM_FLOAT64, SM_FLOAT64, {256, 256, 256}, {1, 2, 0});
+  run_copy("rotate3d_256_f64_(2,0,1)", SM_FLOAT64, SM_FLOAT64, {256, 256, 256}, {2, 0, 1});
+  run_copy("rotate5d_f32_(1,2,3,4,0)", SM_FLOAT32, SM_FLOAT32, {16, 16, 16, 64, 64},
+           {1, 2, 3, 4, 0});
+  run_copy("rotate5d_f32_(4,0,1,2,3)", SM_FLOAT32, SM_FLOAT32, {16, 16, 16, 64, 64},
+           {4, 0, 1, 2, 3});
   run_copy("copy_into_f32_to_bf16_4096x4096", SM_BFLOAT16, SM_FLOAT32, {N2, N2}, {0, 1});
   run_copy("copy_into_f32_to_f16_4096x4096", SM_FLOAT16, SM_FLOAT32, {N2, N2}, {0, 1});
   if (only.empty() || only == "inplace_add_transposed_4096_f32") {

@@ -298,6 +298,27 @@ TEST(CpuKernels, TransposesOfEveryElementSizeAndEdge) {
       }
 }
 
+TEST(CpuKernels, TransposedConversionsEveryDtypePair) {
+  // Conversions from a transposed (and a flipped) source go through the
+  // tile path, converting whole tiles into a second buffer: every pair,
+  // shapes below, at and past the tile edges, 3-D with a batch dim.
+  std::mt19937_64 rng(12);
+  const int64_t dims[] = {4, 31, 64, 65, 200};
+  for (DType dt : kAllDTypes)
+    for (DType st : kAllDTypes) {
+      if (dt == st) continue;
+      for (int64_t r : dims)
+        for (int64_t cdim : dims) {
+          Case c{{r, cdim}, {cdim, 1}, {1, r}};
+          run_copy_case(c, dt, st, rng);
+          if (HasFatalFailure()) return;
+          Case f{{3, r, cdim}, {r * cdim, cdim, 1}, {r * cdim, -1, r}};
+          run_copy_case(f, dt, st, rng);
+          if (HasFatalFailure()) return;
+        }
+    }
+}
+
 TEST(CpuKernels, ZeroDimSizeZeroAndBroadcast) {
   std::mt19937_64 rng(5);
   run_copy_case(Case{{}, {}, {}}, DType::F32, DType::I64, rng);              // 0-d

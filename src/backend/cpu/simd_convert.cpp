@@ -72,6 +72,10 @@ SM_F16C void f32_to_f16_f16c(uint16_t* d, const float* s, int64_t n) {
     const __m128i h = _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_NEAREST_INT);
     const __m256i abs = _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF));
     const __m256i is_nan32 = _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7F800000));
+    if (_mm256_testz_si256(is_nan32, is_nan32)) {  // no NaN: the usual case, half the work
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
+      continue;
+    }
     const __m256i nan32 = _mm256_or_si256(
         _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000)),
         _mm256_set1_epi32(0x7E00));
@@ -94,6 +98,10 @@ SM_F16C void f16_to_f32_f16c(float* d, const uint16_t* s, int64_t n) {
     const __m256i h32 = _mm256_cvtepu16_epi32(h);
     const __m256i abs = _mm256_and_si256(h32, _mm256_set1_epi32(0x7FFF));
     const __m256i is_nan = _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7C00));
+    if (_mm256_testz_si256(is_nan, is_nan)) {
+      _mm256_storeu_ps(d + i, f);
+      continue;
+    }
     const __m256i nan = _mm256_or_si256(
         _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(h32, _mm256_set1_epi32(0x8000)), 16),
                         _mm256_set1_epi32(0x7F800000)),
