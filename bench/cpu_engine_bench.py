@@ -605,7 +605,9 @@ def print_report(meta, results, target_lines, out):
     w("threads: stridemem %d, torch %s, NumPy 1; NumPy %s, torch %s; %d reps%s; library %s\n" % (
         meta["threads_stridemem"], meta["threads_torch"], meta["numpy"], meta["torch"],
         meta["reps"], ", QUICK sizes" if meta["quick"] else "", meta["library"]))
-    if meta["torch"]:
+    if not meta["torch"]:
+        w("torch: not used (%s): its columns are n/a\n" % meta["torch_missing_why"])
+    else:
         w("torch workers stay busy %.1f ms (CPU) after an op; every timed call waits %.0f ms "
           "first\n" % (1e3 * meta["torch_spin_cpu_s"], 1e3 * meta["pause_s"]))
     w("GB/s of bytes read + written, best of reps, cold caches unless marked warm. "
