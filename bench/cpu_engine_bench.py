@@ -535,14 +535,21 @@ def geomean(xs):
 # ---------------------------------------------------------------------------
 
 def cpu_model():
+    """'model name (family F, model M)' of the first CPU in /proc/cpuinfo."""
+    info = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break
+                k, _, v = line.partition(":")
+                info[k.strip()] = v.strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    if "model name" not in info:
+        return platform.processor() or "unknown"
+    return "%s (family %s, model %s)" % (info["model name"], info.get("cpu family", "?"),
+                                         info.get("model", "?"))
 
 
 def fmt(x, spec="%.2f", none="n/a"):
@@ -702,8 +709,9 @@ def main(argv):
     spin = 0.0
     pause = 0.002
     if torch is not None:
-        x = torch.ones(1 << 22)
-        spin = busy_cores_after(lambda: x.add_(1.0))
+        x, y = torch.ones(64, 64, 32, 32), torch.empty(32, 32, 64, 64)
+        spin = max(busy_cores_after(lambda: x.add_(1.0)),
+                   busy_cores_after(lambda: y.copy_(x.permute(2, 3, 0, 1))))
         pause = min(0.2, max(0.03, 3 * spin))
     flush = Flusher(8 if args.quick else 96)
 
