@@ -22,12 +22,13 @@ case's "2-thread copy" reference; NumPy's one-thread copy of the same bytes is
 shown for context. All of them are timed in the same rounds, alternating, so
 that they see the same background load.
 
-Cold: before each timed call 96 MiB of other memory is read (as
-bench/cpu/copy_bench.cpp does), so no operand is in cache. Warm: each timed
-call directly follows an untimed call of the same work. Cells show the best
-time of --reps (the one least disturbed by other processes); the JSON has the
-median and every time too. GB/s counts bytes read + written (in-place add: 3x
-the tensor; gathers: the index, the gathered bytes read and written).
+Cold: before each timed call 96 MiB of other memory is read on every CPU
+(one pinned thread each; bench/cpu/copy_bench.cpp reads it on one), so no
+operand is in any cache. Warm: each timed call directly follows an untimed
+call of the same work. Cells show the best time of --reps (the one least
+disturbed by other processes); the JSON has the median and every time too.
+GB/s counts bytes read + written (in-place add: 3x the tensor; gathers: the
+index, the gathered bytes read and written).
 
 Correctness first: before timing, every case checks stridemem's result against
 NumPy's (bit-exact; bfloat16 against a round-to-nearest-even model of the
@@ -51,6 +52,7 @@ import os
 import platform
 import statistics
 import sys
+import threading
 import time
 
 import numpy as np
@@ -463,17 +465,43 @@ def case_list(quick):
 # ---------------------------------------------------------------------------
 
 class Flusher(object):
-    """Reads `mib` MiB of other memory, one load per 64-byte line, so the next
-    timed call starts with none of its operands in cache. Reading, not writing:
-    the previous call's dirty lines are written back here, not in the next
-    timed call."""
+    """Evicts the operands of the previous call from every cache: one thread
+    pinned to each CPU this process may use reads `mib` MiB of other memory.
+
+    Every CPU, not just the caller's: on a VM whose vCPUs sit on different
+    L3 slices (chiplets), a flush from one thread leaves the other slice
+    holding what the other thread of a 2-thread call touched last, so the next
+    2-thread call would start partly warm and a 1-thread NumPy call not.
+    Reading, not writing: the previous call's dirty lines are written back
+    here, not in the next timed call. The scan is libc's memchr over a buffer
+    without the byte looked for (so it reads every byte), called through
+    ctypes, which releases the GIL: the threads read in parallel."""
 
     def __init__(self, mib):
-        self.junk = np.ones((mib << 20) // 8, dtype=np.uint64)
-        self.sink = 0
+        self.junk = np.ones((mib << 20) // 8, dtype=np.uint64)  # no 0xFF byte anywhere
+        libc = ctypes.CDLL(None)
+        self.memchr = libc.memchr
+        self.memchr.restype = ctypes.c_void_p
+        self.memchr.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+        self.cpus = sorted(os.sched_getaffinity(0))
+        self.go = threading.Barrier(len(self.cpus) + 1)
+        self.done = threading.Barrier(len(self.cpus) + 1)
+        self.found = []
+        for cpu in self.cpus:
+            threading.Thread(target=self._reader, args=(cpu,), daemon=True).start()
+
+    def _reader(self, cpu):
+        os.sched_setaffinity(0, {cpu})  # 0: this thread (Linux)
+        while True:
+            self.go.wait()
+            p = self.memchr(self.junk.ctypes.data, 0xFF, self.junk.nbytes)
+            if p is not None:  # never: it only keeps the read from looking useless
+                self.found.append(p)
+            self.done.wait()
 
     def __call__(self):
-        self.sink += int(self.junk[::8].sum())
+        self.go.wait()
+        self.done.wait()
 
 
 def busy_cores_after(fn, window=0.05, tries=5):

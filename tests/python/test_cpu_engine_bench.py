@@ -55,7 +55,7 @@ def run(with_torch):
     R.check(positive(meta["threads_stridemem"]), "%s: stridemem threads %r"
             % (what, meta["threads_stridemem"]))
     by_name = {c["name"]: c for c in cases}
-    # --only matches substrings: the i32 gather name is also in no other name.
+    # --only matches substrings; none of these names is part of another case's.
     R.equal(sorted(by_name), sorted(CASES), "%s: cases in the JSON" % what)
     for name in CASES:
         c = by_name.get(name)
