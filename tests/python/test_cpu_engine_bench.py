@@ -7,7 +7,8 @@ in-place add, a gather) and checks the JSON it writes: every selected case is
 there, its correctness checks ran and passed for stridemem, every timing is
 positive, and the targets are reported. It runs twice: with torch (when the
 interpreter has it) and with --no-torch, where every torch number must be
-null and the torch targets reported as not checked. It says nothing about
+null and the torch targets reported as not checked. It also checks the two
+helpers the driver's bit-exact comparisons rest on. It says nothing about
 speed: --quick sizes are too small for that.
 
 The library is $STRIDEMEM_LIB (ctest sets it), else the driver's own search.
@@ -98,6 +99,37 @@ def run(with_torch):
                     "%s: without torch, %r should say not checked" % (what, t))
 
 
+def check_exactness_helpers():
+    """The driver's correctness checks rest on same_bits and f32_to_bf16_bits:
+    one must see a single flipped element, the other must round to nearest
+    even (ties, overflow to infinity, NaN) exactly as the C API promises."""
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(DRIVER))
+    import cpu_engine_bench as bench
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    R.check(bench.same_bits(a, a.copy()) is None, "same_bits: equal arrays")
+    b = a.copy()
+    b[2, 1] = -0.0 if a[2, 1] == 0 else a[2, 1] + 1
+    R.check("1 of 12" in (bench.same_bits(b, a) or ""), "same_bits: one element differs: %r"
+            % bench.same_bits(b, a))
+    z = np.zeros(2, np.float32)
+    R.check(bench.same_bits(z * -1, z) is not None, "same_bits: -0.0 differs from 0.0 in bits")
+    cases = [(0x3F808000, 0x3F80),  # tie, even: stays
+             (0x3F818000, 0x3F82),  # tie, odd: rounds up to even
+             (0x3F808001, 0x3F81),  # above the tie
+             (0x3F807FFF, 0x3F80),  # below the tie
+             (0x7F7FFFFF, 0x7F80),  # largest float: rounds to infinity
+             (0xFF800000, 0xFF80),  # -infinity
+             (0x00000001, 0x0000)]  # smallest subnormal: rounds to zero
+    x = np.array([c for c, _ in cases], np.uint32).view(np.float32)
+    got = bench.f32_to_bf16_bits(x).view(np.uint16)
+    for (src, want), g in zip(cases, got):
+        R.equal(int(g), want, "f32_to_bf16_bits(0x%08X)" % src)
+    nan = bench.f32_to_bf16_bits(np.array([np.nan], np.float32)).view(np.uint16)[0]
+    R.check((int(nan) & 0x7F80) == 0x7F80 and (int(nan) & 0x7F) != 0,
+            "f32_to_bf16_bits(NaN) = 0x%04X is not a NaN" % nan)
+
+
 def main():
     try:
         import numpy  # noqa: F401
@@ -111,6 +143,7 @@ def main():
     except ImportError as e:
         have_torch = False
         R.skip("the run with torch", "this interpreter has no torch (%s)" % e)
+    check_exactness_helpers()
     if have_torch:
         run(True)
     run(False)
