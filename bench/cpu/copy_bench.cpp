@@ -2,8 +2,9 @@
 // public calls users make (sm_copy_into from permuted / transposed views,
 // sm_copy_into with a dtype change, sm_inplace_tensor on a transposed view)
 // next to memcpy of the same bytes between the same buffers. Not a timed
-// test. bench/numpy_copy_bench.py runs this program and NumPy's versions of
-// the same copies in one run and prints the ratios (see bench/RESULTS.md).
+// test; kept as a plain C++ program to run under perf. The issue-16 driver,
+// bench/cpu_engine_bench.py, times these cases (and more) against PyTorch,
+// NumPy and the best 2-thread copy of the same bytes (see bench/RESULTS.md).
 //
 // Usage: bench_copy_bench [--json] [--reps N] [--threads N] [--only NAME]
 // Each case runs once to warm up (first touch, thread start), then N times
