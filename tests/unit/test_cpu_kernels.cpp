@@ -298,6 +298,23 @@ TEST(CpuKernels, TransposesOfEveryElementSizeAndEdge) {
       }
 }
 
+TEST(CpuKernels, SmallElementTransposesThroughTiles) {
+  // 1- and 2-byte transposes through the real copy (tiles, supertiles,
+  // threads): odd shapes, tile multiples and ones larger than a supertile,
+  // plain and with the source's fast dim flipped.
+  std::mt19937_64 rng(21);
+  const DType kinds[] = {DType::U8, DType::I8, DType::Bool, DType::F16, DType::BF16};
+  const int64_t shapes[][2] = {{1000, 777}, {2048, 512}, {256, 1024}, {33, 4100}, {517, 18}};
+  for (DType d : kinds)
+    for (const auto& sh : shapes) {
+      const int64_t r = sh[0], c = sh[1];
+      run_copy_case(Case{{r, c}, {c, 1}, {1, r}}, d, d, rng);
+      if (HasFatalFailure()) return;
+      run_copy_case(Case{{r, c}, {c, 1}, {-1, r}}, d, d, rng);
+      if (HasFatalFailure()) return;
+    }
+}
+
 TEST(CpuKernels, ZeroDimSizeZeroAndBroadcast) {
   std::mt19937_64 rng(5);
   run_copy_case(Case{{}, {}, {}}, DType::F32, DType::I64, rng);              // 0-d
@@ -344,12 +361,21 @@ TEST(CpuKernels, TileGatherAndRowsOutEveryInstructionSet) {
   // Both the baseline (SSE2) and the AVX2 tile kernels, whichever the
   // dispatcher would pick, against a scalar gather: every element size,
   // shapes around the micro-kernel sizes, unit and non-unit source strides.
+  // For 1- and 2-byte elements also sizes around their 16 x 16 / 16 x 32
+  // blocks and the real tile shape, so full blocks and every edge run.
   std::mt19937_64 rng(4);
   for (bool avx2 : {false, true}) {
     for (int n : {1, 2, 4, 8}) {
       const sm::cpu::GatherFn gather = sm::cpu::gather_fn_for(n, avx2);
-      for (int64_t rows : {1, 3, 8, 17, 32}) {
-        for (int64_t cols : {1, 5, 16, 33, 64}) {
+      int64_t tile_rows = 0, tile_cols = 0;
+      sm::cpu::tile_shape(n, &tile_rows, &tile_cols);
+      std::vector<int64_t> row_sizes = {1, 3, 8, 17, 32}, col_sizes = {1, 5, 16, 33, 64};
+      if (n <= 2) {
+        row_sizes = {1, 3, 8, 15, 16, 17, 31, 32, 33, 48, 65, tile_rows - 1, tile_rows};
+        col_sizes = {1, 5, 15, 16, 17, 31, 32, 33, 47, 64, 65, tile_cols - 1, tile_cols};
+      }
+      for (int64_t rows : row_sizes) {
+        for (int64_t cols : col_sizes) {
           if (rows * cols * n > sm::cpu::kTileBufBytes) continue;
           for (int64_t ssr : {1, 3}) {
             const int64_t ssc = rows * ssr + 5;  // padded source rows

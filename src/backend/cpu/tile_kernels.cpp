@@ -131,6 +131,66 @@ SM_AVX2 inline void t16x16_16(uint16_t* b, int64_t ldb, const uint16_t* a, int64
   }
 }
 
+// 32 x 16 of 8-bit elements into 16 x 32: A rows i and 16 + i share one
+// register (lane 0, lane 1), so the in-lane 16 x 16 network of
+// transpose_16x16_8 leaves whole 32-byte rows of B, stored without lane
+// permutes.
+SM_AVX2 inline void t16x32_8(uint8_t* b, int64_t ldb, const uint8_t* a, int64_t lda) {
+  __m256i r[16], t[16], u[16], v[16];
+  for (int i = 0; i < 16; ++i) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * lda));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + (16 + i) * lda));
+    r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  }
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int g = 0; g < 4; ++g) {
+    u[4 * g + 0] = _mm256_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 1] = _mm256_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 2] = _mm256_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm256_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    for (int j = 0; j < 4; ++j) {
+      v[8 * h + 2 * j] = _mm256_unpacklo_epi32(u[8 * h + j], u[8 * h + 4 + j]);
+      v[8 * h + 2 * j + 1] = _mm256_unpackhi_epi32(u[8 * h + j], u[8 * h + 4 + j]);
+    }
+  }
+  for (int m = 0; m < 8; ++m) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b + 2 * m * ldb),
+                        _mm256_unpacklo_epi64(v[m], v[8 + m]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b + (2 * m + 1) * ldb),
+                        _mm256_unpackhi_epi64(v[m], v[8 + m]));
+  }
+}
+
+// 1-byte elements: 16 x 32 blocks; the columns left over go through the
+// SSE2 16 x 16 kernel (transpose_tile), the rows left over (< 16) scalar.
+SM_AVX2 void gather_avx2_8(unsigned char* buf, const char* s, int64_t rows, int64_t cols,
+                           int64_t ssr, int64_t ssc, const char* next) {
+  uint8_t* b = buf;
+  const uint8_t* a = reinterpret_cast<const uint8_t*>(s);
+  if (ssr != 1) {
+    for (int64_t c = 0; c < cols; ++c)
+      for (int64_t r = 0; r < rows; ++r) b[r * cols + c] = a[r * ssr + c * ssc];
+    return;
+  }
+  constexpr int64_t mr = 16, mc = 32;
+  const int64_t rows_full = rows - rows % mr, cols_full = cols - cols % mc;
+  for (int64_t c = 0; c < cols_full; c += mc) {
+    prefetch_rows(next, c, c + mc, ssc, rows);
+    for (int64_t r = 0; r < rows_full; r += mr) t16x32_8(b + r * cols + c, cols, a + c * ssc + r, ssc);
+  }
+  prefetch_rows(next, cols_full, cols, ssc, rows);
+  if (cols_full < cols)
+    transpose_tile(b + cols_full, cols, a + cols_full * ssc, ssc, rows, cols - cols_full);
+  if (rows_full < rows)
+    transpose_scalar(b + rows_full * cols, cols, a + rows_full, ssc, rows - rows_full, cols_full, 0,
+                     0);
+}
+
 template <int N>
 SM_AVX2 void gather_avx2(unsigned char* buf, const char* s, int64_t rows, int64_t cols,
                          int64_t ssr, int64_t ssc, const char* next) {
@@ -208,6 +268,7 @@ GatherFn gather_fn_for(int n, bool avx2) {
 #if SM_HAVE_AVX2_PATH
   if (avx2 && use_avx2()) {
     switch (n) {
+      case 1: return gather_avx2_8;
       case 2: return gather_avx2<2>;
       case 4: return gather_avx2<4>;
       case 8: return gather_avx2<8>;
