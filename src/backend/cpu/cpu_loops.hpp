@@ -7,10 +7,11 @@
 //    row kernel; the outer dims are walked with an odometer (no division).
 //    Short unit-stride source rows are prefetched ~2 KiB ahead.
 //  - tiles: when the source moves fastest along another dim k, (k, inner)
-//    is cut into tiles (64 x 64 for 4-byte elements) grouped 4 x 4 into
-//    supertiles; each tile of the source is transposed into a 16 KiB buffer
-//    in destination order by a register micro-kernel keyed by element size
-//    (tile_kernels.hpp) while the next tile is prefetched, then the buffer's
+//    is cut into tiles (64 x 64 for 4-byte elements, wider for smaller ones:
+//    tile_shape) grouped 4 x 4 into supertiles; each tile of the source is
+//    transposed into a 16 KiB buffer in destination order by a register
+//    micro-kernel keyed by element size (tile_kernels.hpp) while the next
+//    tile is prefetched, then the buffer's
 //    rows are written out whole (non-temporal stores for large plain copies)
 //    or fed to the row kernel with a unit source stride.
 // Work cells (rows, row pieces or supertiles) are split into contiguous
