@@ -371,8 +371,9 @@ TEST(CpuKernels, TileGatherAndRowsOutEveryInstructionSet) {
   // Both the baseline (SSE2) and the AVX2 tile kernels, whichever the
   // dispatcher would pick, against a scalar gather: every element size,
   // shapes around the micro-kernel sizes, unit and non-unit source strides.
-  // For 1- and 2-byte elements also sizes around their 16 x 16 / 16 x 32
-  // blocks and the real tile shape, so full blocks and every edge run.
+  // For 1- and 2-byte elements also sizes around their blocks (8, 16, 32
+  // elements a side) and the real tile shape, so full blocks and every edge
+  // run.
   std::mt19937_64 rng(4);
   for (bool avx2 : {false, true}) {
     for (int n : {1, 2, 4, 8}) {

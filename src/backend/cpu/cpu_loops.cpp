@@ -136,9 +136,10 @@ void tile_shape(int ssize, int64_t* rows, int64_t* cols) {
   // 256-byte pieces of source and destination rows per tile, 16 KiB of buffer.
   // Smaller elements keep the 256-byte destination pieces and read shorter
   // source pieces, as the 16 KiB buffer cannot hold 256 x 256 bytes: 1-byte
-  // 256 cols x 64 rows, 2-byte 128 x 64. Measured (u8 8192 x 2048, f16 4096^2,
-  // 1 thread, best of 15): 64 cols gave 15 / 20 GB/s, these 25-34 / 23-24;
-  // u8 at 128 cols 20-25, at 512 19-23; f16 at 256 cols 22.
+  // 256 cols x 64 rows (one cache line of each source row), 2-byte 128 x 64.
+  // Measured (bench_copy_bench, 1 thread, best of 15, shared machine): u8
+  // 8192 x 2048 at 64 / 128 / 256 / 512 cols 15-17 / 21-25 / 25-34 / 19-23
+  // GB/s; f16 4096^2 at 64 / 128 / 256 cols 20-23 / 24 / 21-22.
   *cols = ssize == 1 ? 256 : ssize == 2 ? 128 : 64;
   *rows = kTileBufBytes / (*cols * ssize);
 }

@@ -11,9 +11,9 @@
 //    tile_shape) grouped 4 x 4 into supertiles; each tile of the source is
 //    transposed into a 16 KiB buffer in destination order by a register
 //    micro-kernel keyed by element size (tile_kernels.hpp) while the next
-//    tile is prefetched, then the buffer's
-//    rows are written out whole (non-temporal stores for large plain copies)
-//    or fed to the row kernel with a unit source stride.
+//    tile is prefetched, then the buffer's rows are written out whole
+//    (non-temporal stores for large plain copies) or fed to the row kernel
+//    with a unit source stride.
 // Work cells (rows, row pieces or supertiles) are split into contiguous
 // ranges of cells between threads; a range start is turned into coordinates
 // by one division per dim, once per range.

@@ -131,8 +131,8 @@ SM_AVX2 inline void t16x16_16(uint16_t* b, int64_t ldb, const uint16_t* a, int64
   }
 }
 
-// 16 x 32 of 8-bit elements into 32 x 16: whole 32-byte loads of 16 A
-// rows, the 16 x 16 network of transpose_16x16_8 inside each 128-bit lane,
+// 32 x 16 of 8-bit elements (B; A is 16 rows of 32): whole 32-byte loads
+// of the 16 A rows, the 16 x 16 network of transpose_16x16_8 inside each 128-bit lane,
 // then lane 0 holds B rows 0..15 and lane 1 rows 16..31, stored 16 bytes
 // at a time. Measured against the other split (32 A rows of 16 bytes, rows
 // i and 16 + i in one register, 32-byte stores): 0-15% faster on the u8

@@ -1,8 +1,8 @@
 // Register micro-kernels (SSE2: 16 x 16 bytes, 8 x 8 of 16 bits, 4 x 4 of
 // 32, 2 x 2 of 64) for out-of-place transposes of 1/2/4/8-byte elements:
 // B[r][c] = A[c][r] with B rows ldb elements apart and A rows lda elements
-// apart, both unit-stride inside a row. Bit moves only (copies
-// without conversion go through here keyed by element size).
+// apart, both unit-stride inside a row. Bit moves only (copies without
+// conversion go through here keyed by element size).
 //
 // SSE2 is the x86-64 baseline, so no run-time dispatch is needed; other
 // targets get the scalar loops (the tiling around them still does the cache
@@ -102,7 +102,8 @@ inline void transpose_16x16_8(uint8_t* b, int64_t ldb, const uint8_t* a, int64_t
     }
   }
   for (int m = 0; m < 8; ++m) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(b + 2 * m * ldb), _mm_unpacklo_epi64(v[m], v[8 + m]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(b + 2 * m * ldb),
+                     _mm_unpacklo_epi64(v[m], v[8 + m]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b + (2 * m + 1) * ldb),
                      _mm_unpackhi_epi64(v[m], v[8 + m]));
   }
