@@ -135,9 +135,11 @@ SM_AVX2 inline void t16x16_16(uint16_t* b, int64_t ldb, const uint16_t* a, int64
 // of the 16 A rows, the 16 x 16 network of transpose_16x16_8 inside each 128-bit lane,
 // then lane 0 holds B rows 0..15 and lane 1 rows 16..31, stored 16 bytes
 // at a time. Measured against the other split (32 A rows of 16 bytes, rows
-// i and 16 + i in one register, 32-byte stores): 0-15% faster on the u8
-// transposes (best of 15, shared machine), each A line being visited twice
-// rather than 4 times while its cache set is crowded by the other rows.
+// i and 16 + i in one register, 32-byte stores): 10-15% faster on the u8
+// 8192 x 2048 transpose (bench_copy_bench, best of 15, shared machine), each
+// A line being visited twice rather than 4 times. Loading all 64 bytes of
+// each row at once (one visit) was no better: +10% with 8 KiB source
+// strides, -10% on that bench case.
 SM_AVX2 inline void t32x16_8(uint8_t* b, int64_t ldb, const uint8_t* a, int64_t lda) {
   __m256i r[16], t[16], u[16], v[16];
   for (int i = 0; i < 16; ++i)
