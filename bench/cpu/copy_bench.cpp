@@ -186,6 +186,12 @@ int main(int argc, char** argv) {
   // 2-D transposes: dst = src.T made dense.
   run_copy("transpose2d_4096_f32", SM_FLOAT32, SM_FLOAT32, {N2, N2}, {1, 0});
   run_copy("transpose2d_4096_f16", SM_FLOAT16, SM_FLOAT16, {N2, N2}, {1, 0});
+  run_copy("transpose2d_4096_bf16", SM_BFLOAT16, SM_BFLOAT16, {N2, N2}, {1, 0});
+  // 1-byte elements (16 MiB each way): bool, int8 and uint8 share one kernel
+  // (bits moved as bytes), each timed so a dtype left off that path shows.
+  run_copy("transpose2d_8192x2048_u8", SM_UINT8, SM_UINT8, {8192, 2048}, {1, 0});
+  run_copy("transpose2d_8192x2048_i8", SM_INT8, SM_INT8, {8192, 2048}, {1, 0});
+  run_copy("transpose2d_8192x2048_bool", SM_BOOL, SM_BOOL, {8192, 2048}, {1, 0});
   // 4-D permutations of a row-major 64^4 fp32 tensor.
   const std::vector<std::vector<int32_t>> perms = {
       {0, 1, 3, 2}, {3, 2, 1, 0}, {0, 2, 1, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}};

@@ -119,17 +119,24 @@ struct Run {
 }  // namespace
 
 void tile_shape(int ssize, int64_t* rows, int64_t* cols) {
-  // 64 destination columns: each tile writes 64-element pieces of its rows.
-  *cols = 64;
   if (ssize >= 4) {
-    // 128-byte pieces of each source row (32 f32, 16 f64): with tiles
-    // visited in source order these continue from tile to tile, and the
-    // 8 KiB buffer leaves L1 room for the source lines in flight. 2-D f32
-    // transpose, one core: 64 x 64 (16 KiB) 29 GB/s, 32 x 64 41 GB/s.
+    // 64 destination columns, 128-byte pieces of each source row (32 f32,
+    // 16 f64): with tiles visited in source order these continue from tile
+    // to tile, and the 8 KiB buffer leaves L1 room for the source lines in
+    // flight. 2-D f32 transpose, one core: 64 x 64 (16 KiB) 29 GB/s,
+    // 32 x 64 41 GB/s.
+    *cols = 64;
     *rows = 128 / ssize;
     return;
   }
-  *rows = kTileBufBytes / (64 * ssize);
+  // Smaller elements keep 256-byte destination pieces and read shorter
+  // source pieces, as the 16 KiB buffer cannot hold 256 x 256 bytes: 1-byte
+  // 256 cols x 64 rows (one cache line of each source row), 2-byte 128 x 64.
+  // Measured (bench_copy_bench, 1 thread, best of 15, shared machine): u8
+  // 8192 x 2048 at 64 / 128 / 256 / 512 cols 15-17 / 21-25 / 25-34 / 19-23
+  // GB/s; f16 4096^2 at 64 / 128 / 256 cols 20-23 / 24 / 21-22.
+  *cols = ssize == 1 ? 256 : 128;
+  *rows = kTileBufBytes / (*cols * ssize);
 }
 
 void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {

@@ -7,7 +7,8 @@
 //    row kernel; the outer dims are walked with an odometer (no division).
 //    Short unit-stride source rows are prefetched ~2 KiB ahead.
 //  - tiles: when the source moves fastest along another dim k, (k, inner)
-//    is cut into tiles (32 x 64 for 4-byte elements, see tile_shape); each
+//    is cut into tiles (32 x 64 for 4-byte elements, wider for 1- and 2-byte
+//    ones: tile_shape); each
 //    tile of the source is transposed into a small buffer in destination
 //    order by a register micro-kernel keyed by element size
 //    (tile_kernels.hpp) while the next tile is prefetched, then the buffer's

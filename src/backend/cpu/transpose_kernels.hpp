@@ -1,7 +1,8 @@
-// Register micro-kernels for out-of-place transposes of 1/2/4/8-byte
-// elements: B[r][c] = A[c][r] with B rows ldb elements apart and A rows lda
-// elements apart, both unit-stride inside a row. Bit moves only (copies
-// without conversion go through here keyed by element size).
+// Register micro-kernels (SSE2: 16 x 16 bytes, 8 x 8 of 16 bits, 4 x 4 of
+// 32, 2 x 2 of 64) for out-of-place transposes of 1/2/4/8-byte elements:
+// B[r][c] = A[c][r] with B rows ldb elements apart and A rows lda elements
+// apart, both unit-stride inside a row. Bit moves only (copies without
+// conversion go through here keyed by element size).
 //
 // SSE2 is the x86-64 baseline, so no run-time dispatch is needed; other
 // targets get the scalar loops (the tiling around them still does the cache
@@ -75,6 +76,39 @@ inline void transpose_8x8_16(uint16_t* b, int64_t ldb, const uint16_t* a, int64_
   for (int i = 0; i < 8; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i * ldb), o[i]);
 }
 
+// 16 x 16 of 8-bit elements: unpacks of ever wider units (8, 16, 32, then
+// 64 bits) merge pairs of row groups until each register holds one column.
+inline void transpose_16x16_8(uint8_t* b, int64_t ldb, const uint8_t* a, int64_t lda) {
+  __m128i r[16], t[16], u[16], v[16];
+  for (int i = 0; i < 16; ++i)
+    r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * lda));
+  // t[2i]: columns 0..7 of rows 2i, 2i+1 as byte pairs; t[2i+1]: columns 8..15.
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4g + q]: columns 4q..4q+3 of rows 4g..4g+3, 4 bytes per column.
+  for (int g = 0; g < 4; ++g) {
+    u[4 * g + 0] = _mm_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 1] = _mm_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 2] = _mm_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
+  }
+  // v[8h + m]: columns 2m, 2m+1 of rows 8h..8h+7, 8 bytes per column.
+  for (int h = 0; h < 2; ++h) {
+    for (int j = 0; j < 4; ++j) {
+      v[8 * h + 2 * j] = _mm_unpacklo_epi32(u[8 * h + j], u[8 * h + 4 + j]);
+      v[8 * h + 2 * j + 1] = _mm_unpackhi_epi32(u[8 * h + j], u[8 * h + 4 + j]);
+    }
+  }
+  for (int m = 0; m < 8; ++m) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(b + 2 * m * ldb),
+                     _mm_unpacklo_epi64(v[m], v[8 + m]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(b + (2 * m + 1) * ldb),
+                     _mm_unpackhi_epi64(v[m], v[8 + m]));
+  }
+}
+
 // 2 x 2 of 64-bit elements.
 inline void transpose_2x2_64(uint64_t* b, int64_t ldb, const uint64_t* a, int64_t lda) {
   const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
@@ -94,7 +128,11 @@ template <typename T>
 inline void transpose_tile(T* b, int64_t ldb, const T* a, int64_t lda, int64_t rows,
                            int64_t cols) {
 #if defined(__SSE2__)
-  constexpr int64_t m = sizeof(T) == 4 ? 4 : sizeof(T) == 2 ? 8 : sizeof(T) == 8 ? 2 : 0;
+  constexpr int64_t m = sizeof(T) == 4   ? 4
+                      : sizeof(T) == 2 ? 8
+                      : sizeof(T) == 8 ? 2
+                      : sizeof(T) == 1 ? 16
+                                       : 0;
   if constexpr (m > 0) {
     const int64_t rows_full = rows - rows % m, cols_full = cols - cols % m;
     for (int64_t c = 0; c < cols_full; c += m) {
@@ -102,6 +140,9 @@ inline void transpose_tile(T* b, int64_t ldb, const T* a, int64_t lda, int64_t r
         if constexpr (sizeof(T) == 4) {
           transpose_4x4_32(reinterpret_cast<uint32_t*>(b + r * ldb + c), ldb,
                            reinterpret_cast<const uint32_t*>(a + c * lda + r), lda);
+        } else if constexpr (sizeof(T) == 1) {
+          transpose_16x16_8(reinterpret_cast<uint8_t*>(b + r * ldb + c), ldb,
+                            reinterpret_cast<const uint8_t*>(a + c * lda + r), lda);
         } else if constexpr (sizeof(T) == 2) {
           transpose_8x8_16(reinterpret_cast<uint16_t*>(b + r * ldb + c), ldb,
                            reinterpret_cast<const uint16_t*>(a + c * lda + r), lda);
