@@ -1,9 +1,20 @@
 // index_select on the CPU: the index is read in place, through its stride
-// (never copied), validated by scanning only its distinct elements, and the
-// gather copies one slice per index with the CPU copy kernel.
+// (never copied), and validated by scanning only its distinct elements (the
+// engine does that once, before it allocates the result; the gather trusts
+// it). The gather picks one of three movers by what one index entry selects
+// within one outer row (the dims before `dim`):
+//  - a piece of 1, 2, 4, 8 or 16 bytes (a scalar, or a tiny contiguous row):
+//    a loop templated on the piece size and index type, with a fast path for
+//    unit strides and software prefetch of the source for large gathers;
+//  - a longer contiguous row in both operands: one memcpy per entry;
+//  - anything else: the CPU copy kernel over the whole slice, once per entry.
+// The first two are split into (outer row, index entry) pairs, walked with an
+// odometer over the outer dims and shared between threads when large.
 #include <cstring>
 
 #include "backend/cpu/cpu_kernels_impl.hpp"
+#include "backend/cpu/cpu_loops.hpp"
+#include "backend/cpu/thread_pool.hpp"
 
 namespace sm {
 namespace cpu {
@@ -22,10 +33,6 @@ int64_t first_bad(const TensorDesc& index, int64_t n, int64_t size) {
   return -1;
 }
 
-int64_t load_index(const TensorDesc& index, int64_t i) {
-  return index.dtype == DType::I64 ? *index_at<int64_t>(index, i) : *index_at<int32_t>(index, i);
-}
-
 // d without dim `dim`: the slice at position 0 along it.
 TensorDesc drop_dim(const TensorDesc& d, int dim) {
   TensorDesc s = d;
@@ -35,6 +42,195 @@ TensorDesc drop_dim(const TensorDesc& d, int dim) {
     s.strides[k] = d.strides[k + 1];
   }
   return s;
+}
+
+// Everything a mover needs; strides in bytes except the index's (elements).
+struct Gather {
+  char* d = nullptr;        // dst element [0, ..., 0]
+  const char* s = nullptr;  // src element [0, ..., 0]
+  const void* index = nullptr;
+  int64_t is = 0;    // index stride
+  int64_t n = 0;     // index entries
+  int64_t size = 0;  // src.sizes[dim], for wrapping negative entries
+  int64_t dstep = 0, sstep = 0;  // byte strides along dim
+  int64_t piece = 0;             // bytes one entry moves per outer row
+  bool prefetch = false;
+  // Outer dims (before dim, size-1 ones dropped), outermost first.
+  int outer_nd = 0;
+  int64_t outer_sizes[kMaxDims] = {};
+  int64_t outer_dstep[kMaxDims] = {}, outer_sstep[kMaxDims] = {};
+};
+
+// Moves entries [b, e) of one outer row whose dst / src start at d / s.
+using RowMover = void (*)(const Gather& g, char* d, const char* s, int64_t b, int64_t e);
+
+// How far ahead the source is prefetched, in entries. Measured (f32, 10^6
+// random entries, one thread): from a 40 MB source 5.3 ns/entry without,
+// 3.9 at 32 ahead, 2.1 at 128, 2.2-2.6 at 256-1024; from a 4 MB one 1.7
+// without, 0.9 at 128.
+constexpr int64_t kPrefetchAhead = 128;
+
+// Pieces of N bytes. A fixed-size memcpy compiles to one move and, unlike a
+// typed load, needs no alignment: complex64 is 8 bytes but 4-aligned, and
+// a piece of a tiny row is aligned to its element only.
+template <int N, typename I, bool kUnit>
+void move_pieces(const Gather& g, char* d, const char* s, int64_t b, int64_t e) {
+  const I* const ix = static_cast<const I*>(g.index);
+  const int64_t is = kUnit ? 1 : g.is;
+  const int64_t dstep = kUnit ? N : g.dstep;
+  const int64_t sstep = kUnit ? N : g.sstep;
+  const int64_t size = g.size;
+  int64_t i = b;
+  if (g.prefetch) {
+    for (; i + kPrefetchAhead < e; ++i) {
+      const int64_t ahead = wrap_index(ix[(i + kPrefetchAhead) * is], size);
+      __builtin_prefetch(s + ahead * sstep);
+      std::memcpy(d + i * dstep, s + wrap_index(ix[i * is], size) * sstep, N);
+    }
+  }
+#pragma GCC unroll 4
+  for (; i < e; ++i) std::memcpy(d + i * dstep, s + wrap_index(ix[i * is], size) * sstep, N);
+}
+
+// Longer contiguous rows: one memcpy each.
+template <typename I>
+void move_rows(const Gather& g, char* d, const char* s, int64_t b, int64_t e) {
+  const I* const ix = static_cast<const I*>(g.index);
+  const size_t bytes = static_cast<size_t>(g.piece);
+  for (int64_t i = b; i < e; ++i)
+    std::memcpy(d + i * g.dstep, s + wrap_index(ix[i * g.is], g.size) * g.sstep, bytes);
+}
+
+template <typename I>
+RowMover pick_mover(const Gather& g) {
+  const bool unit = g.is == 1 && g.dstep == g.piece && g.sstep == g.piece;
+  switch (g.piece) {
+    case 1: return unit ? move_pieces<1, I, true> : move_pieces<1, I, false>;
+    case 2: return unit ? move_pieces<2, I, true> : move_pieces<2, I, false>;
+    case 4: return unit ? move_pieces<4, I, true> : move_pieces<4, I, false>;
+    case 8: return unit ? move_pieces<8, I, true> : move_pieces<8, I, false>;
+    case 16: return unit ? move_pieces<16, I, true> : move_pieces<16, I, false>;
+    default: return move_rows<I>;
+  }
+}
+
+// Runs the (outer row, entry) pairs [b, e), row-major: one division per dim
+// finds the first row, an odometer the next ones.
+void run_pairs(const Gather& g, RowMover mover, int64_t b, int64_t e) {
+  int64_t row = b / g.n, i = b - row * g.n;
+  int64_t coord[kMaxDims];
+  char* d = g.d;
+  const char* s = g.s;
+  for (int k = g.outer_nd - 1; k >= 0; --k) {
+    coord[k] = row % g.outer_sizes[k];
+    row /= g.outer_sizes[k];
+    d += coord[k] * g.outer_dstep[k];
+    s += coord[k] * g.outer_sstep[k];
+  }
+  int64_t left = e - b;
+  for (;;) {
+    const int64_t stop = g.n - i < left ? g.n : i + left;
+    mover(g, d, s, i, stop);
+    left -= stop - i;
+    if (left == 0) return;
+    i = 0;
+    for (int k = g.outer_nd - 1; k >= 0; --k) {
+      d += g.outer_dstep[k];
+      s += g.outer_sstep[k];
+      if (++coord[k] < g.outer_sizes[k]) break;
+      coord[k] = 0;
+      d -= g.outer_sizes[k] * g.outer_dstep[k];
+      s -= g.outer_sizes[k] * g.outer_sstep[k];
+    }
+  }
+}
+
+// Whether the dims after `dim` form one run of stride 1 in both operands
+// (size-1 dims do not count); *len gets its length in elements.
+bool inner_contiguous(const TensorDesc& dst, const TensorDesc& src, int dim, int64_t* len) {
+  int64_t expect = 1;
+  bool ok = true;
+  for (int k = dst.ndim - 1; k > dim; --k) {
+    if (dst.sizes[k] == 1) continue;
+    ok = ok && dst.strides[k] == expect && src.strides[k] == expect;
+    expect *= dst.sizes[k];
+  }
+  *len = expect;
+  return ok;
+}
+
+// Work below this many bytes per thread's share is not worth a wake-up.
+constexpr int64_t kMinShareBytes = 256 << 10;
+
+void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index,
+                   int64_t len) {
+  const int64_t es = static_cast<int64_t>(dtype_size(dst.dtype));
+  Gather g;
+  g.d = static_cast<char*>(dst.data);
+  g.s = static_cast<const char*>(src.data);
+  g.index = index.data;
+  g.is = index.strides[0];
+  g.n = index.sizes[0];
+  g.size = src.sizes[dim];
+  g.dstep = dst.strides[dim] * es;
+  g.sstep = src.strides[dim] * es;
+  g.piece = len * es;
+  int64_t rows = 1;
+  for (int k = 0; k < dim; ++k) {
+    if (dst.sizes[k] == 1) continue;
+    g.outer_sizes[g.outer_nd] = dst.sizes[k];
+    g.outer_dstep[g.outer_nd] = dst.strides[k] * es;
+    g.outer_sstep[g.outer_nd] = src.strides[k] * es;
+    ++g.outer_nd;
+    rows *= dst.sizes[k];
+  }
+  const int64_t isize = static_cast<int64_t>(dtype_size(index.dtype));
+  const int64_t pairs = rows * g.n;
+  const int64_t pair_bytes = 2 * g.piece + isize;
+  // Small pieces picked at random from a source larger than the L2 stall
+  // on every load; prefetching keeps misses in flight.
+  const int64_t span = g.size * (g.sstep < 0 ? -g.sstep : g.sstep);
+  g.prefetch = g.piece <= 16 && span >= (1 << 20) && g.n >= 4 * kPrefetchAhead;
+  const RowMover mover =
+      index.dtype == DType::I64 ? pick_mover<int64_t>(g) : pick_mover<int32_t>(g);
+  if (pairs * pair_bytes < kParallelMinBytes || get_cpu_threads() <= 1) {
+    run_pairs(g, mover, 0, pairs);
+    return;
+  }
+  const int64_t grain = kMinShareBytes / pair_bytes + 1;
+  parallel_for(pairs, grain, [&](int64_t b, int64_t e) { run_pairs(g, mover, b, e); });
+}
+
+int64_t load_index(const TensorDesc& index, int64_t i) {
+  return index.dtype == DType::I64 ? *index_at<int64_t>(index, i) : *index_at<int32_t>(index, i);
+}
+
+// Any other slice: the copy kernel per entry over the whole slice (outer and
+// inner dims together, so its planning is paid once per entry).
+void gather_slices(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index) {
+  const int64_t n = index.sizes[0], size = src.sizes[dim];
+  const int64_t es = static_cast<int64_t>(dtype_size(dst.dtype));
+  const TensorDesc d = drop_dim(dst, dim), s = drop_dim(src, dim);
+  char* const d0 = static_cast<char*>(dst.data);
+  const char* const s0 = static_cast<const char*>(src.data);
+  auto entries = [&](int64_t b, int64_t e) {
+    TensorDesc dd = d, ss = s;
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t v = wrap_index(load_index(index, i), size);
+      dd.data = d0 + i * dst.strides[dim] * es;
+      ss.data = const_cast<char*>(s0 + v * src.strides[dim] * es);
+      copy(dd, ss);
+    }
+  };
+  // Threads over entries only when each slice is below copy's own threading
+  // threshold: one level of threads, never a nested pool call.
+  const int64_t slice_bytes = 2 * d.numel() * es;
+  if (slice_bytes >= kParallelMinBytes || n * slice_bytes < kParallelMinBytes ||
+      get_cpu_threads() <= 1) {
+    entries(0, n);
+    return;
+  }
+  parallel_for(n, kMinShareBytes / slice_bytes + 1, entries);
 }
 
 }  // namespace
@@ -47,25 +243,11 @@ int64_t first_out_of_range(const TensorDesc& index, int64_t size) {
 
 void index_select(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index) {
   if (dst.numel() == 0) return;
-  const int64_t n = index.sizes[0], size = src.sizes[dim];
-  const int64_t es = static_cast<int64_t>(dtype_size(dst.dtype));
-  TensorDesc d = drop_dim(dst, dim), s = drop_dim(src, dim);
-  char* const d0 = static_cast<char*>(dst.data);
-  const char* const s0 = static_cast<const char*>(src.data);
-  // Slices of one element (1-d operands, the common case) are moved as
-  // bytes: planning a copy per element would cost far more than the element.
-  const bool single = d.numel() == 1;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = wrap_index(load_index(index, i), size);
-    char* dp = d0 + i * dst.strides[dim] * es;
-    const char* sp = s0 + v * src.strides[dim] * es;
-    if (single) {
-      std::memcpy(dp, sp, static_cast<size_t>(es));
-    } else {
-      d.data = dp;
-      s.data = const_cast<char*>(sp);
-      copy(d, s);
-    }
+  int64_t len = 1;
+  if (inner_contiguous(dst, src, dim, &len)) {
+    gather_pieces(dst, src, dim, index, len);
+  } else {
+    gather_slices(dst, src, dim, index);
   }
 }
 
