@@ -1054,7 +1054,7 @@ TEST(CpuKernels, IndexSelectAlongEveryDim) {
       {{4, 0, 6}, {30, 6, 1}},    // empty
   };
   for (const Src& sd : srcs)
-    for (DType dt : {DType::F32, DType::C64, DType::I16})
+    for (DType dt : {DType::F32, DType::C64, DType::I16, DType::C128})
       for (DType it : {DType::I32, DType::I64})
         for (int dim = 0; dim < 3; ++dim)
           for (int64_t n : {int64_t(0), int64_t(1), int64_t(7)})
@@ -1089,8 +1089,8 @@ TEST(CpuKernels, IndexSelectAlongEveryDim) {
 }
 
 // Large multi-dim gathers across the threading threshold, with 1 and 2
-// threads: ranges start and end inside outer rows (the odometer), rows of 12
-// bytes (one memcpy each), and the slice-copy fallback threaded over entries.
+// threads: ranges start and end inside outer rows (the odometer), rows of
+// 12, 32, 64 and 256 bytes, and the slice-copy fallback threaded over entries.
 TEST(CpuKernels, IndexSelectLargeRowsAndSlices) {
   ThreadsGuard g;
   struct Big {
@@ -1103,6 +1103,8 @@ TEST(CpuKernels, IndexSelectLargeRowsAndSlices) {
       {{200000, 3}, {3, 1}, 0, 190000},       // 12-byte rows
       {{3000, 64}, {1, 3000}, 0, 4000},       // transposed: slice copies
       {{5, 4000, 16}, {64000, 16, 1}, 1, 5000},  // middle dim, 64-byte rows
+      {{100000, 8}, {8, 1}, 0, 100000},          // 32-byte rows
+      {{20000, 64}, {64, 1}, 0, 30000},          // 256-byte rows, prefetched
   };
   for (int threads : {1, 2}) {
     sm::set_cpu_threads(threads);

@@ -3,13 +3,15 @@
 // engine does that once, before it allocates the result; the gather trusts
 // it). The gather picks one of three movers by what one index entry selects
 // within one outer row (the dims before `dim`):
-//  - a piece of 1, 2, 4, 8 or 16 bytes (a scalar, or a tiny contiguous row):
-//    a loop templated on the piece size and index type, with a fast path for
-//    unit strides and software prefetch of the source for large gathers;
+//  - a piece of 1, 2, 4, 8, 16, 32 or 64 bytes (a scalar, or a short
+//    contiguous row): a loop templated on the piece size and index type,
+//    with a fast path for unit strides;
 //  - a longer contiguous row in both operands: one memcpy per entry;
 //  - anything else: the CPU copy kernel over the whole slice, once per entry.
-// The first two are split into (outer row, index entry) pairs, walked with an
-// odometer over the outer dims and shared between threads when large.
+// The first two prefetch the source of entries ahead when it is larger than
+// the L2 (rows up to 1 KiB), and are split into (outer row, index entry)
+// pairs, walked with an odometer over the outer dims and shared between
+// threads when large.
 #include <cstring>
 
 #include "backend/cpu/cpu_kernels_impl.hpp"
@@ -92,12 +94,25 @@ void move_pieces(const Gather& g, char* d, const char* s, int64_t b, int64_t e) 
   for (; i < e; ++i) std::memcpy(d + i * dstep, s + wrap_index(ix[i * is], size) * sstep, N);
 }
 
+// Rows up to this long are prefetched whole, kRowAhead entries ahead: the
+// hardware prefetcher cannot guess where a random short row starts.
+constexpr int64_t kRowPrefetchMaxBytes = 1024;
+constexpr int64_t kRowAhead = 8;
+
 // Longer contiguous rows: one memcpy each.
 template <typename I>
 void move_rows(const Gather& g, char* d, const char* s, int64_t b, int64_t e) {
   const I* const ix = static_cast<const I*>(g.index);
   const size_t bytes = static_cast<size_t>(g.piece);
-  for (int64_t i = b; i < e; ++i)
+  int64_t i = b;
+  if (g.prefetch) {
+    for (; i + kRowAhead < e; ++i) {
+      const char* next = s + wrap_index(ix[(i + kRowAhead) * g.is], g.size) * g.sstep;
+      for (int64_t o = 0; o < g.piece; o += 64) __builtin_prefetch(next + o);
+      std::memcpy(d + i * g.dstep, s + wrap_index(ix[i * g.is], g.size) * g.sstep, bytes);
+    }
+  }
+  for (; i < e; ++i)
     std::memcpy(d + i * g.dstep, s + wrap_index(ix[i * g.is], g.size) * g.sstep, bytes);
 }
 
@@ -110,6 +125,8 @@ RowMover pick_mover(const Gather& g) {
     case 4: return unit ? move_pieces<4, I, true> : move_pieces<4, I, false>;
     case 8: return unit ? move_pieces<8, I, true> : move_pieces<8, I, false>;
     case 16: return unit ? move_pieces<16, I, true> : move_pieces<16, I, false>;
+    case 32: return unit ? move_pieces<32, I, true> : move_pieces<32, I, false>;
+    case 64: return unit ? move_pieces<64, I, true> : move_pieces<64, I, false>;
     default: return move_rows<I>;
   }
 }
@@ -195,7 +212,8 @@ void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const 
     extent += (g.outer_sizes[k] - 1) * (g.outer_sstep[k] < 0 ? -g.outer_sstep[k] : g.outer_sstep[k]);
   // (Counting the outer rows matters: picking 1000 f32 per row from 1000
   // rows of 40 KB took 4.5 ms without prefetch, 2.3 ms with, one thread.)
-  g.prefetch = g.piece <= 16 && extent >= (1 << 20) && g.n >= 4 * kPrefetchAhead;
+  g.prefetch = extent >= (1 << 20) && g.piece <= kRowPrefetchMaxBytes &&
+               g.n >= 4 * (g.piece <= 64 ? kPrefetchAhead : kRowAhead);
   const RowMover mover =
       index.dtype == DType::I64 ? pick_mover<int64_t>(g) : pick_mover<int32_t>(g);
   if (pairs * pair_bytes < kParallelMinBytes || get_cpu_threads() <= 1) {
