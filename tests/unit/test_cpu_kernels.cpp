@@ -986,6 +986,47 @@ std::vector<int64_t> random_index(int64_t n, int64_t size, uint32_t seed) {
 
 }  // namespace
 
+// The index check scans blocks whole (vectorized) and long indices on all
+// threads: it must still name the first bad entry, at either bound, wherever
+// it lies, with unit and other strides, 1 and 2 threads.
+TEST(CpuKernels, IndexCheckFindsTheFirstBadEntry) {
+  ThreadsGuard g;
+  const int64_t n = 300001, size = 1000;
+  for (int threads : {1, 2})
+    for (DType it : {DType::I32, DType::I64})
+      for (int64_t stride : {1, -1, 2}) {
+        sm::set_cpu_threads(threads);
+        std::vector<int64_t> v(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (i * 7919) % (2 * size) - size;
+        const std::string what = std::string(sm::dtype_name(it)) + " stride " +
+                                 std::to_string(stride) + " threads " + std::to_string(threads);
+        {
+          GatherIndex ix(it, v, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, size), -1) << what;
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, size - 1), 0) << what;  // -size
+        }
+        for (int64_t bad_value : {size, -size - 1}) {
+          std::vector<int64_t> w = v;
+          w[299999] = bad_value;
+          w[250000] = bad_value;
+          w[100001] = -bad_value - 1;  // the other bound
+          GatherIndex ix(it, w, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, size), 100001) << what;
+          w[100001] = 0;
+          GatherIndex ix2(it, w, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix2.t, size), 250000) << what;
+          w[3] = bad_value;
+          GatherIndex ix3(it, w, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix3.t, size), 3) << what;
+        }
+      }
+  // int32 entries all fit a dim longer than int32 can count.
+  std::vector<int64_t> extremes = {0, INT32_MAX, INT32_MIN};
+  GatherIndex ix(DType::I32, extremes, 3, 1);
+  EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, int64_t(1) << 33), -1);
+  EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, INT32_MAX), 1);
+}
+
 // 1-d gathers: every element size (complex64 at its 4-byte alignment),
 // int32 and int64 indices with negative entries, index strides 1, 0, -1 and
 // 3, source strides 1, -1 and 2, destination strides 1 and -2.

@@ -12,6 +12,7 @@
 // the L2 (rows up to 1 KiB), and are split into (outer row, index entry)
 // pairs, walked with an odometer over the outer dims and shared between
 // threads when large.
+#include <atomic>
 #include <cstring>
 
 #include "backend/cpu/cpu_kernels_impl.hpp"
@@ -28,11 +29,87 @@ const I* index_at(const TensorDesc& index, int64_t i) {
   return static_cast<const I*>(index.data) + i * index.strides[0];
 }
 
+// index_in_range without branches: v + size, as unsigned, is below 2 * size
+// exactly when -size <= v < size (sizes are far below 2^62).
+inline bool outside(int64_t v, int64_t size) {
+  return static_cast<uint64_t>(v) + static_cast<uint64_t>(size) >= 2 * static_cast<uint64_t>(size);
+}
+
+// Whether any of n >= 1 unit-stride entries is bad, from their least and
+// greatest: no early exit, so the loop vectorizes (64-bit compares need
+// AVX2: SSE2 has none).
 template <typename I>
-int64_t first_bad(const TensorDesc& index, int64_t n, int64_t size) {
-  for (int64_t i = 0; i < n; ++i)
-    if (!index_in_range(*index_at<I>(index, i), size)) return i;
+inline bool any_outside(const I* ix, int64_t n, int64_t size) {
+  I lo = ix[0], hi = ix[0];
+  for (int64_t j = 1; j < n; ++j) {
+    lo = ix[j] < lo ? ix[j] : lo;
+    hi = ix[j] > hi ? ix[j] : hi;
+  }
+  return outside(lo, size) || outside(hi, size);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <typename I>
+__attribute__((target("avx2"))) bool any_outside_avx2(const I* ix, int64_t n, int64_t size) {
+  return any_outside(ix, n, size);
+}
+
+bool have_avx2() {
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return v;
+}
+#endif
+
+template <typename I>
+bool any_outside_unit(const I* ix, int64_t n, int64_t size) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (have_avx2()) return any_outside_avx2(ix, n, size);
+#endif
+  return any_outside(ix, n, size);
+}
+
+// The first bad entry in [b, e), or -1. Blocks are checked whole and
+// searched only when one holds a bad entry.
+template <typename I>
+int64_t first_bad(const TensorDesc& index, int64_t b, int64_t e, int64_t size) {
+  constexpr int64_t kBlock = 1024;
+  const I* const ix = static_cast<const I*>(index.data);
+  const int64_t is = index.strides[0];
+  for (int64_t i = b; i < e; i += kBlock) {
+    const int64_t stop = e - i < kBlock ? e : i + kBlock;
+    bool bad = false;
+    if (is == 1) {
+      bad = any_outside_unit(ix + i, stop - i, size);
+    } else {
+      for (int64_t j = i; j < stop; ++j) bad |= outside(ix[j * is], size);
+    }
+    if (bad)
+      for (int64_t j = i; j < stop; ++j)
+        if (outside(ix[j * is], size)) return j;
+  }
   return -1;
+}
+
+// Long indices are scanned by all threads; the first bad entry is the
+// smallest any range finds.
+template <typename I>
+int64_t first_bad_parallel(const TensorDesc& index, int64_t n, int64_t size) {
+  if (n * static_cast<int64_t>(sizeof(I)) < kParallelMinBytes || get_cpu_threads() <= 1)
+    return first_bad<I>(index, 0, n, size);
+  std::atomic<int64_t> first{n};
+  parallel_for(n, 64 << 10, [&](int64_t b, int64_t e) {
+    if (b >= first.load(std::memory_order_relaxed)) return;
+    const int64_t bad = first_bad<I>(index, b, e, size);
+    if (bad < 0) return;
+    int64_t seen = first.load(std::memory_order_relaxed);
+    while (bad < seen && !first.compare_exchange_weak(seen, bad, std::memory_order_relaxed)) {
+    }
+  });
+  const int64_t bad = first.load();
+  return bad < n ? bad : -1;
 }
 
 // d without dim `dim`: the slice at position 0 along it.
@@ -260,8 +337,8 @@ void gather_slices(const TensorDesc& dst, const TensorDesc& src, int dim, const 
 
 int64_t first_out_of_range(const TensorDesc& index, int64_t size) {
   const int64_t n = index_scan_length(index);
-  return index.dtype == DType::I64 ? first_bad<int64_t>(index, n, size)
-                                   : first_bad<int32_t>(index, n, size);
+  return index.dtype == DType::I64 ? first_bad_parallel<int64_t>(index, n, size)
+                                   : first_bad_parallel<int32_t>(index, n, size);
 }
 
 void index_select(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index) {
