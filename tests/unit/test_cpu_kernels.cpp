@@ -1080,8 +1080,9 @@ TEST(CpuKernels, IndexSelectLargeScalarGathers) {
 
 // Gathers along every dim of 3-d sources (row-major, transposed, reversed,
 // with a tiny inner row) into row-major and permuted destinations: scalars
-// per outer row, contiguous rows (pieces of 8 bytes and longer), and the
-// slice-copy fallback; empty results too.
+// per outer row, contiguous rows (pieces of 8 bytes and longer), small
+// slices element by element, larger ones by the slice-copy fallback; empty
+// results too.
 TEST(CpuKernels, IndexSelectAlongEveryDim) {
   struct Src {
     std::vector<int64_t> sizes, strides;
@@ -1093,6 +1094,7 @@ TEST(CpuKernels, IndexSelectAlongEveryDim) {
       {{4, 5, 2}, {10, 2, 1}},    // inner rows of 2 elements
       {{4, 5, 6}, {-60, 12, 2}},  // reversed, stepped
       {{4, 0, 6}, {30, 6, 1}},    // empty
+      {{6, 7, 8}, {1, 6, 42}},    // transposed, slices over 32 elements
   };
   for (const Src& sd : srcs)
     for (DType dt : {DType::F32, DType::C64, DType::I16, DType::C128})
@@ -1101,10 +1103,10 @@ TEST(CpuKernels, IndexSelectAlongEveryDim) {
           for (int64_t n : {int64_t(0), int64_t(1), int64_t(7)})
             for (int perm = 0; perm < 2; ++perm) {
               // complex64 at its 4-byte alignment only where the gather moves
-              // pieces itself: the copy kernel's transposes (the fallback)
+              // every element itself (slices of at most 32 elements: all but
+              // the last source): the copy kernel's transposes (the fallback)
               // load complex64 as 8-byte words, misaligned there (UBSan).
-              const bool own_movers = perm == 0 && (&sd - srcs == 0 || &sd - srcs == 2 ||
-                                                    &sd - srcs == 3 || &sd - srcs == 5);
+              const bool own_movers = &sd - srcs < 6;
               const int64_t shift = dt == DType::C64 && own_movers ? 4 : 0;
               GatherOperand src(dt, sd.sizes, sd.strides, shift);
               fill_source(src, static_cast<uint32_t>(dim + 3 * n));
@@ -1131,7 +1133,8 @@ TEST(CpuKernels, IndexSelectAlongEveryDim) {
 
 // Large multi-dim gathers across the threading threshold, with 1 and 2
 // threads: ranges start and end inside outer rows (the odometer), rows of
-// 12, 32, 64 and 256 bytes, and the slice-copy fallback threaded over entries.
+// 12, 32, 64 and 256 bytes, small transposed slices element by element, and
+// the slice-copy fallback threaded over entries.
 TEST(CpuKernels, IndexSelectLargeRowsAndSlices) {
   ThreadsGuard g;
   struct Big {
@@ -1143,6 +1146,7 @@ TEST(CpuKernels, IndexSelectLargeRowsAndSlices) {
       {{3, 300000}, {300000, 1}, 1, 250001},  // scalars in 3 outer rows
       {{200000, 3}, {3, 1}, 0, 190000},       // 12-byte rows
       {{3000, 64}, {1, 3000}, 0, 4000},       // transposed: slice copies
+      {{100000, 8}, {1, 100000}, 0, 150000},  // transposed, small slices: elements
       {{5, 4000, 16}, {64000, 16, 1}, 1, 5000},  // middle dim, 64-byte rows
       {{100000, 8}, {8, 1}, 0, 100000},          // 32-byte rows
       {{20000, 64}, {64, 1}, 0, 30000},          // 256-byte rows, prefetched
