@@ -1094,7 +1094,7 @@ TEST(CpuKernels, IndexSelectAlongEveryDim) {
       {{4, 5, 2}, {10, 2, 1}},    // inner rows of 2 elements
       {{4, 5, 6}, {-60, 12, 2}},  // reversed, stepped
       {{4, 0, 6}, {30, 6, 1}},    // empty
-      {{6, 7, 8}, {1, 6, 42}},    // transposed, slices over 32 elements
+      {{9, 10, 11}, {1, 9, 90}},  // transposed, slices over 64 elements
   };
   for (const Src& sd : srcs)
     for (DType dt : {DType::F32, DType::C64, DType::I16, DType::C128})
@@ -1103,7 +1103,7 @@ TEST(CpuKernels, IndexSelectAlongEveryDim) {
           for (int64_t n : {int64_t(0), int64_t(1), int64_t(7)})
             for (int perm = 0; perm < 2; ++perm) {
               // complex64 at its 4-byte alignment only where the gather moves
-              // every element itself (slices of at most 32 elements: all but
+              // every element itself (slices of at most 64 elements: all but
               // the last source): the copy kernel's transposes (the fallback)
               // load complex64 as 8-byte words, misaligned there (UBSan).
               const bool own_movers = &sd - srcs < 6;
