@@ -1,7 +1,8 @@
 // index_select on the CPU: the index is read in place, through its stride
-// (never copied), and validated by scanning only its distinct elements (the
-// engine does that once, before it allocates the result; the gather trusts
-// it). The gather moves what one index entry selects by one of these:
+// (never copied), and validated by scanning only its distinct elements, in
+// blocks checked by their least and greatest entry, long indices on all
+// threads (the engine does that once, before it allocates the result; the
+// gather trusts it). The gather moves what one index entry selects by one of these:
 //  - when the dims after `dim` are one contiguous run in both operands,
 //    pieces of that run per (outer row, entry), outer rows being the dims
 //    before `dim`: runs of 1, 2, 4, 8, 16, 32 or 64 bytes (scalars, short
@@ -137,7 +138,8 @@ struct Gather {
   int64_t dstep = 0, sstep = 0;  // byte strides along dim
   int64_t piece = 0;             // bytes one entry moves per outer row
   bool prefetch = false;
-  // Outer dims (before dim, size-1 ones dropped), outermost first.
+  // Outer dims (before dim, or every dim but dim for one-element pieces of
+  // scattered slices; size-1 ones dropped), outermost first.
   int outer_nd = 0;
   int64_t outer_sizes[kMaxDims] = {};
   int64_t outer_dstep[kMaxDims] = {}, outer_sstep[kMaxDims] = {};
