@@ -929,11 +929,13 @@ struct GatherIndex {
       if (dtype == DType::I64) {
         words[static_cast<size_t>(slot)] = values[static_cast<size_t>(i)];
       } else {
-        reinterpret_cast<int32_t*>(words.data())[slot] = static_cast<int32_t>(values[static_cast<size_t>(i)]);
+        reinterpret_cast<int32_t*>(words.data())[slot] =
+            static_cast<int32_t>(values[static_cast<size_t>(i)]);
       }
     }
+    int32_t* const narrow = reinterpret_cast<int32_t*>(words.data());
     t.data = dtype == DType::I64 ? static_cast<void*>(words.data() + first)
-                                 : static_cast<void*>(reinterpret_cast<int32_t*>(words.data()) + first);
+                                 : static_cast<void*>(narrow + first);
   }
   int64_t value(int64_t i) const {
     return t.dtype == DType::I64 ? static_cast<const int64_t*>(t.data)[i * t.strides[0]]

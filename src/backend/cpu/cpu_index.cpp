@@ -326,8 +326,10 @@ void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   // on every load; prefetching keeps misses in flight. The source read is
   // the span along dim in every outer row.
   int64_t extent = g.size * (g.sstep < 0 ? -g.sstep : g.sstep);
-  for (int k = 0; k < g.outer_nd; ++k)
-    extent += (g.outer_sizes[k] - 1) * (g.outer_sstep[k] < 0 ? -g.outer_sstep[k] : g.outer_sstep[k]);
+  for (int k = 0; k < g.outer_nd; ++k) {
+    const int64_t step = g.outer_sstep[k] < 0 ? -g.outer_sstep[k] : g.outer_sstep[k];
+    extent += (g.outer_sizes[k] - 1) * step;
+  }
   // (Counting the outer rows matters: picking 1000 f32 per row from 1000
   // rows of 40 KB took 4.5 ms without prefetch, 2.3 ms with, one thread.)
   g.prefetch = extent >= (1 << 20) && g.piece <= kRowPrefetchMaxBytes &&
