@@ -914,28 +914,32 @@ struct GatherOperand {
 // An index operand holding `values` at stride `stride` (0: values[0] only).
 struct GatherIndex {
   TensorDesc t;
-  std::vector<int64_t> words;
+  std::vector<int64_t> wide;  // int64 entries
+  std::vector<int32_t> narrow;  // int32 entries
   GatherIndex(DType dtype, const std::vector<int64_t>& values, int64_t n, int64_t stride) {
     t.dtype = dtype;
     t.ndim = 1;
     t.sizes[0] = n;
     t.strides[0] = stride;
     const int64_t step = stride < 0 ? -stride : stride;
-    const int64_t slots = n == 0 ? 1 : (n - 1) * step + 1;
-    words.assign(static_cast<size_t>(slots), 0);  // int64 slots: room for either type
-    const int64_t first = stride < 0 ? slots - 1 : 0;
+    const size_t slots = static_cast<size_t>(n == 0 ? 1 : (n - 1) * step + 1);
+    const int64_t first = stride < 0 ? static_cast<int64_t>(slots) - 1 : 0;
+    if (dtype == DType::I64) {
+      wide.assign(slots, 0);
+    } else {
+      narrow.assign(slots, 0);
+    }
     for (int64_t i = 0; i < (stride == 0 ? std::min<int64_t>(n, 1) : n); ++i) {
-      const int64_t slot = first + i * stride;
+      const size_t slot = static_cast<size_t>(first + i * stride);
+      const int64_t v = values[static_cast<size_t>(i)];
       if (dtype == DType::I64) {
-        words[static_cast<size_t>(slot)] = values[static_cast<size_t>(i)];
+        wide[slot] = v;
       } else {
-        reinterpret_cast<int32_t*>(words.data())[slot] =
-            static_cast<int32_t>(values[static_cast<size_t>(i)]);
+        narrow[slot] = static_cast<int32_t>(v);
       }
     }
-    int32_t* const narrow = reinterpret_cast<int32_t*>(words.data());
-    t.data = dtype == DType::I64 ? static_cast<void*>(words.data() + first)
-                                 : static_cast<void*>(narrow + first);
+    t.data = dtype == DType::I64 ? static_cast<void*>(wide.data() + first)
+                                 : static_cast<void*>(narrow.data() + first);
   }
   int64_t value(int64_t i) const {
     return t.dtype == DType::I64 ? static_cast<const int64_t*>(t.data)[i * t.strides[0]]
