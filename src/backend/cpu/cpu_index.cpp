@@ -166,9 +166,16 @@ void move_pieces(const Gather& g, char* d, const char* s, int64_t b, int64_t e) 
   const int64_t size = g.size;
   int64_t i = b;
   if (g.prefetch) {
+    // The entry ahead is not wrapped: a negative one prefetches a line
+    // before the source, which is harmless (prefetches never fault; the
+    // address is computed in integers, never formed as a pointer), and
+    // saves the wrap's three instructions where the loop is not waiting on
+    // memory (10^6 f32 from a 4 MB source, one thread: 0.75 -> 0.60 ms).
+    const uintptr_t base = reinterpret_cast<uintptr_t>(s);
+    const uintptr_t step = static_cast<uintptr_t>(sstep);
     for (; i + kPrefetchAhead < e; ++i) {
-      const int64_t ahead = wrap_index(ix[(i + kPrefetchAhead) * is], size);
-      __builtin_prefetch(s + ahead * sstep);
+      const uintptr_t ahead = static_cast<uintptr_t>(ix[(i + kPrefetchAhead) * is]);
+      __builtin_prefetch(reinterpret_cast<const void*>(base + ahead * step));
       std::memcpy(d + i * dstep, s + wrap_index(ix[i * is], size) * sstep, N);
     }
   }
