@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -978,5 +979,310 @@ TEST(CpuKernels, IndexSelectGathersSlices) {
       want.push_back(-1.0);
       EXPECT_EQ(out, want) << "dim " << dim << (which == 0 ? " stepped int64" : " expanded int32");
     }
+  }
+}
+
+// ---- index_select gathers against an element-by-element reference ----
+
+namespace {
+
+// A strided operand of any dtype over 8-byte words, its element [0, ..., 0]
+// `shift` bytes past a word boundary (4 puts complex64 at its real 4-byte
+// alignment, not 8), with a guard word on each side.
+struct GatherOperand {
+  TensorDesc t;
+  std::vector<uint64_t> words;
+  GatherOperand(DType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                int64_t shift = 0) {
+    t.dtype = dtype;
+    t.ndim = static_cast<int>(sizes.size());
+    int64_t lo = 0, hi = 0;
+    for (int d = 0; d < t.ndim; ++d) {
+      t.sizes[d] = sizes[static_cast<size_t>(d)];
+      t.strides[d] = strides[static_cast<size_t>(d)];
+      const int64_t span = (std::max<int64_t>(t.sizes[d], 1) - 1) * t.strides[d];
+      (span < 0 ? lo : hi) += span;
+    }
+    const int64_t es = static_cast<int64_t>(isz(dtype));
+    const int64_t bytes = (hi - lo + 1) * es + shift;
+    words.assign(static_cast<size_t>((bytes + 7) / 8 + 2), 0);
+    t.data = reinterpret_cast<unsigned char*>(words.data() + 1) + shift - lo * es;
+  }
+  unsigned char* bytes() { return reinterpret_cast<unsigned char*>(words.data()); }
+  size_t nbytes() const { return words.size() * 8; }
+  // Address of the element at coordinates c (strides in elements).
+  unsigned char* at(const int64_t* c) const {
+    int64_t off = 0;
+    for (int d = 0; d < t.ndim; ++d) off += c[d] * t.strides[d];
+    return static_cast<unsigned char*>(t.data) + off * static_cast<int64_t>(isz(t.dtype));
+  }
+};
+
+// An index operand holding `values` at stride `stride` (0: values[0] only).
+struct GatherIndex {
+  TensorDesc t;
+  std::vector<int64_t> wide;  // int64 entries
+  std::vector<int32_t> narrow;  // int32 entries
+  GatherIndex(DType dtype, const std::vector<int64_t>& values, int64_t n, int64_t stride) {
+    t.dtype = dtype;
+    t.ndim = 1;
+    t.sizes[0] = n;
+    t.strides[0] = stride;
+    const int64_t step = stride < 0 ? -stride : stride;
+    const size_t slots = static_cast<size_t>(n == 0 ? 1 : (n - 1) * step + 1);
+    const int64_t first = stride < 0 ? static_cast<int64_t>(slots) - 1 : 0;
+    if (dtype == DType::I64) {
+      wide.assign(slots, 0);
+    } else {
+      narrow.assign(slots, 0);
+    }
+    for (int64_t i = 0; i < (stride == 0 ? std::min<int64_t>(n, 1) : n); ++i) {
+      const size_t slot = static_cast<size_t>(first + i * stride);
+      const int64_t v = values[static_cast<size_t>(i)];
+      if (dtype == DType::I64) {
+        wide[slot] = v;
+      } else {
+        narrow[slot] = static_cast<int32_t>(v);
+      }
+    }
+    t.data = dtype == DType::I64 ? static_cast<void*>(wide.data() + first)
+                                 : static_cast<void*>(narrow.data() + first);
+  }
+  int64_t value(int64_t i) const {
+    return t.dtype == DType::I64 ? static_cast<const int64_t*>(t.data)[i * t.strides[0]]
+                                 : static_cast<const int32_t*>(t.data)[i * t.strides[0]];
+  }
+};
+
+// Runs the CPU index_select and checks every byte of dst's buffer: each
+// element equals the reference's source element, gaps and guards are as
+// they were.
+void expect_gather(GatherOperand& dst, const GatherOperand& src, int dim, const GatherIndex& ix,
+                   const std::string& what) {
+  ASSERT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, src.t.sizes[dim]), -1) << what;
+  std::mt19937 rng(5);
+  for (size_t w = 0; w < dst.words.size(); ++w) dst.words[w] = rng();
+  std::vector<unsigned char> want(dst.bytes(), dst.bytes() + dst.nbytes());
+  const size_t es = isz(dst.t.dtype);
+  const int nd = dst.t.ndim;
+  const int64_t numel = dst.t.numel();
+  int64_t c[sm::kMaxDims] = {}, sc[sm::kMaxDims] = {};
+  for (int64_t e = 0; e < numel; ++e) {
+    for (int d = 0; d < nd; ++d) sc[d] = c[d];
+    sc[dim] = sm::wrap_index(ix.value(c[dim]), src.t.sizes[dim]);
+    std::memcpy(want.data() + (dst.at(c) - dst.bytes()), src.at(sc), es);
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++c[d] < dst.t.sizes[d]) break;
+      c[d] = 0;
+    }
+  }
+  sm::cpu_kernels().index_select(dst.t, src.t, dim, ix.t);
+  const std::vector<unsigned char> got(dst.bytes(), dst.bytes() + dst.nbytes());
+  if (got == want) return;
+  size_t first = 0;
+  while (got[first] == want[first]) ++first;
+  ADD_FAILURE() << what << ": first wrong byte at " << first << " of " << got.size();
+}
+
+// Source elements with distinct bytes, so a wrong pick or a torn element shows.
+void fill_source(GatherOperand& src, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (auto& w : src.words) w = (uint64_t(rng()) << 32) | rng();
+}
+
+std::vector<int64_t> random_index(int64_t n, int64_t size, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * size)) - size;
+  return v;
+}
+
+}  // namespace
+
+// The index check scans blocks whole (vectorized) and long indices on all
+// threads: it must still name the first bad entry, at either bound, wherever
+// it lies, with unit and other strides, 1 and 2 threads.
+TEST(CpuKernels, IndexCheckFindsTheFirstBadEntry) {
+  ThreadsGuard g;
+  const int64_t n = 300001, size = 1000;
+  for (int threads : {1, 2})
+    for (DType it : {DType::I32, DType::I64})
+      for (int64_t stride : {1, -1, 2}) {
+        sm::set_cpu_threads(threads);
+        std::vector<int64_t> v(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (i * 7919) % (2 * size) - size;
+        const std::string what = std::string(sm::dtype_name(it)) + " stride " +
+                                 std::to_string(stride) + " threads " + std::to_string(threads);
+        {
+          GatherIndex ix(it, v, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, size), -1) << what;
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, size - 1), 0) << what;  // -size
+        }
+        for (int64_t bad_value : {size, -size - 1}) {
+          std::vector<int64_t> w = v;
+          w[299999] = bad_value;
+          w[250000] = bad_value;
+          w[100001] = -bad_value - 1;  // the other bound
+          GatherIndex ix(it, w, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, size), 100001) << what;
+          w[100001] = 0;
+          GatherIndex ix2(it, w, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix2.t, size), 250000) << what;
+          w[3] = bad_value;
+          GatherIndex ix3(it, w, n, stride);
+          EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix3.t, size), 3) << what;
+        }
+      }
+  // int32 entries all fit a dim longer than int32 can count.
+  std::vector<int64_t> extremes = {0, INT32_MAX, INT32_MIN};
+  GatherIndex ix(DType::I32, extremes, 3, 1);
+  EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, int64_t(1) << 33), -1);
+  EXPECT_EQ(sm::cpu_kernels().first_out_of_range(ix.t, INT32_MAX), 1);
+}
+
+// 1-d gathers: every element size (complex64 at its 4-byte alignment),
+// int32 and int64 indices with negative entries, index strides 1, 0, -1 and
+// 3, source strides 1, -1 and 2, destination strides 1 and -2.
+TEST(CpuKernels, IndexSelectScalarsEverySizeAndStride) {
+  struct Kind {
+    DType dtype;
+    int64_t shift;
+  };
+  const Kind kinds[] = {{DType::U8, 0},  {DType::I16, 0}, {DType::F32, 0},
+                        {DType::F64, 0}, {DType::C64, 4}, {DType::C128, 0}};
+  for (const Kind& kd : kinds)
+    for (DType it : {DType::I32, DType::I64})
+      for (int64_t n : {int64_t(1), int64_t(37), int64_t(700)})
+        for (int64_t is : {1, 0, -1, 3})
+          for (int64_t ss : {1, -1, 2})
+            for (int64_t ds : {1, -2}) {
+              const int64_t size = 53;
+              GatherOperand src(kd.dtype, {size}, {ss}, kd.shift);
+              fill_source(src, static_cast<uint32_t>(n + ss));
+              GatherOperand dst(kd.dtype, {n}, {ds}, kd.shift);
+              GatherIndex ix(it, random_index(n, size, static_cast<uint32_t>(n * 7 + is)), n, is);
+              expect_gather(dst, src, 0, ix,
+                            std::string(sm::dtype_name(kd.dtype)) + " " + sm::dtype_name(it) +
+                                " n " + std::to_string(n) + " is " + std::to_string(is) +
+                                " ss " + std::to_string(ss) + " ds " + std::to_string(ds));
+            }
+}
+
+// Large 1-d gathers: sources past the prefetch threshold (1 MiB), lengths
+// past the threading threshold, with 1 and 2 threads; chunk edges fall
+// anywhere in the prefetch window.
+TEST(CpuKernels, IndexSelectLargeScalarGathers) {
+  ThreadsGuard g;
+  for (int threads : {1, 2}) {
+    sm::set_cpu_threads(threads);
+    for (DType dt : {DType::U8, DType::F32, DType::C128})
+      for (DType it : {DType::I32, DType::I64})
+        for (int64_t ss : {1, -3}) {
+          const int64_t size = (int64_t(3) << 20) / static_cast<int64_t>(isz(dt));
+          const int64_t n = 300001;
+          GatherOperand src(dt, {size}, {ss});
+          fill_source(src, 11);
+          GatherOperand dst(dt, {n}, {1});
+          GatherIndex ix(it, random_index(n, size, 12), n, 1);
+          expect_gather(dst, src, 0, ix,
+                        std::string(sm::dtype_name(dt)) + " " + sm::dtype_name(it) + " ss " +
+                            std::to_string(ss) + " threads " + std::to_string(threads));
+        }
+  }
+}
+
+// Gathers along every dim of 3-d sources (row-major, transposed, reversed,
+// with a tiny inner row) into row-major and permuted destinations: scalars
+// per outer row, contiguous rows (pieces of 8 bytes and longer), small
+// slices element by element, larger ones by the slice-copy fallback; empty
+// results too.
+TEST(CpuKernels, IndexSelectAlongEveryDim) {
+  struct Src {
+    std::vector<int64_t> sizes, strides;
+  };
+  const Src srcs[] = {
+      {{4, 5, 6}, {30, 6, 1}},    // row-major
+      {{4, 5, 6}, {1, 4, 20}},    // fully transposed
+      {{4, 5, 6}, {30, -6, 1}},   // reversed middle dim
+      {{4, 5, 2}, {10, 2, 1}},    // inner rows of 2 elements
+      {{4, 5, 6}, {-60, 12, 2}},  // reversed, stepped
+      {{4, 0, 6}, {30, 6, 1}},    // empty
+      {{9, 10, 11}, {1, 9, 90}},  // transposed, slices over 64 elements
+  };
+  for (const Src& sd : srcs)
+    for (DType dt : {DType::F32, DType::C64, DType::I16, DType::C128})
+      for (DType it : {DType::I32, DType::I64})
+        for (int dim = 0; dim < 3; ++dim)
+          for (int64_t n : {int64_t(0), int64_t(1), int64_t(7)})
+            for (int perm = 0; perm < 2; ++perm) {
+              // complex64 at its 4-byte alignment only where the gather moves
+              // every element itself (slices of at most 64 elements: all but
+              // the last source): the copy kernel's transposes (the fallback)
+              // load complex64 as 8-byte words, misaligned there (UBSan).
+              const bool own_movers = &sd - srcs < 6;
+              const int64_t shift = dt == DType::C64 && own_movers ? 4 : 0;
+              GatherOperand src(dt, sd.sizes, sd.strides, shift);
+              fill_source(src, static_cast<uint32_t>(dim + 3 * n));
+              std::vector<int64_t> ds = sd.sizes;
+              ds[static_cast<size_t>(dim)] = n;
+              // Row-major, or dims 0 and 2 swapped in memory.
+              std::vector<int64_t> dst_strides(3);
+              if (perm == 0) {
+                dst_strides = {ds[1] * ds[2], ds[2], 1};
+              } else {
+                dst_strides = {1, ds[0], ds[0] * ds[1]};
+              }
+              GatherOperand dst(dt, ds, dst_strides, shift);
+              const int64_t size = sd.sizes[static_cast<size_t>(dim)];
+              if (size == 0 && n > 0) continue;  // no valid entry exists
+              GatherIndex ix(it, random_index(n, size, static_cast<uint32_t>(dim)), n,
+                             n > 1 ? -1 : 1);
+              expect_gather(dst, src, dim, ix,
+                            std::string(sm::dtype_name(dt)) + " " + sm::dtype_name(it) + " src " +
+                                std::to_string(&sd - srcs) + " dim " + std::to_string(dim) +
+                                " n " + std::to_string(n) + " perm " + std::to_string(perm));
+            }
+}
+
+// Large multi-dim gathers across the threading threshold, with 1 and 2
+// threads: ranges start and end inside outer rows (the odometer), rows of
+// 12, 32, 64 and 256 bytes, small transposed slices element by element, and
+// the slice-copy fallback threaded over entries.
+TEST(CpuKernels, IndexSelectLargeRowsAndSlices) {
+  ThreadsGuard g;
+  struct Big {
+    std::vector<int64_t> sizes, strides;
+    int dim;
+    int64_t n;
+  };
+  const Big bigs[] = {
+      {{3, 300000}, {300000, 1}, 1, 250001},  // scalars in 3 outer rows
+      {{200000, 3}, {3, 1}, 0, 190000},       // 12-byte rows
+      {{3000, 64}, {1, 3000}, 0, 4000},       // transposed: slice copies
+      {{100000, 8}, {1, 100000}, 0, 150000},  // transposed, small slices: elements
+      {{5, 4000, 16}, {64000, 16, 1}, 1, 5000},  // middle dim, 64-byte rows
+      {{100000, 8}, {8, 1}, 0, 100000},          // 32-byte rows
+      {{20000, 64}, {64, 1}, 0, 30000},          // 256-byte rows, prefetched
+  };
+  for (int threads : {1, 2}) {
+    sm::set_cpu_threads(threads);
+    for (const Big& b : bigs)
+      for (DType it : {DType::I32, DType::I64}) {
+        GatherOperand src(DType::F32, b.sizes, b.strides);
+        fill_source(src, 3);
+        std::vector<int64_t> ds = b.sizes;
+        ds[static_cast<size_t>(b.dim)] = b.n;
+        std::vector<int64_t> rm(ds.size());
+        int64_t acc = 1;
+        for (size_t d = ds.size(); d-- > 0;) {
+          rm[d] = acc;
+          acc *= ds[d];
+        }
+        GatherOperand dst(DType::F32, ds, rm);
+        GatherIndex ix(it, random_index(b.n, b.sizes[static_cast<size_t>(b.dim)], 4), b.n, 1);
+        expect_gather(dst, src, b.dim, ix,
+                      "case " + std::to_string(&b - bigs) + " " + sm::dtype_name(it) +
+                          " threads " + std::to_string(threads));
+      }
   }
 }
