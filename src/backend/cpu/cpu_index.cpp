@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "backend/cpu/cpu_features.hpp"
 #include "backend/cpu/cpu_kernels_impl.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/thread_pool.hpp"
@@ -57,20 +58,12 @@ template <typename I>
 __attribute__((target("avx2"))) bool any_outside_avx2(const I* ix, int64_t n, int64_t size) {
   return any_outside(ix, n, size);
 }
-
-bool have_avx2() {
-  static const bool v = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return v;
-}
 #endif
 
 template <typename I>
 bool any_outside_unit(const I* ix, int64_t n, int64_t size) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (have_avx2()) return any_outside_avx2(ix, n, size);
+  if (cpu_has_avx2()) return any_outside_avx2(ix, n, size);
 #endif
   return any_outside(ix, n, size);
 }
@@ -296,8 +289,6 @@ bool inner_contiguous(const TensorDesc& dst, const TensorDesc& src, int dim, int
 constexpr int64_t kBlockBytes = 32 << 10;
 constexpr int64_t kMinBlock = 256;
 
-// Work below this many bytes per thread's share is not worth a wake-up.
-constexpr int64_t kMinShareBytes = 256 << 10;
 
 // len: elements per piece, a contiguous run after dim in both operands; the
 // dims before dim are walked as outer rows. len 0: pieces of one element,
@@ -351,7 +342,7 @@ void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const 
       run_blocks(g, mover, block, 0, g.n);
       return;
     }
-    parallel_for(g.n, kMinShareBytes / (rows * pair_bytes) + 1,
+    parallel_for(g.n, kMinRangeBytes / (rows * pair_bytes) + 1,
                  [&](int64_t b, int64_t e) { run_blocks(g, mover, block, b, e); });
     return;
   }
@@ -359,7 +350,7 @@ void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const 
     run_pairs(g, mover, 0, pairs);
     return;
   }
-  const int64_t grain = kMinShareBytes / pair_bytes + 1;
+  const int64_t grain = kMinRangeBytes / pair_bytes + 1;
   parallel_for(pairs, grain, [&](int64_t b, int64_t e) { run_pairs(g, mover, b, e); });
 }
 
@@ -392,7 +383,7 @@ void gather_slices(const TensorDesc& dst, const TensorDesc& src, int dim, const 
     entries(0, n);
     return;
   }
-  parallel_for(n, kMinShareBytes / slice_bytes + 1, entries);
+  parallel_for(n, kMinRangeBytes / slice_bytes + 1, entries);
 }
 
 // Slices up to this many elements that are not one contiguous run are moved

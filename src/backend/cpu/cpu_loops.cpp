@@ -11,8 +11,6 @@ namespace {
 
 // Row pieces below this many bytes are not split further for threading.
 constexpr int64_t kMinRowPieceBytes = 64 << 10;
-// Aim for at least this many bytes per range handed to a thread.
-constexpr int64_t kMinRangeBytes = 256 << 10;
 
 struct Run {
   const LoopSpec* spec;

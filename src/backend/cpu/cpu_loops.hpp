@@ -60,6 +60,9 @@ void tile_shape(int ssize, int64_t* rows, int64_t* cols);
 
 // Work smaller than this (bytes read + written) stays on the calling thread.
 constexpr int64_t kParallelMinBytes = 1 << 20;
+// Aim for at least this many bytes per range handed to a thread: less is not
+// worth a wake-up.
+constexpr int64_t kMinRangeBytes = 256 << 10;
 
 }  // namespace cpu
 }  // namespace sm

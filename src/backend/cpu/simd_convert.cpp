@@ -2,10 +2,10 @@
 
 #include <cstring>
 
+#include "backend/cpu/cpu_features.hpp"
 #include "core/dtype.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define SM_SIMD_CONVERT 1
 #endif
@@ -16,23 +16,6 @@ namespace cpu {
 #if SM_SIMD_CONVERT
 
 namespace {
-
-bool have(const char* what) {
-  __builtin_cpu_init();
-  if (what[0] == 'a') return __builtin_cpu_supports("avx2");
-  // F16C through cpuid: clang 14's __builtin_cpu_supports does not know "f16c".
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
-  return __builtin_cpu_supports("avx2") && f16c;
-}
-bool have_avx2() {
-  static const bool v = have("avx2");
-  return v;
-}
-bool have_f16c() {
-  static const bool v = have("f16c");
-  return v;
-}
 
 #define SM_AVX2 __attribute__((target("avx2")))
 #define SM_F16C __attribute__((target("avx2,f16c")))
@@ -118,17 +101,17 @@ SM_F16C void f16_to_f32_f16c(float* d, const uint16_t* s, int64_t n) {
 }  // namespace
 
 bool f32_to_bf16_simd(uint16_t* d, const float* s, int64_t n) {
-  if (!have_avx2()) return false;
+  if (!cpu_has_avx2()) return false;
   f32_to_bf16_avx2(d, s, n);
   return true;
 }
 bool f32_to_f16_simd(uint16_t* d, const float* s, int64_t n) {
-  if (!have_f16c()) return false;
+  if (!cpu_has_f16c()) return false;
   f32_to_f16_f16c(d, s, n);
   return true;
 }
 bool f16_to_f32_simd(float* d, const uint16_t* s, int64_t n) {
-  if (!have_f16c()) return false;
+  if (!cpu_has_f16c()) return false;
   f16_to_f32_f16c(d, s, n);
   return true;
 }

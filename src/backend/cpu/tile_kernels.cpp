@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backend/cpu/cpu_bits.hpp"
+#include "backend/cpu/cpu_features.hpp"
 #include "backend/cpu/transpose_kernels.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -251,21 +252,10 @@ SM_AVX2 void rows_out_avx2(char* d, int64_t dstride, const unsigned char* buf, i
 
 #undef SM_AVX2
 
-bool detect_avx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
-}
-
-#else
-
-bool detect_avx2() { return false; }
 
 #endif  // SM_HAVE_AVX2_PATH
 
-bool use_avx2() {
-  static const bool v = detect_avx2();
-  return v;
-}
+bool use_avx2() { return cpu_has_avx2(); }
 
 }  // namespace
 
