@@ -136,6 +136,16 @@ IterPlan reorder_dims(const IterPlan& p, const int* order) {
   return q;
 }
 
+int64_t elements_to_line(const IterPlan& p, int op, int dim, uintptr_t first_addr, int esize) {
+  if (dim < 0 || dim >= p.ndim || esize <= 0 || p.strides[op][dim] != 1) return 0;
+  for (int d = 0; d < p.ndim; ++d)
+    if (d != dim && p.sizes[d] > 1 && (p.strides[op][d] * esize) % 64 != 0) return 0;
+  const int64_t bytes = static_cast<int64_t>((64 - (first_addr & 63)) & 63);
+  if (bytes % esize != 0) return 0;
+  const int64_t n = bytes / esize;
+  return n < p.sizes[dim] ? n : 0;
+}
+
 BlockGrid make_block_grid(const IterPlan& p, const int64_t* block) {
   BlockGrid g;
   g.ndim = p.ndim;

@@ -77,6 +77,17 @@ void source_walk_order(const IterPlan& p, int op, int* order, int last);
 // dim i): the same elements and pairings, visited in another order.
 IterPlan reorder_dims(const IterPlan& p, const int* order);
 
+// Elements along `dim` before operand `op`'s first element there reaches a
+// 64-byte (cache line) boundary, when that is the same for every row along
+// `dim`: dim has unit stride, every other dim's stride is a multiple of 64
+// bytes, and the offset is a whole number of elements. 0 when the rows
+// already start on a line, when they do not all start alike, or when the
+// boundary lies past the dim's end. `first_addr`: the address of the
+// operand's first visited element; esize: its element size in bytes. A
+// tiled copy peels these elements off so that its tiles' pieces of rows
+// start on cache lines.
+int64_t elements_to_line(const IterPlan& p, int op, int dim, uintptr_t first_addr, int esize);
+
 // Work decomposition for blocked iteration: dim d is cut into blocks of
 // block[d] elements (1 for a plain loop dim); the grid has
 // ceil(sizes[d] / block[d]) cells along d and total() cells in all, visited

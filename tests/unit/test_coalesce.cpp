@@ -169,6 +169,28 @@ TEST(Coalesce, SourceWalkOrder) {
   EXPECT_EQ(q.offsets[1], r.offsets[1]);
 }
 
+// The elements a tiled copy peels off so its row pieces start on lines.
+TEST(Coalesce, ElementsToLine) {
+  // 4096 x 4096 f32 rows (16 KiB apart): every row starts alike.
+  const IterPlan t = plan2({4096, 4096}, {4096, 1}, {1, 4096});
+  EXPECT_EQ(sm::elements_to_line(t, 0, 1, 0x1000, 4), 0);       // on a line
+  EXPECT_EQ(sm::elements_to_line(t, 0, 1, 0x1010, 4), 12);      // NumPy: 16 bytes in
+  EXPECT_EQ(sm::elements_to_line(t, 0, 1, 0x103C, 4), 1);
+  EXPECT_EQ(sm::elements_to_line(t, 1, 0, 0x2008, 4), 14);      // the source along its fast dim
+  EXPECT_EQ(sm::elements_to_line(t, 0, 1, 0x1012, 4), 0);       // not a whole element
+  EXPECT_EQ(sm::elements_to_line(t, 1, 1, 0x2008, 4), 0);       // dim without unit stride
+  EXPECT_EQ(sm::elements_to_line(t, 0, 2, 0x1010, 4), 0);       // no such dim
+  // Rows 100 floats apart start at different offsets: no peel helps.
+  const IterPlan odd = plan2({50, 100}, {100, 1}, {1, 50});
+  EXPECT_EQ(sm::elements_to_line(odd, 0, 1, 0x1010, 4), 0);
+  // The boundary past the dim's end: nothing to peel.
+  const IterPlan narrow = plan2({64, 8}, {16, 1}, {1, 64});
+  EXPECT_EQ(sm::elements_to_line(narrow, 0, 1, 0x1010, 4), 0);
+  // Size-1 dims do not count (they are dropped by the plan anyway).
+  const IterPlan bytes = plan2({256, 192}, {192, 1}, {1, 256});
+  EXPECT_EQ(sm::elements_to_line(bytes, 0, 1, 0x1005, 1), 59);
+}
+
 TEST(Coalesce, MergeNeedsAllOperands) {
   // dst contiguous, src with a gap between rows: no merge.
   const IterPlan p = plan2({3, 4}, {4, 1}, {8, 1});

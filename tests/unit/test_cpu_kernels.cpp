@@ -54,6 +54,16 @@ struct Operand {
     base = -lo;
     buf.assign(static_cast<size_t>(empty ? 1 : hi - lo + 1) * isz(dtype), 0);
   }
+  // alloc(), then moves the operand so that element [0, ..., 0] starts
+  // `line_offset` bytes into a 64-byte line (a multiple of the element size).
+  void alloc_at_line_offset(int64_t line_offset) {
+    alloc();
+    const int64_t es = static_cast<int64_t>(isz(dtype));
+    buf.resize(buf.size() + 64);
+    const int64_t now = static_cast<int64_t>(reinterpret_cast<uintptr_t>(at(0)) & 63);
+    base += ((line_offset - now) & 63) / es;
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(at(0)) & 63, static_cast<uintptr_t>(line_offset));
+  }
   unsigned char* at(int64_t elem) { return buf.data() + (base + elem) * isz(dtype); }
   TensorDesc desc() {
     TensorDesc t;
@@ -393,6 +403,47 @@ TEST(CpuKernels, SmallElementTransposesThroughTiles) {
   for (const auto& pr : pairs) {
     run_copy_case(Case{{1000, 777}, {777, 1}, {1, 1000}}, pr[0], pr[1], rng);
     if (HasFatalFailure()) return;
+  }
+}
+
+// Tiles peel the first elements of rows that start inside a cache line
+// (layout elements_to_line), on the destination side and then the source
+// side: every offset within a line on both sides, rows of whole lines (the
+// peel) and of partial ones (no peel), copies and conversions.
+TEST(CpuKernels, TilesOfRowsStartingInsideCacheLines) {
+  std::mt19937_64 rng(16);
+  const DType pairs[][2] = {{DType::F32, DType::F32}, {DType::F16, DType::F16},
+                            {DType::U8, DType::U8},   {DType::F64, DType::F64},
+                            {DType::F16, DType::F32}, {DType::F32, DType::BF16}};
+  const std::vector<std::vector<int64_t>> shapes = {{96, 128}, {3, 64, 80}};
+  for (const auto& pr : pairs) {
+    const DType dt = pr[0], st = pr[1];
+    for (const auto& sizes : shapes) {
+      // Destination row-major; source with its last two dims swapped.
+      const int nd = static_cast<int>(sizes.size());
+      std::vector<int64_t> dstr(sizes.size()), sstr(sizes.size());
+      int64_t acc = 1;
+      for (int d = nd - 1; d >= 0; --d) dstr[d] = acc, acc *= sizes[d];
+      sstr = dstr;
+      sstr[nd - 1] = sizes[nd - 2];
+      sstr[nd - 2] = 1;
+      for (int64_t doff : {int64_t(0), int64_t(16), int64_t(48)})
+        for (int64_t soff : {int64_t(0), int64_t(8), int64_t(40)}) {
+          if (doff % int64_t(isz(dt)) || soff % int64_t(isz(st))) continue;
+          Operand dst{dt, sizes, dstr}, src{st, sizes, sstr};
+          dst.alloc_at_line_offset(doff);
+          src.alloc_at_line_offset(soff);
+          if (HasFatalFailure()) return;
+          fill_random(dst, rng);
+          fill_random(src, rng);
+          std::vector<unsigned char> want = dst.buf;
+          reference_copy(dst, want, src);
+          sm::cpu_kernels().copy(dst.desc(), src.desc());
+          ASSERT_TRUE(same_elements(dst, want, false))
+              << sm::dtype_name(dt) << " <- " << sm::dtype_name(st) << ", " << nd
+              << "-d, destination +" << doff << " bytes, source +" << soff << " bytes";
+        }
+    }
   }
 }
 

@@ -22,6 +22,7 @@
 #include "backend/cpu/cpu_features.hpp"
 #include "backend/cpu/cpu_kernels_impl.hpp"
 #include "backend/cpu/cpu_loops.hpp"
+#include "backend/cpu/prefetch.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
 namespace sm {
@@ -190,7 +191,7 @@ void move_rows(const Gather& g, char* d, const char* s, int64_t b, int64_t e) {
   if (g.prefetch) {
     for (; i + kRowAhead < e; ++i) {
       const char* next = s + wrap_index(ix[(i + kRowAhead) * g.is], g.size) * g.sstep;
-      for (int64_t o = 0; o < g.piece; o += 64) __builtin_prefetch(next + o);
+      prefetch_span<3>(next, g.piece);
       std::memcpy(d + i * g.dstep, s + wrap_index(ix[i * g.is], g.size) * g.sstep, bytes);
     }
   }
