@@ -179,26 +179,36 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
   const int maxsize = spec.dsize > spec.ssize ? spec.dsize : spec.ssize;
   IterPlan walk = p;  // p with its dims in the order the cells are visited
   if (k >= 0 && p.sizes[k] >= 4 && p.sizes[inner] >= 4) {
+    int64_t tile_rows = 0, tile_cols = 0;
+    // Shaped by the larger element: both the gathered tile and its
+    // converted copy must fit a tile buffer.
+    tile_shape(maxsize, &tile_rows, &tile_cols);
     // Tiles whose row pieces start inside cache lines write partial lines
     // at both ends of every piece (read for ownership, then written back,
     // once for each of the two tiles sharing the line) and read one line
-    // more per source piece. Where every row starts alike, the first
-    // elements up to a line boundary run on their own, so every tile after
-    // them is line-aligned. NumPy's arrays start 16 bytes into a page: 2-D
-    // f32 transpose, one thread, 15 -> 34 GB/s (two threads: 21 -> 72).
-    const int64_t dhead = elements_to_line(p, 0, inner, reinterpret_cast<uintptr_t>(d), spec.dsize);
-    if (dhead > 0) return run_split(p, inner, dhead, d, s, spec);
-    const int64_t shead = elements_to_line(p, 1, k, reinterpret_cast<uintptr_t>(s), spec.ssize);
-    if (shead > 0) return run_split(p, k, shead, d, s, spec);
+    // more per source piece. Where every row starts alike and is many tiles
+    // long, the first elements up to a line boundary run on their own, so
+    // every tile after them is line-aligned. NumPy's arrays start 16 bytes
+    // into a page: 2-D f32 transpose, one thread, 15 -> 34 GB/s (two
+    // threads: 21 -> 72). Not for dims of a few tiles: there the split cuts
+    // every tile in two passes over memory instead (64^4 (0,1,3,2) f32, two
+    // threads: 34 -> 19 GB/s), and such short rows are mostly contiguous
+    // blocks whose partial lines are shared with the next row anyway.
+    constexpr int64_t kPeelMinTiles = 8;
+    if (p.sizes[inner] >= kPeelMinTiles * tile_cols) {
+      const int64_t head =
+          elements_to_line(p, 0, inner, reinterpret_cast<uintptr_t>(d), spec.dsize);
+      if (head > 0) return run_split(p, inner, head, d, s, spec);
+    }
+    if (p.sizes[k] >= kPeelMinTiles * tile_rows) {
+      const int64_t head = elements_to_line(p, 1, k, reinterpret_cast<uintptr_t>(s), spec.ssize);
+      if (head > 0) return run_split(p, k, head, d, s, spec);
+    }
     // Tiles, visited in source order (see source_walk_order): the grid's
     // dims are p's dims reordered, so its last dim is k.
     int order[kMaxDims];
     source_walk_order(p, 1, order, -1);
     walk = reorder_dims(p, order);
-    int64_t tile_rows = 0, tile_cols = 0;
-    // Shaped by the larger element: both the gathered tile and its
-    // converted copy must fit a tile buffer.
-    tile_shape(maxsize, &tile_rows, &tile_cols);
     for (int i = 0; i < nd; ++i) {
       block[i] = 1;
       if (order[i] == k) run.tile_dim = i, block[i] = tile_rows;
