@@ -171,6 +171,18 @@ def f32_to_bf16_bits(x):
     return bits.astype(np.uint16).view(np.int16)
 
 
+def bit_checker(dst, expected):
+    """checker(fn) -> a check that clears dst, runs fn and compares dst with
+    expected bit for bit."""
+    def checker(fn):
+        def run():
+            dst.fill(0)
+            fn()
+            return same_bits(dst, expected)
+        return run
+    return checker
+
+
 def same_bits(got, want):
     """None when got and want hold the same bytes, else a description."""
     if got.shape != want.shape:
@@ -273,12 +285,7 @@ class CaseFactory(object):
             case.numpy = lambda: np.copyto(dst, view, casting="same_kind")
         case.numpy_note = numpy_note
 
-        def checker(fn):
-            def run():
-                dst.fill(0)
-                fn()
-                return same_bits(dst, expected)
-            return run
+        checker = bit_checker(dst, expected)
         case.checks.append(("stridemem", checker(case.sm)))
         if self.torch is not None:
             tv = self.torch_view(src, torch_src).permute(*perm)
@@ -357,12 +364,7 @@ class CaseFactory(object):
         case.numpy = lambda: np.take(src, idx, axis=0, out=dst, mode="wrap")
         case.numpy_note = "np.take(mode='wrap', out=): NumPy's fastest take"
 
-        def checker(fn):
-            def run():
-                dst.fill(0)
-                fn()
-                return same_bits(dst, expected)
-            return run
+        checker = bit_checker(dst, expected)
         if self.torch is not None:
             ts, ti, td = (self.torch.from_numpy(x) for x in (src, idx, dst))
             case.keep += [ts, ti, td]

@@ -214,6 +214,20 @@ RowMover pick_mover(const Gather& g) {
   }
 }
 
+// Moves d / s to the next outer row (an odometer over the outer dims);
+// false, with d / s back at the first row, after the last one.
+bool next_outer_row(const Gather& g, int64_t* coord, char*& d, const char*& s) {
+  for (int k = g.outer_nd - 1; k >= 0; --k) {
+    d += g.outer_dstep[k];
+    s += g.outer_sstep[k];
+    if (++coord[k] < g.outer_sizes[k]) return true;
+    coord[k] = 0;
+    d -= g.outer_sizes[k] * g.outer_dstep[k];
+    s -= g.outer_sizes[k] * g.outer_sstep[k];
+  }
+  return false;
+}
+
 // Runs the (outer row, entry) pairs [b, e), row-major: one division per dim
 // finds the first row, an odometer the next ones.
 void run_pairs(const Gather& g, RowMover mover, int64_t b, int64_t e) {
@@ -234,14 +248,7 @@ void run_pairs(const Gather& g, RowMover mover, int64_t b, int64_t e) {
     left -= stop - i;
     if (left == 0) return;
     i = 0;
-    for (int k = g.outer_nd - 1; k >= 0; --k) {
-      d += g.outer_dstep[k];
-      s += g.outer_sstep[k];
-      if (++coord[k] < g.outer_sizes[k]) break;
-      coord[k] = 0;
-      d -= g.outer_sizes[k] * g.outer_dstep[k];
-      s -= g.outer_sizes[k] * g.outer_sstep[k];
-    }
+    next_outer_row(g, coord, d, s);
   }
 }
 
@@ -255,19 +262,9 @@ void run_blocks(const Gather& g, RowMover mover, int64_t block, int64_t b, int64
     int64_t coord[kMaxDims] = {};
     char* d = g.d;
     const char* s = g.s;
-    for (;;) {
+    do {
       mover(g, d, s, i0, i1);
-      int k = g.outer_nd - 1;
-      for (; k >= 0; --k) {
-        d += g.outer_dstep[k];
-        s += g.outer_sstep[k];
-        if (++coord[k] < g.outer_sizes[k]) break;
-        coord[k] = 0;
-        d -= g.outer_sizes[k] * g.outer_dstep[k];
-        s -= g.outer_sizes[k] * g.outer_sstep[k];
-      }
-      if (k < 0) break;
-    }
+    } while (next_outer_row(g, coord, d, s));
   }
 }
 
