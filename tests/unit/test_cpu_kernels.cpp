@@ -905,6 +905,20 @@ TEST(CpuKernels, StreamingSizedCopies) {
       run_copy_case(c, DType::F64, DType::F64, rng);
       if (HasFatalFailure()) return;
     }
+    // Conversions into large destinations: rows are converted through a
+    // staging buffer and streamed out (lengths that are no multiple of its
+    // 4 KiB), tiles through the tile buffers.
+    const Case conv[] = {
+        {{4200001}, {1}, {1}},
+        {{2300, 1001}, {1001, 1}, {-1001, 1}},
+        {{1500, 1500}, {1500, 1}, {1, 1500}},
+    };
+    for (const Case& c : conv) {
+      run_copy_case(c, DType::F64, DType::F32, rng);
+      run_copy_case(c, DType::BF16, DType::F32, rng);
+      run_copy_case(c, DType::F32, DType::I16, rng);
+      if (HasFatalFailure()) return;
+    }
   }
 }
 
