@@ -186,7 +186,7 @@ TEST(Coalesce, ElementsToLine) {
   // The boundary past the dim's end: nothing to peel.
   const IterPlan narrow = plan2({64, 8}, {16, 1}, {1, 64});
   EXPECT_EQ(sm::elements_to_line(narrow, 0, 1, 0x1010, 4), 0);
-  // Size-1 dims do not count (they are dropped by the plan anyway).
+  // 1-byte elements, rows of three lines: 59 bytes to the boundary.
   const IterPlan bytes = plan2({256, 192}, {192, 1}, {1, 256});
   EXPECT_EQ(sm::elements_to_line(bytes, 0, 1, 0x1005, 1), 59);
 }

@@ -287,7 +287,6 @@ bool inner_contiguous(const TensorDesc& dst, const TensorDesc& src, int dim, int
 constexpr int64_t kBlockBytes = 32 << 10;
 constexpr int64_t kMinBlock = 256;
 
-
 // len: elements per piece, a contiguous run after dim in both operands; the
 // dims before dim are walked as outer rows. len 0: pieces of one element,
 // and every dim but dim walked as outer rows (any strides).

@@ -4,18 +4,21 @@
 //
 // Modes, picked once per call:
 //  - rows: the innermost dim (the destination's fastest) is handed to a 1-D
-//    row kernel; the outer dims are walked with an odometer (no division).
-//    Short unit-stride source rows are prefetched ~2 KiB ahead.
+//    row kernel; the outer dims are walked with an odometer (no division),
+//    in source order unless the source is broadcast. Short unit-stride
+//    source rows are prefetched ~2 KiB ahead.
 //  - tiles: when the source moves fastest along another dim k, (k, inner)
-//    is cut into tiles (32 x 64 for 4-byte elements, wider for 1- and 2-byte
-//    ones: tile_shape); each
-//    tile of the source is transposed into a small buffer in destination
-//    order by a register micro-kernel keyed by element size
-//    (tile_kernels.hpp) while the next tile is prefetched, then the buffer's
-//    rows are written out whole (non-temporal stores for large plain copies)
-//    or fed to the row kernel with a unit source stride. Tiles are visited
-//    in source order (layout/coalesce.hpp source_walk_order), so the short
-//    source pieces a tile reads continue in the next tile.
+//    is cut into tiles (32 x 64 for 4-byte elements, wider for 1- and
+//    2-byte ones: tile_shape); each tile of the source is transposed into a
+//    small buffer in destination order by a register micro-kernel keyed by
+//    element size (tile_kernels.hpp) while the next tile is prefetched, then
+//    the buffer's rows are written out whole (non-temporal stores for large
+//    copies; conversions convert the whole buffer first) or fed to the row
+//    kernel (in-place ops). Tiles are visited in source order
+//    (layout/coalesce.hpp source_walk_order), so the short source pieces a
+//    tile reads continue in the next tile; long rows that start inside a
+//    cache line have their first elements run apart (elements_to_line), so
+//    the tiles after them are line-aligned.
 // Work cells (rows, row pieces or tiles) are split into contiguous
 // ranges of cells between threads; a range start is turned into coordinates
 // by one division per dim, once per range.
@@ -52,8 +55,9 @@ struct LoopSpec {
 // applied; d / s: the operands' element [0, ..., 0].
 void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec);
 
-// Tile shape for a source of `ssize`-byte elements: cols along the
-// destination's inner dim, rows along the source's fastest dim; the tile
+// Tile shape for elements of `ssize` bytes (a copy passes the larger of its
+// two element sizes, so a converted tile fits a buffer too): cols along the
+// destination's inner dim, rows along the source's fastest dim; a tile
 // buffer (rows * cols * ssize bytes) stays within kTileBufBytes.
 constexpr int64_t kTileBufBytes = 16 << 10;
 void tile_shape(int ssize, int64_t* rows, int64_t* cols);
