@@ -73,6 +73,14 @@ struct Complex128 {
 static_assert(sizeof(Complex64) == 8 && alignof(Complex64) == 4, "complex64 layout");
 static_assert(sizeof(Complex128) == 16 && alignof(Complex128) == 8, "complex128 layout");
 
+// The NaN a conversion to a small binary float (EB exponent and MB mantissa
+// bits) gives: the sign kept (as the sign bit of the result), quiet, no
+// payload.
+template <int EB, int MB>
+SM_HOST_DEVICE constexpr uint16_t small_float_nan_bits(uint16_t sign) {
+  return static_cast<uint16_t>(sign | (((1u << EB) - 1u) << MB) | (1u << (MB - 1)));
+}
+
 // Rounds a double to a small binary float with EB exponent and MB mantissa
 // bits (IEEE binary16: 5/10, bfloat16: 8/7), round to nearest even, in one
 // step (so f64 sources are rounded once, as NumPy does for float16).
@@ -84,10 +92,8 @@ SM_HOST_DEVICE inline uint16_t double_to_small_float_bits(double value) {
   memcpy(&x, &value, 8);
   const uint16_t sign = static_cast<uint16_t>((x >> 63) << (EB + MB));
   const uint64_t abs = x & 0x7FFFFFFFFFFFFFFFull;
-  if (abs >= 0x7FF0000000000000ull) {  // inf or nan (nan stays quiet nan)
-    const uint32_t m = abs > 0x7FF0000000000000ull ? (1u << (MB - 1)) : 0u;
-    return static_cast<uint16_t>(sign | (exp_all_ones << MB) | m);
-  }
+  if (abs > 0x7FF0000000000000ull) return small_float_nan_bits<EB, MB>(sign);
+  if (abs == 0x7FF0000000000000ull) return static_cast<uint16_t>(sign | (exp_all_ones << MB));
   if ((abs >> 52) == 0) return sign;  // zero or double subnormal: rounds to +-0
   const int exp = static_cast<int>(abs >> 52) - 1023;
   if (exp > bias) return static_cast<uint16_t>(sign | (exp_all_ones << MB));
@@ -120,6 +126,35 @@ SM_HOST_DEVICE inline uint16_t double_to_bf16_bits(double v) {
   return double_to_small_float_bits<8, 7>(v);
 }
 
+// float -> binary16 bits, round to nearest even: the f16 store of every float
+// computation (f16 arithmetic computes in float) and of f32 -> f16 copies.
+// On the host the double path above (a float is exactly a double: one
+// rounding). On the GPU the same rounding is one instruction, PTX
+// cvt.rn.f16.f32 (IEEE round to nearest even, overflow to inf, subnormal
+// results kept), where the double path costs some forty 64-bit integer
+// instructions an element (the suspect in f16 in-place ops on the GPU running
+// at a third of the f32 ones' speed: bench/RESULTS.md); NaNs are not left to
+// the instruction, whose NaN is not the contract's. api.CudaConversions
+// checks the device's results against the host's.
+SM_HOST_DEVICE inline uint16_t float_to_half_bits(float v) {
+#if defined(__CUDA_ARCH__)
+  uint32_t u;
+  memcpy(&u, &v, 4);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) {
+    return small_float_nan_bits<5, 10>(static_cast<uint16_t>((u >> 16) & 0x8000u));
+  }
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+#else
+  return double_to_half_bits(static_cast<double>(v));
+#endif
+}
+
+// binary16 bits -> float, exact; infinities and NaNs (payload and quiet bit
+// as they were) by the first branch. Finite values on the GPU: one
+// instruction, PTX cvt.f32.f16 (exact, subnormals included), in place of the
+// bit manipulation (see float_to_half_bits).
 SM_HOST_DEVICE inline float half_bits_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1Fu;
@@ -127,19 +162,27 @@ SM_HOST_DEVICE inline float half_bits_to_float(uint16_t h) {
   uint32_t bits;
   if (exp == 0x1F) {
     bits = sign | 0x7F800000u | (mant << 13);
-  } else if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      int e = -1;
-      do {
-        mant <<= 1;
-        ++e;
-      } while ((mant & 0x400u) == 0);
-      bits = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3FFu) << 13);
-    }
   } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+#if defined(__CUDA_ARCH__)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<unsigned short>(h)));
+    return f;
+#else
+    if (exp == 0) {
+      if (mant == 0) {
+        bits = sign;
+      } else {  // subnormal: normalize
+        int e = -1;
+        do {
+          mant <<= 1;
+          ++e;
+        } while ((mant & 0x400u) == 0);
+        bits = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3FFu) << 13);
+      }
+    } else {
+      bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+#endif
   }
   float f;
   memcpy(&f, &bits, 4);

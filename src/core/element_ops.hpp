@@ -150,7 +150,7 @@ SM_HOST_DEVICE SM_INLINE uint16_t float_to_bf16_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
   const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-  const uint32_t nan = ((u >> 16) & 0x8000u) | 0x7FC0u;
+  const uint32_t nan = small_float_nan_bits<8, 7>(static_cast<uint16_t>((u >> 16) & 0x8000u));
   return static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
 }
 
@@ -164,6 +164,8 @@ SM_HOST_DEVICE SM_INLINE D cvt(S v) {
     return bf16_bits_to_float(v.bits);
   } else if constexpr (std::is_same<D, float>::value && std::is_same<S, Half>::value) {
     return half_bits_to_float(v.bits);
+  } else if constexpr (std::is_same<D, Half>::value && std::is_same<S, float>::value) {
+    return Half{float_to_half_bits(v)};
   } else {
     return convert<D>(v);
   }
@@ -212,6 +214,8 @@ SM_HOST_DEVICE SM_INLINE T store_as(C c) {
     return static_cast<float>(c);
   } else if constexpr (std::is_same<T, BFloat16>::value && std::is_same<C, float>::value) {
     return BFloat16{float_to_bf16_bits(c)};
+  } else if constexpr (std::is_same<T, Half>::value && std::is_same<C, float>::value) {
+    return Half{float_to_half_bits(c)};
   } else {
     return Convert<T>::from_double(static_cast<double>(c));
   }

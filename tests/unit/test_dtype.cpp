@@ -208,3 +208,45 @@ TEST(DType, Uint64ToFloat) {
   EXPECT_EQ(convert<uint64_t>(-1.0), UINT64_MAX);
   EXPECT_EQ(convert<uint64_t>(std::nan("")), 0u);
 }
+
+// NaNs: a conversion to a 16-bit float keeps only the sign (quiet, no
+// payload); binary16 -> float keeps every bit. The CPU's SIMD conversions
+// and the GPU's cvt instructions repair their NaN lanes to these bits.
+TEST(DType, NaNBitsOfConversions) {
+  const double qnan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(double_to_half_bits(qnan), 0x7E00);
+  EXPECT_EQ(double_to_half_bits(-qnan), 0xFE00);
+  EXPECT_EQ(double_to_bf16_bits(qnan), 0x7FC0);
+  EXPECT_EQ(double_to_bf16_bits(-qnan), 0xFFC0);
+  EXPECT_EQ((small_float_nan_bits<5, 10>(0x8000)), 0xFE00);
+  EXPECT_EQ((small_float_nan_bits<8, 7>(0)), 0x7FC0);
+  uint32_t snan = 0x7F800001u;  // signalling, payload 1
+  float f;
+  std::memcpy(&f, &snan, 4);
+  EXPECT_EQ(float_to_half_bits(f), 0x7E00);
+  const float back = half_bits_to_float(0xFD01);  // negative signalling NaN, payload 0x101
+  uint32_t bits;
+  std::memcpy(&bits, &back, 4);
+  EXPECT_EQ(bits, 0xFF800000u | (0x101u << 13));
+}
+
+// float_to_half_bits (the store of float arithmetic and f32 -> f16 copies) is
+// the double rounding of the float on the host; the GPU's instruction path
+// is checked against it on the device (api.CudaConversions).
+TEST(DType, FloatToHalfIsTheDoubleRounding) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 1000000; ++i) {
+    uint32_t u = rng();
+    float f;
+    std::memcpy(&f, &u, 4);
+    ASSERT_EQ(float_to_half_bits(f), double_to_half_bits(static_cast<double>(f))) << std::hex << u;
+  }
+  for (uint32_t h = 0; h < 0x7C00; ++h) {  // every finite value and the midpoint above it
+    const float v = half_bits_to_float(static_cast<uint16_t>(h));
+    const float mid = static_cast<float>((static_cast<double>(v) +
+                                          (h + 1 < 0x7C00 ? half_bits_to_float(static_cast<uint16_t>(h + 1)) : 65536.0)) / 2);
+    ASSERT_EQ(float_to_half_bits(v), h);
+    ASSERT_EQ(float_to_half_bits(mid), double_to_half_bits(mid)) << h;
+    ASSERT_EQ(float_to_half_bits(mid), (h & 1) ? h + 1 : h) << h;  // ties to even
+  }
+}

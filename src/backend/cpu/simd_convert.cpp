@@ -21,7 +21,7 @@ namespace {
 #define SM_F16C __attribute__((target("avx2,f16c")))
 
 // 8 floats -> 8 bf16 in the low 128 bits' worth of 32-bit lanes (values
-// <= 0xFFFF), rounding to nearest even; NaN -> sign | 0x7FC0 as dtype.hpp.
+// <= 0xFFFF), rounding to nearest even; NaN -> dtype.hpp's (small_float_nan_bits).
 SM_AVX2 inline __m256i bf16_lanes(__m256i u) {
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   const __m256i rounded =
@@ -30,7 +30,7 @@ SM_AVX2 inline __m256i bf16_lanes(__m256i u) {
   const __m256i is_nan = _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7F800000));
   const __m256i nan = _mm256_or_si256(
       _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000)),
-      _mm256_set1_epi32(0x7FC0));
+      _mm256_set1_epi32(small_float_nan_bits<8, 7>(0)));
   return _mm256_blendv_epi8(rounded, nan, is_nan);
 }
 
@@ -47,7 +47,7 @@ SM_AVX2 void f32_to_bf16_avx2(uint16_t* d, const float* s, int64_t n) {
 }
 
 // vcvtps2ph rounds like dtype.hpp (IEEE, nearest even) except NaNs, whose
-// payload it keeps: those lanes become sign | 0x7E00 as dtype.hpp gives.
+// payload it keeps: those lanes become dtype.hpp's NaN (small_float_nan_bits).
 SM_F16C void f32_to_f16_f16c(uint16_t* d, const float* s, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -61,7 +61,7 @@ SM_F16C void f32_to_f16_f16c(uint16_t* d, const float* s, int64_t n) {
     }
     const __m256i nan32 = _mm256_or_si256(
         _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000)),
-        _mm256_set1_epi32(0x7E00));
+        _mm256_set1_epi32(small_float_nan_bits<5, 10>(0)));
     const __m128i is_nan = _mm_packs_epi32(_mm256_castsi256_si128(is_nan32),
                                            _mm256_extracti128_si256(is_nan32, 1));
     const __m128i nan = _mm_packus_epi32(_mm256_castsi256_si128(nan32),
