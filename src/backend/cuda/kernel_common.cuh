@@ -196,7 +196,15 @@ __device__ __forceinline__ Unit<E * P> load_row_elems(const ElemUnit<E>* row, In
 // on an H100 (bench/RESULTS.md). No register cap: asking for 8 blocks per SM
 // (32 registers) took the f16 tiles to a quarter to a half of their speed,
 // although the uncapped f16 copy tile needs only 30 (cause not established).
-template <int E, typename Index, typename Epi>
+// In-place ops read the destination the same way, all rows first: f32 on a
+// transposed view went from 76% to 99% of a copy. RowByRowDst (one
+// destination row in flight) is the form 1- and 2-byte ops had until now:
+// batched, with float16 conversions done in software, the f16 op needed over
+// 100 registers and ran at less than half its row-by-row speed on the H100.
+// With the conversions one instruction each (core/dtype.hpp) the batched op
+// needs 62 registers and no spills (ptxas, sm_90). Not yet timed on a GPU:
+// bench/cuda/transpose_variants.cu times both forms side by side.
+template <int E, typename Index, typename Epi, bool RowByRowDst = false>
 __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
     transpose_kernel(char* dst, const char* src, TransposeParams<Index> p, Epi epi) {
   constexpr int PI = transpose_elems_i(E), PJ = transpose_elems_j(E);
@@ -239,12 +247,7 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
     __syncthreads();
 
     const Index jb = j0 + static_cast<Index>(tx * PJ);
-    // In-place ops read the destination: all rows' loads first where a thread
-    // has one element per row (4 bytes and wider: f32 on a transposed view
-    // went from 76% to 99% of a copy); packed 1- and 2-byte rows read theirs
-    // row by row, since batching them took the f16 op past 100 registers
-    // and to less than half of its row-by-row speed.
-    constexpr bool kBatchDst = Epi::kReadsDst && PJ == 1;
+    constexpr bool kBatchDst = Epi::kReadsDst && !RowByRowDst;
     RowJ cur[kStoreRows];
     if (kBatchDst) {
 #pragma unroll
@@ -284,15 +287,15 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
   }
 }
 
-template <int E, typename Epi>
+template <int E, bool RowByRowDst = false, typename Epi>
 void launch_transpose(const KernelPlan& p, char* dst, const char* src, const Epi& epi,
                       cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.launch.grid)), block(kTransposeBlockX, kTransposeBlockY);
   if (p.index32) {
-    transpose_kernel<E, uint32_t, Epi><<<grid, block, 0, stream>>>(
+    transpose_kernel<E, uint32_t, Epi, RowByRowDst><<<grid, block, 0, stream>>>(
         dst, src, make_transpose_params<uint32_t>(p), epi);
   } else {
-    transpose_kernel<E, uint64_t, Epi><<<grid, block, 0, stream>>>(
+    transpose_kernel<E, uint64_t, Epi, RowByRowDst><<<grid, block, 0, stream>>>(
         dst, src, make_transpose_params<uint64_t>(p), epi);
   }
   check(cudaGetLastError(), "transpose kernel launch");
