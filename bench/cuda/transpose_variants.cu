@@ -7,12 +7,26 @@
 // i-fastest or 8x8 supertiles; one tile per block or a persistent grid.
 // Outputs are spot-checked (100000 random elements) against the input.
 //
+// Then the library's own kernel (src/backend/cuda/kernel_common.cuh, planned
+// by launch_plan as the library plans it), one factor changed at a time:
+// its 2-byte tiles with the 4-byte packed accesses the plan picks, without
+// them (2-byte accesses, as the lab kernel above), or packed on one side
+// only; and its in-place add on a transposed view (f16, bf16, f32) reading
+// the destination all rows first (the default) or row by row. Every ratio
+// is printed against both references: the lab's float4 copy kernel and
+// cudaMemcpyAsync (the one bench_cuda_bench divides by).
+//
 //   bench_transpose_variants      (prints NOT RUN and exits 0 without a GPU)
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <vector>
 #include <algorithm>
+
+#include "backend/cuda/kernel_common.cuh"
+#include "backend/cuda/launch_plan.hpp"
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
 
 // src is [SJ][SI] row-major (i fastest), dst is [SI][SJ] (j fastest).
@@ -72,16 +86,19 @@ __global__ void copyk(float4* d, const float4* s, size_t n) {
 template <typename T>
 __global__ void fillk(T* p, size_t n) { for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n; k += (size_t)gridDim.x * blockDim.x) p[k] = (T)(k * 2654435761u); }
 
-static float timeit(void (*f)(void*), void* ctx, int iters) {
+static float time_fn(const std::function<void()>& f, int iters) {
   cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  for (int w = 0; w < 3; ++w) f(ctx);
+  for (int w = 0; w < 3; ++w) f();
   std::vector<float> ms;
-  for (int k = 0; k < iters; ++k) { CK(cudaEventRecord(a)); f(ctx); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); float m; CK(cudaEventElapsedTime(&m, a, b)); ms.push_back(m); }
+  for (int k = 0; k < iters; ++k) { CK(cudaEventRecord(a)); f(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); float m; CK(cudaEventElapsedTime(&m, a, b)); ms.push_back(m); }
+  CK(cudaGetLastError());
+  CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
+static float timeit(void (*f)(void*), void* ctx, int iters) { return time_fn([&] { f(ctx); }, iters); }
 
-struct Ctx { void* d; const void* s; int SI, SJ; size_t bytes; int grid_cap; };
+struct Ctx { void* d; const void* s; int SI, SJ; size_t bytes; int grid_cap; float memcpy_ms; };
 template <typename T, int P, int TJ, int BY, int ORDER>
 void run(void* c_) {
   Ctx* c = (Ctx*)c_;
@@ -108,7 +125,116 @@ void variant(const char* name, Ctx& c, float copy_ms, int grid_cap, std::vector<
   CK(cudaMemcpy(hd.data(), c.d, c.bytes, cudaMemcpyDeviceToHost));
   bool ok = verify(hd.data(), hs.data(), c.SI, c.SJ);
   float ms = timeit(run<T, P, TJ, BY, ORDER>, &c, 30);
-  printf("%-44s grid %-7d %8.3f ms  %7.1f GB/s  ratio %.3f %s\n", name, grid_cap, ms, 2.0 * c.bytes / ms / 1e6, copy_ms / ms, ok ? "ok" : "WRONG");
+  printf("%-44s grid %-7d %8.3f ms  %7.1f GB/s  ratio %.3f  vs memcpy %.3f %s\n", name, grid_cap, ms, 2.0 * c.bytes / ms / 1e6, copy_ms / ms, c.memcpy_ms / ms, ok ? "ok" : "WRONG");
+}
+
+// ---- the library's kernel ----------------------------------------------------------
+
+// dst [SI][SJ] = transpose of src [SJ][SI], planned as the library plans it.
+sm::KernelPlan library_copy_plan(void* d, const void* s, int SI, int SJ, sm::DType dt) {
+  sm::TensorDesc dd, sd;
+  dd.data = d; dd.dtype = dt; dd.ndim = 2;
+  dd.sizes[0] = SI; dd.sizes[1] = SJ; dd.strides[0] = SJ; dd.strides[1] = 1;
+  sd = dd;
+  sd.data = const_cast<void*>(s); sd.strides[0] = 1; sd.strides[1] = SI;
+  return sm::plan_copy(dd, sd, sm::DeviceProps{});
+}
+
+template <int E, bool RowByRowDst = false, typename Epi>
+void launch_library(const sm::KernelPlan& p, void* d, const void* s, const Epi& epi) {
+  sm::cuda::launch_transpose<E, RowByRowDst>(p, static_cast<char*>(d) + p.byte_offset[0],
+                                             static_cast<const char*>(s) + p.byte_offset[1], epi, 0);
+}
+
+// The library's copy tile on the suite's arrays, packed as planned, packed on
+// one side only, or not at all (pack_src / pack_dst: -1 as planned, 0 off).
+template <typename T>
+void library_copy_variant(const char* name, Ctx& c, float copy_ms, int pack_src, int pack_dst,
+                          std::vector<T>& hs, std::vector<T>& hd) {
+  const sm::DType dt = sizeof(T) == 2 ? sm::DType::F16 : sizeof(T) == 1 ? sm::DType::U8 : sm::DType::F32;
+  sm::KernelPlan p = library_copy_plan(c.d, c.s, c.SI, c.SJ, dt);
+  if (p.kind != sm::KernelKind::Transpose) { printf("%-44s not planned as a transpose\n", name); return; }
+  if (pack_src == 0) p.pack_src = false;
+  if (pack_dst == 0) p.pack_dst = false;
+  auto run = [&] { launch_library<sizeof(T)>(p, c.d, c.s, sm::cuda::CopyEpilogue<sizeof(T)>{}); };
+  CK(cudaMemset(c.d, 0xff, c.bytes));
+  run(); CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(hd.data(), c.d, c.bytes, cudaMemcpyDeviceToHost));
+  const bool ok = verify(hd.data(), hs.data(), c.SI, c.SJ);
+  const float ms = time_fn(run, 30);
+  printf("%-44s pack %d/%d   %8.3f ms  %7.1f GB/s  ratio %.3f  vs memcpy %.3f %s\n", name,
+         p.pack_src ? 1 : 0, p.pack_dst ? 1 : 0, ms, 2.0 * c.bytes / ms / 1e6, copy_ms / ms,
+         c.memcpy_ms / ms, ok ? "ok" : "WRONG");
+}
+
+float elem_to_float(uint16_t b, bool bf16) { return bf16 ? sm::bf16_bits_to_float(b) : sm::half_bits_to_float(b); }
+uint16_t float_to_elem(float f, bool bf16) { return bf16 ? sm::float_to_bf16_bits(f) : sm::float_to_half_bits(f); }
+
+// x.T += y through the library's in-place tile (x [R][C], y [C][R]), the
+// destination read all rows first or row by row; 3 x the bytes of x move.
+// Checked: both forms give the same bits, and 100000 random elements match
+// the host's x + y rounded once.
+template <typename T>
+void library_add_suite(const char* tn, int R, int C, sm::DType dt) {
+  const size_t n = (size_t)R * C, bytes = n * sizeof(T);
+  void *x, *y, *x0, *ref;
+  CK(cudaMalloc(&x, bytes)); CK(cudaMalloc(&y, bytes)); CK(cudaMalloc(&x0, bytes)); CK(cudaMalloc(&ref, bytes));
+  // Small values (exponent field kept low) so sums stay finite.
+  std::vector<T> hx(n), hy(n), h1(n), h2(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (sizeof(T) == 4) { float f = (float)(rand() % 2001 - 1000) / 64.0f; memcpy(&hx[k], &f, 4); f = (float)(rand() % 2001 - 1000) / 32.0f; memcpy(&hy[k], &f, 4); }
+    else { uint16_t a = float_to_elem((float)(rand() % 2001 - 1000) / 64.0f, dt == sm::DType::BF16), b = float_to_elem((float)(rand() % 2001 - 1000) / 32.0f, dt == sm::DType::BF16); memcpy(&hx[k], &a, 2); memcpy(&hy[k], &b, 2); }
+  }
+  CK(cudaMemcpy(x0, hx.data(), bytes, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(y, hy.data(), bytes, cudaMemcpyHostToDevice));
+  // The add moves 3 x bytes; a copy of `bytes` moves 2 x: scaled to the same traffic.
+  const float memcpy_ms = time_fn([&] { CK(cudaMemcpyAsync(ref, x0, bytes, cudaMemcpyDeviceToDevice)); }, 30) * 1.5f;
+  printf("== library in-place add on a transposed view, %s x [%d x %d] (%.0f MiB); memcpy of the same bytes %.3f ms\n",
+         tn, R, C, bytes / 1048576.0, memcpy_ms);
+  sm::TensorDesc xt, yd;
+  xt.data = x; xt.dtype = dt; xt.ndim = 2; xt.sizes[0] = C; xt.sizes[1] = R; xt.strides[0] = 1; xt.strides[1] = C;
+  yd = xt; yd.data = y; yd.strides[0] = R; yd.strides[1] = 1;
+  const sm::KernelPlan p = sm::plan_binary(xt, yd, true, sm::DeviceProps{});
+  if (p.kind != sm::KernelKind::Transpose) { printf("not planned as a transpose\n"); return; }
+  auto run_form = [&](bool row_by_row) {
+    const char* d = static_cast<char*>(x) + p.byte_offset[0];
+    const char* o = static_cast<const char*>(y) + p.byte_offset[1];
+    if (dt == sm::DType::F32) {
+      sm::cuda::OpEpilogue<float> e{SM_OP_ADD, 1.0f};
+      if (row_by_row) sm::cuda::launch_transpose<4, true>(p, (char*)d, o, e, 0); else sm::cuda::launch_transpose<4, false>(p, (char*)d, o, e, 0);
+    } else if (dt == sm::DType::F16) {
+      sm::cuda::OpEpilogue<sm::Half> e{SM_OP_ADD, 1.0f};
+      if (row_by_row) sm::cuda::launch_transpose<2, true>(p, (char*)d, o, e, 0); else sm::cuda::launch_transpose<2, false>(p, (char*)d, o, e, 0);
+    } else {
+      sm::cuda::OpEpilogue<sm::BFloat16> e{SM_OP_ADD, 1.0f};
+      if (row_by_row) sm::cuda::launch_transpose<2, true>(p, (char*)d, o, e, 0); else sm::cuda::launch_transpose<2, false>(p, (char*)d, o, e, 0);
+    }
+  };
+  for (int form = 0; form < 2; ++form) {
+    CK(cudaMemcpy(x, x0, bytes, cudaMemcpyDeviceToDevice));
+    run_form(form == 1);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(form == 0 ? h1.data() : h2.data(), x, bytes, cudaMemcpyDeviceToHost));
+  }
+  bool ok = memcmp(h1.data(), h2.data(), bytes) == 0;
+  for (int k = 0; k < 100000 && ok; ++k) {
+    const size_t r = (size_t)rand() % R, col = (size_t)rand() % C, xi = r * C + col, yi = col * R + r;
+    if (sizeof(T) == 4) {
+      float a, b, got; memcpy(&a, &hx[xi], 4); memcpy(&b, &hy[yi], 4); memcpy(&got, &h1[xi], 4);
+      ok = got == a + b;
+    } else {
+      uint16_t a, b, got; memcpy(&a, &hx[xi], 2); memcpy(&b, &hy[yi], 2); memcpy(&got, &h1[xi], 2);
+      const bool bf = dt == sm::DType::BF16;
+      ok = got == float_to_elem(elem_to_float(a, bf) + elem_to_float(b, bf), bf);
+    }
+  }
+  for (int form = 0; form < 2; ++form) {
+    const float ms = time_fn([&] { run_form(form == 1); }, 30);
+    printf("%-44s %8.3f ms  %7.1f GB/s  vs memcpy %.3f %s\n",
+           form == 0 ? "all destination rows first (library)" : "destination row by row", ms,
+           3.0 * bytes / ms / 1e6, memcpy_ms / ms, ok ? "ok" : "WRONG");
+  }
+  CK(cudaFree(x)); CK(cudaFree(y)); CK(cudaFree(x0)); CK(cudaFree(ref));
 }
 
 template <typename T>
@@ -119,7 +245,9 @@ void suite(int SJ, int SI, const char* tn) {
   std::vector<T> hs((size_t)SI * SJ), hd((size_t)SI * SJ);
   CK(cudaMemcpy(hs.data(), s, c.bytes, cudaMemcpyDeviceToHost));
   float copy_ms = timeit(runcopy, &c, 30);
-  printf("== %s [%d x %d], %.0f MiB; copy %.3f ms = %.1f GB/s\n", tn, SJ, SI, c.bytes / 1048576.0, copy_ms, 2.0 * c.bytes / copy_ms / 1e6);
+  c.memcpy_ms = time_fn([&] { CK(cudaMemcpyAsync(d, s, c.bytes, cudaMemcpyDeviceToDevice)); }, 30);
+  printf("== %s [%d x %d], %.0f MiB; float4 copy %.3f ms = %.1f GB/s; cudaMemcpy %.3f ms = %.1f GB/s\n", tn, SJ,
+         SI, c.bytes / 1048576.0, copy_ms, 2.0 * c.bytes / copy_ms / 1e6, c.memcpy_ms, 2.0 * c.bytes / c.memcpy_ms / 1e6);
   int cap = 132 * 8;
   if (sizeof(T) == 4) {
     variant<T, 1, 32, 8, 0>("P1 TJ32 BY8 order-j (current fp32)", c, copy_ms, 0, hs, hd);
@@ -141,6 +269,14 @@ void suite(int SJ, int SI, const char* tn) {
     variant<T, 1, 64, 8, 0>("P1 TJ64 BY8 order-j", c, copy_ms, 0, hs, hd);
     variant<T, 1, 128, 8, 0>("P1 TJ128 BY8 order-j", c, copy_ms, 0, hs, hd);
   }
+  if (sizeof(T) == 4) {
+    library_copy_variant<T>("library tile (64 x 32, as planned)", c, copy_ms, -1, -1, hs, hd);
+  } else {
+    library_copy_variant<T>("library tile (as planned: 4-byte packs)", c, copy_ms, -1, -1, hs, hd);
+    library_copy_variant<T>("library tile, 2-byte accesses both sides", c, copy_ms, 0, 0, hs, hd);
+    library_copy_variant<T>("library tile, packed loads only", c, copy_ms, -1, 0, hs, hd);
+    library_copy_variant<T>("library tile, packed stores only", c, copy_ms, 0, -1, hs, hd);
+  }
   CK(cudaFree(d)); CK(cudaFree(s));
 }
 
@@ -153,5 +289,9 @@ int main() {
   suite<float>(8192, 8192, "fp32");
   suite<float>(16, 4194304, "fp32 thin: dst rows of 16");  // like a 5-D reversal's short j
   suite<unsigned short>(16384, 8192, "fp16");
+  // The benchmark's in-place cases: x [8192 x 8192] f32, [8192 x 16384] 16-bit.
+  library_add_suite<float>("fp32", 8192, 8192, sm::DType::F32);
+  library_add_suite<uint16_t>("fp16", 8192, 16384, sm::DType::F16);
+  library_add_suite<uint16_t>("bf16", 8192, 16384, sm::DType::BF16);
   return 0;
 }
