@@ -225,10 +225,17 @@ step_bindings() {
   return $rc
 }
 
+# The benchmark against PyTorch and CuPy, then the transpose lab (standalone
+# tile variants beside the library's own kernel, one factor changed at a
+# time: bench/cuda/transpose_variants.cu) into lab.log.
 step_bench() {
   local rc=0
   "$py" bench/torch_cupy_bench.py --bench "$bld/bench/bench_cuda_bench" --json "$out/bench.json" || rc=1
-  note "targets: $(grep -cE '^  PASS' "$out/bench.log") PASS, $(grep -cE '^  FAIL' "$out/bench.log") FAIL"
+  echo "== transpose lab"
+  "$bld/bench/bench_transpose_variants" >"$out/lab.log" 2>&1 || rc=1
+  cat "$out/lab.log"
+  grep -q WRONG "$out/lab.log" && { echo "FAIL: a lab variant gave wrong results"; rc=1; }
+  note "targets: $(grep -cE '^  PASS' "$out/bench.log") PASS, $(grep -cE '^  FAIL' "$out/bench.log") FAIL; lab.log"
   return $rc
 }
 
