@@ -15,6 +15,7 @@ time <= 2 x theirs).
 
     python3 bench/torch_cupy_bench.py [--bench build-cuda/bench/bench_cuda_bench]
                                       [--mib 256] [--iters 20] [--quick] [--json out.json]
+                                      [--no-extra]
 
 The benchmark's extra cases (outside the issue's targets, "extra": true in
 its JSON: uint8, bool and bfloat16 permutations, the f32->f16, f16->f32 and
@@ -24,7 +25,8 @@ fp16; GB/s counts t read and written) are timed the same way and listed
 under their own heading. They count in none of the targets: their
 slowdowns against PyTorch get a line of their own, labelled as not part of
 the issue's target. CuPy has no bfloat16: those cells say n/a. Random
-inputs: uint8 0..255, bool 0/1, floats in [0, 1).
+inputs: uint8 0..255, bool 0/1, floats in [0, 1). --no-extra passes
+--no-extra to the benchmark: the issue's cases only.
 
 A library that is not installed is reported as NOT RUN with the reason; the
 script never installs anything. tests/python/test_torch_cupy_bench.py runs
@@ -50,6 +52,8 @@ def run_ours(args):
         cmd = [args.bench, "--json", out, "--iters", str(args.iters), "--mib", str(args.mib)]
         if args.quick:
             cmd.append("--quick")
+        if args.no_extra:
+            cmd.append("--no-extra")
         print("$ " + " ".join(cmd), flush=True)
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         print(p.stdout)
@@ -283,6 +287,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run, not results")
     ap.add_argument("--json", help="write every number here")
+    ap.add_argument("--no-extra", action="store_true", help="only the issue's cases (the benchmark's --no-extra)")
     args = ap.parse_args()
 
     ours = run_ours(args)

@@ -11,7 +11,7 @@
 // is emptied (sm_empty_cache), so compute-sanitizer's leak check sees no
 // cached blocks.
 //
-//   bench_cuda_bench [--mib 256] [--iters 20] [--warmup 3] [--json out.json] [--quick]
+//   bench_cuda_bench [--mib 256] [--iters 20] [--warmup 3] [--json out.json] [--quick] [--no-extra]
 //
 // --json writes every case with its parameters, so bench/torch_cupy_bench.py
 // can run PyTorch and CuPy on exactly the same cases. Each case's output is
@@ -22,7 +22,8 @@
 // JSON, never counted in the permutation targets (those stay over the 24
 // fp32/fp16 permutations) nor in the target line on the spot checks (they
 // get a line of their own; a wrong extra output still makes the exit status
-// 1). Sizes for the default 256 MiB (--mib scales them; --quick is 16 MiB):
+// 1); --no-extra leaves them out. Sizes for the default 256 MiB (--mib
+// scales them; --quick is 16 MiB):
 //   permute + contiguous, the bytes of the fp32 cases: 2-D transpose uint8
 //     [32768, 8192] and bool, 4-D NCHW->NHWC (0,2,3,1) uint8 [256,256,64,64]
 //     and bool (bools random 0/1), 2-D transpose bf16 [16384, 8192]; an
@@ -79,6 +80,7 @@ struct Options {
   int warmup = 3;
   const char* json = nullptr;
   bool quick = false;  // smaller tensors: a smoke run, not results
+  bool extra = true;   // --no-extra: only the issue's cases
 };
 
 const sm_device kGpu = {SM_DEVICE_CUDA, 0};
@@ -613,8 +615,10 @@ int main(int argc, char** argv) {
     else if (a == "--warmup" && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
     else if (a == "--json" && i + 1 < argc) o.json = argv[++i];
     else if (a == "--quick") o.quick = true;
+    else if (a == "--no-extra") o.extra = false;
     else {
-      std::fprintf(stderr, "usage: %s [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick] [--no-extra]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -737,7 +741,7 @@ int main(int argc, char** argv) {
   // Extra cases, outside the issue's targets (is_permutation false, extra
   // true): other dtypes for the permutations (same bytes as the fp32 cases),
   // more conversions, bf16 in the transposed add, a scalar in-place add.
-  {
+  if (o.extra) {
     struct Extra {
       const char* name;
       sm_dtype dt;
@@ -814,7 +818,7 @@ int main(int argc, char** argv) {
   std::printf("%-44s %-30s %9s %9s %7s %-5s %s\n", "case", "shape", "GB/s", "copy GB/s", "ratio", "check",
               "us/call");
   for (bool extra : {false, true}) {
-    if (extra) std::printf("\nextra cases (not in the issue's targets):\n");
+    if (extra && o.extra) std::printf("\nextra cases (not in the issue's targets):\n");
     for (const Case& c : cases) {
       if (c.extra != extra) continue;
       std::printf("%-44s %-30s %9.1f %9.1f %7.3f %-5s", c.name.c_str(), dims(c.shape).c_str(), c.gbps,
@@ -863,9 +867,10 @@ int main(int argc, char** argv) {
   std::printf("  %s cached alloc+free <= 1 us\n", alloc_fast ? "PASS" : "FAIL");
   std::printf("  %s cached alloc+free >= 50x faster than cudaMalloc+cudaFree\n", alloc_50x ? "PASS" : "FAIL");
   std::printf("  %s every output spot-checked against its input\n", all_checked ? "PASS" : "FAIL");
-  std::printf("extra cases (not in the issue's targets): %s\n",
-              extra_checked ? ("all " + std::to_string(n_extra) + " outputs spot-checked ok").c_str()
-                            : "some output WRONG (see the table)");
+  if (o.extra)
+    std::printf("extra cases (not in the issue's targets): %s\n",
+                extra_checked ? ("all " + std::to_string(n_extra) + " outputs spot-checked ok").c_str()
+                              : "some output WRONG (see the table)");
   if (o.json) write_json(o.json, cases, al, o);
   // Every tensor is released by now: give the cached blocks back, so a leak
   // check (compute-sanitizer --leak-check full) sees only real leaks.

@@ -8,7 +8,7 @@ a PyTorch or CuPy that can use a GPU runs them in no time.
 test_torch_cupy_bench.py runs bench/torch_cupy_bench.py on it, and checks
 that its case keys are those of write_json's format string.
 
-    fake_cuda_bench.py [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick]
+    fake_cuda_bench.py [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick] [--no-extra]
 """
 
 import argparse
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-extra", action="store_true")
     a = ap.parse_args()
     if a.quick:
         a.mib, a.iters = 16, 5
@@ -72,6 +73,8 @@ def main():
     rows = []
     for i, (name, kind, dtype, shape, perm, src_shape, src_dtype, dim, n, idt, scalar,
             extra) in enumerate(CASES):
+        if extra and a.no_extra:
+            continue
         gbps, copy = 1000.0 + 10 * i, 2000.0
         ms = 0.05 + 0.01 * i if kind == "index_select" else 0.0
         rows.append(

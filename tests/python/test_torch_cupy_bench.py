@@ -9,7 +9,8 @@ CuPy on a GPU) with no GPU.
    above the "extra cases" heading and the extra ones below it; PyTorch and
    CuPy are NOT RUN when this interpreter cannot use them on a GPU (here:
    Debian's CPU-only torch, no CuPy), and then the PyTorch targets say NOT
-   RUN; its --json keeps our results as the benchmark wrote them.
+   RUN; its --json keeps our results as the benchmark wrote them. With
+   --no-extra, passed on to the benchmark, no extra case and no extra line.
 2. The fake's case keys are the keys of write_json's format string in
    bench/cuda/cuda_bench.cu (so the fake cannot drift from the real one).
 3. torch_target_lines on made-up PyTorch figures: the targets count only the
@@ -60,7 +61,9 @@ def gpu_usable(module):
                           stderr=subprocess.DEVNULL, timeout=120).returncode == 0
 
 
-def run_script():
+def run_script(no_extra=False):
+    flags = ["--quick"] + (["--no-extra"] if no_extra else [])
+    what = " ".join(flags)
     with tempfile.TemporaryDirectory() as tmp:
         # A wrapper, so the fake runs under this interpreter whatever the
         # checkout did to its mode bits.
@@ -69,20 +72,25 @@ def run_script():
             f.write("#!/bin/sh\nexec '%s' '%s' \"$@\"\n" % (sys.executable, FAKE))
         os.chmod(bench, os.stat(bench).st_mode | stat.S_IXUSR)
         out = os.path.join(tmp, "out.json")
-        p = subprocess.run([sys.executable, SCRIPT, "--bench", bench, "--quick", "--json", out],
+        p = subprocess.run([sys.executable, SCRIPT, "--bench", bench, "--json", out] + flags,
                            capture_output=True, text=True, timeout=600)
-        if not R.check(p.returncode == 0, "the script exited %d\nstdout:\n%s\nstderr:\n%s"
-                       % (p.returncode, p.stdout, p.stderr)):
+        if not R.check(p.returncode == 0, "%s: the script exited %d\nstdout:\n%s\nstderr:\n%s"
+                       % (what, p.returncode, p.stdout, p.stderr)):
             return
         with open(out) as f:
             saved = json.load(f)
         fake_json = os.path.join(tmp, "fake.json")
-        subprocess.run([bench, "--quick", "--json", fake_json], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([bench, "--json", fake_json] + flags, check=True, stdout=subprocess.DEVNULL)
         with open(fake_json) as f:
             want = json.load(f)
     text = p.stdout
     cases = want["cases"]
-    R.equal(saved["ours"], want, "--json: our results as the benchmark wrote them")
+    R.equal(saved["ours"], want, "%s: --json: our results as the benchmark wrote them" % what)
+    if no_extra:
+        R.check(cases and not any(c["extra"] for c in cases), "--no-extra: extra cases in %r" % cases)
+        R.check("--no-extra" in text.splitlines()[0], "--no-extra not passed on: %r" % text.splitlines()[0])
+        R.check("extra cases" not in text, "--no-extra: the output mentions extra cases:\n%s" % text)
+        return
     R.equal({c["kind"] for c in cases}, KINDS, "the fake covers every kind")
     R.check(any(c["extra"] for c in cases) and not all(c["extra"] for c in cases),
             "the fake has both the issue's cases and extra ones")
@@ -271,6 +279,7 @@ def check_runners_on_cpu():
 
 def main():
     R.run("run_script", run_script)
+    R.run("run_script --no-extra", run_script, True)
     R.run("check_runners_on_cpu", check_runners_on_cpu)
     R.run("check_keys_match_write_json", check_keys_match_write_json)
     R.run("check_target_lines", check_target_lines)
