@@ -11,11 +11,35 @@
 // is emptied (sm_empty_cache), so compute-sanitizer's leak check sees no
 // cached blocks.
 //
-//   bench_cuda_bench [--mib 256] [--iters 20] [--warmup 3] [--json out.json] [--quick]
+//   bench_cuda_bench [--mib 256] [--iters 20] [--warmup 3] [--json out.json] [--quick] [--no-extra]
 //
 // --json writes every case with its parameters, so bench/torch_cupy_bench.py
 // can run PyTorch and CuPy on exactly the same cases. Each case's output is
 // also spot-checked against the input on the host (4096 random elements).
+//
+// After the issue's cases come extra cases, outside its targets: printed
+// under "extra cases (not in the issue's targets)", "extra": true in the
+// JSON, never counted in the permutation targets (those stay over the 24
+// fp32/fp16 permutations) nor in the target line on the spot checks (they
+// get a line of their own; a wrong extra output still makes the exit status
+// 1); --no-extra leaves them out. Sizes for the default 256 MiB (--mib
+// scales them; --quick is 16 MiB):
+//   permute + contiguous, the bytes of the fp32 cases: 2-D transpose uint8
+//     [32768, 8192] and bool, 4-D NCHW->NHWC (0,2,3,1) uint8 [256,256,64,64]
+//     and bool (bools random 0/1), 2-D transpose bf16 [16384, 8192]; an
+//     image-like uint8 [8, 3, H, H] -> NHWC, H = round(sqrt(mib MiB / 24))
+//     (3344 at 256 MiB; 836 with --quick);
+//   copy_into f32->f16, f16->f32, bf16->f32, [8192, 8192] (the f32 -> bf16
+//     case's shape): every element checked (the first 64 and 4096 random)
+//     bit for bit against host models (round to nearest even, subnormals,
+//     overflow to infinity; a NaN may become any NaN); the f32 -> f16 source
+//     spans half's range with the edge cases first, half and bfloat16
+//     sources are any bits (infinities, NaNs, subnormals);
+//   in-place add on a transposed view bf16, x [8192, 16384] (as fp16);
+//   in-place scalar add t += 1.5 (sm_inplace_scalar ADD) on a contiguous
+//     fp32 [8192, 8192] and fp16 [8192, 16384]: GB/s counts t read and
+//     written, the ratio is to a copy of t's bytes; checked bit for bit
+//     (fp32 x + 1.5f; fp16 the float sum rounded to half).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -56,6 +80,7 @@ struct Options {
   int warmup = 3;
   const char* json = nullptr;
   bool quick = false;  // smaller tensors: a smoke run, not results
+  bool extra = true;   // --no-extra: only the issue's cases
 };
 
 const sm_device kGpu = {SM_DEVICE_CUDA, 0};
@@ -114,19 +139,23 @@ uint64_t next_rand() {
   return g_rng;
 }
 
-// A GPU tensor of random bits (finite floats: the top exponent bit cleared),
-// with its host copy for checks.
-sm_tensor random_tensor(const std::vector<int64_t>& shape, sm_dtype dt, std::vector<uint8_t>* host) {
+// A GPU tensor of random bits (finite floats: the sign and the top exponent
+// bit cleared, unless any_bits; bools 0 or 1), with its host copy for checks.
+sm_tensor random_tensor(const std::vector<int64_t>& shape, sm_dtype dt, std::vector<uint8_t>* host,
+                        bool any_bits = false) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   const size_t es = sm_dtype_size(dt);
   host->resize(static_cast<size_t>(n) * es);
   uint64_t* w = reinterpret_cast<uint64_t*>(host->data());
   for (size_t i = 0; i < host->size() / 8; ++i) w[i] = next_rand();
-  if (dt == SM_FLOAT32)
+  for (size_t i = host->size() / 8 * 8; i < host->size(); ++i) (*host)[i] = static_cast<uint8_t>(next_rand());
+  if (dt == SM_FLOAT32 && !any_bits)
     for (size_t i = 0; i < host->size(); i += 4) (*host)[i + 3] &= 0x3F;
-  if (dt == SM_FLOAT16 || dt == SM_BFLOAT16)
+  if ((dt == SM_FLOAT16 || dt == SM_BFLOAT16) && !any_bits)
     for (size_t i = 0; i < host->size(); i += 2) (*host)[i + 1] &= 0x3F;
+  if (dt == SM_BOOL)
+    for (auto& b : *host) b &= 1;
   sm_tensor t = nullptr;
   SK(sm_from_host(host->data(), shape.data(), static_cast<int32_t>(shape.size()), dt, kGpu, &t));
   return t;
@@ -148,6 +177,10 @@ struct Case {
   bool checked = false;
   bool is_permutation = false;
   bool is_2d_fp16 = false;
+  // Cases added after the issue's list: measured and checked, but outside
+  // its targets (printed under their own heading; "extra" in the JSON).
+  bool extra = false;
+  double scalar = 0;  // scalar_add: t += scalar
   // index_select: out = index_select(src [src_shape], dim, index of
   // num_indices random values in [0, src_shape[dim]) of index_dtype);
   // shape is the result's. ms: the median time of one call.
@@ -236,12 +269,100 @@ uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
 }
 
-// copy_into(dst bf16, src f32), both [R, C].
-void run_copy_convert(const Options& o, Case& c) {
+// float -> IEEE half, round to nearest even: subnormal results, values from
+// 65520 up (the tie above 65504 rounds to the even 65536) to infinity, NaN to
+// a quiet NaN (the check accepts any NaN for a NaN).
+uint16_t f32_to_f16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u);
+  if (a >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // >= 65520: infinity
+  if (a >= 0x38800000u)  // >= 2^-14: normal; rebias the exponent by 127 - 15
+    return static_cast<uint16_t>(sign | ((a + 0xFFFu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+  if (a < 0x33000000u) return static_cast<uint16_t>(sign);  // < 2^-25: rounds to zero
+  // Subnormal result: the value in units of 2^-24 is the 24-bit significand
+  // shifted right by 126 - exponent (14..24), rounded to nearest even; a
+  // carry into 0x400 is the smallest normal, as it should be.
+  const int shift = 126 - static_cast<int>(a >> 23);
+  const uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
+  uint32_t q = m >> shift;
+  const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return static_cast<uint16_t>(sign | q);
+}
+
+// IEEE half -> float bits, exactly (subnormals, infinities, NaN payloads).
+uint32_t f16_to_f32_bits(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 31) return sign | 0x7F800000u | (m << 13);
+  if (e != 0) return sign | ((e + 112u) << 23) | (m << 13);
+  const float f = std::ldexp(static_cast<float>(m), -24);  // exact: a normal float
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return sign | u;
+}
+
+bool is_nan_bits(uint32_t b, sm_dtype dt) {
+  if (dt == SM_FLOAT32) return (b & 0x7FFFFFFFu) > 0x7F800000u;
+  if (dt == SM_FLOAT16) return (b & 0x7FFFu) > 0x7C00u;
+  return (b & 0x7FFFu) > 0x7F80u;  // bfloat16
+}
+
+// The bits copy_into must write for one element at p converted from -> to
+// (the pairs the benchmark runs; anything else exits).
+uint32_t convert_bits(const uint8_t* p, sm_dtype from, sm_dtype to) {
+  if (from == SM_FLOAT32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    if (to == SM_BFLOAT16) return f32_to_bf16(f);
+    if (to == SM_FLOAT16) return f32_to_f16(f);
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  if (to == SM_FLOAT32 && from == SM_FLOAT16) return f16_to_f32_bits(h);
+  if (to == SM_FLOAT32 && from == SM_BFLOAT16) return static_cast<uint32_t>(h) << 16;
+  std::fprintf(stderr, "convert_bits: no host model for this pair\n");
+  std::exit(2);
+}
+
+// A float32 tensor for the f32 -> f16 check: random signs and significands
+// with exponents from 2^-27 to 2^18 (zero, subnormal, normal and overflowing
+// half results), and the first 16 elements the edge cases: infinities, NaNs,
+// the largest half and the ties around it, the subnormal ties.
+sm_tensor f16_range_f32_tensor(const std::vector<int64_t>& shape, std::vector<uint8_t>* host) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  host->resize(static_cast<size_t>(n) * 4);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t r = next_rand();
+    const uint32_t u = static_cast<uint32_t>(r & 0x807FFFFFu) | static_cast<uint32_t>(100 + (r >> 32) % 46) << 23;
+    std::memcpy(&(*host)[static_cast<size_t>(i) * 4], &u, 4);
+  }
+  const uint32_t edge[16] = {
+      0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFA00001u,  // +-inf, NaNs (quiet, signalling)
+      0x477FE000u, 0x477FF000u, 0x477FEFFFu, 0xC77FF001u,  // 65504, 65520 (tie: inf), below, -above
+      0x33000000u, 0x33400000u, 0x33C00000u, 0x387FE000u,  // 2^-25 (tie: 0), 1.5*2^-25, 1.5*2^-24 (tie: 2^-23), tie below 2^-14
+      0x38800000u, 0x00000001u, 0x80000000u, 0x3F801000u,  // 2^-14, float subnormal, -0, tie at 1 + 2^-11
+  };
+  for (int64_t i = 0; i < n && i < 16; ++i) std::memcpy(&(*host)[static_cast<size_t>(i) * 4], &edge[i], 4);
+  sm_tensor t = nullptr;
+  SK(sm_from_host(host->data(), shape.data(), static_cast<int32_t>(shape.size()), SM_FLOAT32, kGpu, &t));
+  return t;
+}
+
+// copy_into(dst, src), both [R, C], dst of dtype to, src of dtype from.
+// Checks the first 64 elements and 4096 random ones bit for bit against the
+// host model (a NaN may come out as any NaN). The f32 -> bf16 source is
+// finite and below 2 (random_tensor's default); the f32 -> f16 source is
+// f16_range_f32_tensor's; half and bfloat16 sources are any bits at all.
+void run_copy_convert(const Options& o, Case& c, sm_dtype to, sm_dtype from) {
   std::vector<uint8_t> hs;
-  sm_tensor src = random_tensor(c.shape, SM_FLOAT32, &hs);
+  sm_tensor src = from == SM_FLOAT32 && to == SM_FLOAT16 ? f16_range_f32_tensor(c.shape, &hs)
+                                                         : random_tensor(c.shape, from, &hs, from != SM_FLOAT32);
   sm_tensor dst = nullptr;
-  SK(sm_empty(c.shape.data(), static_cast<int32_t>(c.shape.size()), SM_BFLOAT16, kGpu, &dst));
+  SK(sm_empty(c.shape.data(), static_cast<int32_t>(c.shape.size()), to, kGpu, &dst));
   int64_t db = 0, sb = 0;
   SK(sm_nbytes(dst, &db));
   SK(sm_nbytes(src, &sb));
@@ -250,14 +371,16 @@ void run_copy_convert(const Options& o, Case& c) {
   c.copy = copy_gbps(o, static_cast<size_t>((db + sb) / 2));
   c.ratio = c.gbps / c.copy;
   const std::vector<uint8_t> hd = to_host(dst);
+  const size_t es = sm_dtype_size(from), ed = sm_dtype_size(to), n = hd.size() / ed;
   bool ok = true;
-  for (int k = 0; k < 4096 && ok; ++k) {
-    const size_t i = static_cast<size_t>(next_rand() % (hd.size() / 2));
-    float f;
-    std::memcpy(&f, &hs[i * 4], 4);
-    uint16_t got;
-    std::memcpy(&got, &hd[i * 2], 2);
-    ok = got == f32_to_bf16(f);
+  for (int k = 0; k < 64 + 4096 && ok; ++k) {
+    const size_t i = k < 64 ? static_cast<size_t>(k) % n : static_cast<size_t>(next_rand() % n);
+    const uint32_t want = convert_bits(&hs[i * es], from, to);
+    uint32_t got = 0;
+    std::memcpy(&got, &hd[i * ed], ed);  // little-endian: the low ed bytes
+    ok = got == want || (is_nan_bits(want, to) && is_nan_bits(got, to));
+    if (!ok)
+      std::fprintf(stderr, "%s: element %zu: got 0x%x, want 0x%x\n", c.name.c_str(), i, got, want);
   }
   c.checked = ok;
   SK(sm_tensor_release(dst));
@@ -315,6 +438,41 @@ void run_add_transposed(const Options& o, Case& c, sm_dtype dt) {
   SK(sm_tensor_release(xt));
   SK(sm_tensor_release(x));
   SK(sm_tensor_release(y));
+}
+
+// t += c.scalar on a contiguous tensor (sm_inplace_scalar ADD: t = t + a).
+// GB/s counts t read and written; the ratio is to a device copy of t's
+// bytes. Checked first, on the untouched input, after one add: fp32 is
+// x + a in float, fp16 the sum in float rounded to half (RNE), bit for bit.
+void run_scalar_add(const Options& o, Case& c, sm_dtype dt) {
+  std::vector<uint8_t> hx;
+  sm_tensor x = random_tensor(c.shape, dt, &hx);
+  int64_t nb = 0;
+  SK(sm_nbytes(x, &nb));
+  SK(sm_inplace_scalar(x, SM_OP_ADD, c.scalar, 0.0));
+  const std::vector<uint8_t> hr = to_host(x);
+  const size_t es = sm_dtype_size(dt), n = hr.size() / es;
+  const float a = static_cast<float>(c.scalar);
+  bool ok = true;
+  for (int k = 0; k < 4096 && ok; ++k) {
+    const size_t i = static_cast<size_t>(next_rand() % n);
+    uint32_t want = 0, got = 0;
+    if (dt == SM_FLOAT32) {
+      const float w = to_f32(&hx[i * 4], dt) + a;
+      std::memcpy(&want, &w, 4);
+    } else {
+      want = f32_to_f16(to_f32(&hx[i * 2], dt) + a);
+    }
+    std::memcpy(&got, &hr[i * es], es);
+    ok = got == want;
+    if (!ok) std::fprintf(stderr, "%s: element %zu: got 0x%x, want 0x%x\n", c.name.c_str(), i, got, want);
+  }
+  c.checked = ok;
+  const double ms = time_ms(o, [&] { SK(sm_inplace_scalar(x, SM_OP_ADD, c.scalar, 0.0)); });
+  c.gbps = 2.0 * static_cast<double>(nb) / (ms * 1e6);
+  c.copy = copy_gbps(o, static_cast<size_t>(nb));
+  c.ratio = c.gbps / c.copy;
+  SK(sm_tensor_release(x));
 }
 
 // out = index_select(src, dim, index) with random int64 indices in range
@@ -430,11 +588,13 @@ void write_json(const char* path, const std::vector<Case>& cases, const std::vec
                  "    {\"name\": \"%s\", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": %s, "
                  "\"perm\": %s, \"src_shape\": %s, \"src_dtype\": \"%s\", \"gbps\": %.2f, "
                  "\"copy_gbps\": %.2f, \"ratio\": %.4f, \"checked\": %s, \"dim\": %d, "
-                 "\"num_indices\": %lld, \"index_dtype\": \"%s\", \"ms\": %.6f}%s\n",
+                 "\"num_indices\": %lld, \"index_dtype\": \"%s\", \"ms\": %.6f, "
+                 "\"scalar\": %g, \"extra\": %s}%s\n",
                  c.name.c_str(), c.kind.c_str(), c.dtype.c_str(), dims(c.shape).c_str(),
                  dims(c.perm).c_str(), dims(c.src_shape).c_str(), c.src_dtype.c_str(), c.gbps, c.copy,
                  c.ratio, c.checked ? "true" : "false", c.dim, static_cast<long long>(c.num_indices),
-                 c.index_dtype.c_str(), c.ms, i + 1 < cases.size() ? "," : "");
+                 c.index_dtype.c_str(), c.ms, c.scalar, c.extra ? "true" : "false",
+                 i + 1 < cases.size() ? "," : "");
   }
   std::fprintf(f, "  ],\n  \"allocator\": [\n");
   for (size_t i = 0; i < al.size(); ++i)
@@ -455,8 +615,10 @@ int main(int argc, char** argv) {
     else if (a == "--warmup" && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
     else if (a == "--json" && i + 1 < argc) o.json = argv[++i];
     else if (a == "--quick") o.quick = true;
+    else if (a == "--no-extra") o.extra = false;
     else {
-      std::fprintf(stderr, "usage: %s [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick] [--no-extra]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -533,7 +695,7 @@ int main(int argc, char** argv) {
     c.src_dtype = "float32";
     c.shape = {sc(8192), 8192};
     c.src_shape = c.shape;
-    run_copy_convert(o, c);
+    run_copy_convert(o, c, SM_BFLOAT16, SM_FLOAT32);
     cases.push_back(c);
   }
   for (sm_dtype dt : {SM_FLOAT32, SM_FLOAT16}) {
@@ -576,13 +738,94 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Extra cases, outside the issue's targets (is_permutation false, extra
+  // true): other dtypes for the permutations (same bytes as the fp32 cases),
+  // more conversions, bf16 in the transposed add, a scalar in-place add.
+  if (o.extra) {
+    struct Extra {
+      const char* name;
+      sm_dtype dt;
+      const char* dtype;
+      std::vector<int64_t> shape, perm;
+    };
+    // The image case: [8, 3, H, W] uint8 with H = W and about `mib` MiB.
+    const int64_t hw = std::max<int64_t>(1, std::llround(std::sqrt(o.mib * 1048576.0 / 24.0)));
+    const std::vector<Extra> extras = {
+        {"2-D transpose uint8", SM_UINT8, "uint8", {4 * 8192, sc(8192)}, {1, 0}},
+        {"4-D NCHW->NHWC (0,2,3,1) uint8", SM_UINT8, "uint8", {4 * sc(64), 256, 64, 64}, {0, 2, 3, 1}},
+        {"2-D transpose bool", SM_BOOL, "bool", {4 * 8192, sc(8192)}, {1, 0}},
+        {"4-D NCHW->NHWC (0,2,3,1) bool", SM_BOOL, "bool", {4 * sc(64), 256, 64, 64}, {0, 2, 3, 1}},
+        {"image [8,3,H,W] NCHW->NHWC uint8", SM_UINT8, "uint8", {8, 3, hw, hw}, {0, 2, 3, 1}},
+        {"2-D transpose bf16", SM_BFLOAT16, "bfloat16", {2 * 8192, sc(8192)}, {1, 0}},
+    };
+    for (const Extra& e : extras) {
+      Case c;
+      c.name = e.name;
+      c.kind = "permute";
+      c.dtype = e.dtype;
+      c.shape = e.shape;
+      c.perm = e.perm;
+      c.extra = true;
+      run_permute(o, c, e.dt);
+      cases.push_back(c);
+    }
+    struct Conv {
+      const char* name;
+      sm_dtype to, from;
+      const char *dtype, *src_dtype;
+    };
+    const std::vector<Conv> convs = {
+        {"copy_into f32->f16", SM_FLOAT16, SM_FLOAT32, "float16", "float32"},
+        {"copy_into f16->f32", SM_FLOAT32, SM_FLOAT16, "float32", "float16"},
+        {"copy_into bf16->f32", SM_FLOAT32, SM_BFLOAT16, "float32", "bfloat16"},
+    };
+    for (const Conv& v : convs) {
+      Case c;
+      c.name = v.name;
+      c.kind = "copy_convert";
+      c.dtype = v.dtype;
+      c.src_dtype = v.src_dtype;
+      c.shape = {sc(8192), 8192};
+      c.src_shape = c.shape;
+      c.extra = true;
+      run_copy_convert(o, c, v.to, v.from);
+      cases.push_back(c);
+    }
+    {
+      Case c;
+      c.name = "in-place add on a transposed view bf16";
+      c.kind = "add_transposed";
+      c.dtype = c.src_dtype = "bfloat16";
+      c.shape = {sc(8192), 16384};
+      c.src_shape = {c.shape[1], c.shape[0]};
+      c.extra = true;
+      run_add_transposed(o, c, SM_BFLOAT16);
+      cases.push_back(c);
+    }
+    for (sm_dtype dt : {SM_FLOAT32, SM_FLOAT16}) {
+      Case c;
+      c.name = std::string("in-place scalar add t += 1.5 ") + (dt == SM_FLOAT32 ? "fp32" : "fp16");
+      c.kind = "scalar_add";
+      c.dtype = dt == SM_FLOAT32 ? "float32" : "float16";
+      c.shape = {sc(8192), dt == SM_FLOAT32 ? 8192 : 16384};
+      c.scalar = 1.5;
+      c.extra = true;
+      run_scalar_add(o, c, dt);
+      cases.push_back(c);
+    }
+  }
+
   std::printf("%-44s %-30s %9s %9s %7s %-5s %s\n", "case", "shape", "GB/s", "copy GB/s", "ratio", "check",
               "us/call");
-  for (const Case& c : cases) {
-    std::printf("%-44s %-30s %9.1f %9.1f %7.3f %-5s", c.name.c_str(), dims(c.shape).c_str(), c.gbps,
-                c.copy, c.ratio, c.checked ? "ok" : "WRONG");
-    if (c.ms > 0) std::printf(" %.1f", c.ms * 1000.0);
-    std::printf("\n");
+  for (bool extra : {false, true}) {
+    if (extra && o.extra) std::printf("\nextra cases (not in the issue's targets):\n");
+    for (const Case& c : cases) {
+      if (c.extra != extra) continue;
+      std::printf("%-44s %-30s %9.1f %9.1f %7.3f %-5s", c.name.c_str(), dims(c.shape).c_str(), c.gbps,
+                  c.copy, c.ratio, c.checked ? "ok" : "WRONG");
+      if (c.ms > 0) std::printf(" %.1f", c.ms * 1000.0);
+      std::printf("\n");
+    }
   }
 
   std::vector<AllocResult> al;
@@ -596,8 +839,14 @@ int main(int argc, char** argv) {
   // Targets (issue 3); the PyTorch comparisons are in bench/torch_cupy_bench.py.
   double log_sum = 0, worst = 1e9;
   int np = 0;
-  bool all_checked = true;
+  bool all_checked = true, extra_checked = true;
+  int n_extra = 0;
   for (const Case& c : cases) {
+    if (c.extra) {
+      extra_checked = extra_checked && c.checked;
+      ++n_extra;
+      continue;
+    }
     all_checked = all_checked && c.checked;
     if (!c.is_permutation) continue;
     log_sum += std::log(c.ratio);
@@ -618,9 +867,13 @@ int main(int argc, char** argv) {
   std::printf("  %s cached alloc+free <= 1 us\n", alloc_fast ? "PASS" : "FAIL");
   std::printf("  %s cached alloc+free >= 50x faster than cudaMalloc+cudaFree\n", alloc_50x ? "PASS" : "FAIL");
   std::printf("  %s every output spot-checked against its input\n", all_checked ? "PASS" : "FAIL");
+  if (o.extra)
+    std::printf("extra cases (not in the issue's targets): %s\n",
+                extra_checked ? ("all " + std::to_string(n_extra) + " outputs spot-checked ok").c_str()
+                              : "some output WRONG (see the table)");
   if (o.json) write_json(o.json, cases, al, o);
   // Every tensor is released by now: give the cached blocks back, so a leak
   // check (compute-sanitizer --leak-check full) sees only real leaks.
   SK(sm_empty_cache(kGpu));
-  return all_checked ? 0 : 1;
+  return all_checked && extra_checked ? 0 : 1;
 }
