@@ -281,7 +281,7 @@ SM_API sm_status sm_as_strided(sm_tensor t, const int64_t* shape, const int64_t*
 SM_API sm_status sm_slice(sm_tensor t, int32_t dim, int64_t start, int64_t stop,
                           int64_t step, sm_tensor* out);
 /* Elements [start, start + length) of dim; start may be negative. No clamping.
- * start lies in [-size, size] ([-1, 0] for a size-0 dim), as torch.narrow. */
+ * start lies in [-size, size] (0 only for a size-0 dim), as torch.narrow (PyTorch 2). */
 SM_API sm_status sm_narrow(sm_tensor t, int32_t dim, int64_t start, int64_t length,
                            sm_tensor* out);
 /* Removes dim, keeping index (negative counts from the end). */

@@ -36,7 +36,7 @@ void check_scalar_fits(double v, const char* what, DType d, sm_op op, bool multi
 // for them, integer tensors only ops with integral results.
 void check_dtype_takes(const OpTraits& op, DType d) {
   if (d == DType::Bool && !op.on_bool)
-    fail(SM_ERR_DTYPE, "in-place %s is not defined for bool tensors (only FILL and ZERO)", op.name);
+    fail(SM_ERR_DTYPE, "in-place %s is not defined for bool tensors (only FILL, ZERO and ABS)", op.name);
   if (is_integral(d) && !op.integral_result)
     fail(SM_ERR_DTYPE,
          "in-place %s on a %s tensor would produce floating results that %s cannot hold", op.name,

@@ -843,14 +843,13 @@ Layout narrow(const Layout& l, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = l.sizes[d];
   if (length < 0)
     fail(SM_ERR_SHAPE, "narrow: length %" PRId64 " is negative", length);
-  // PyTorch wraps start like a dim index of a dim of size n, and also takes
-  // start == n (the end); a size-0 dim wraps like a size-1 one, so -1 is
-  // accepted there too and means 0 (torch.empty(0, 3).narrow(0, -1, 0)).
-  const int64_t lo = n == 0 ? -1 : -n;
-  if (start < lo || start > n)
+  // As PyTorch 2: start in [-n, n] (n: the end), negative from the end. A
+  // size-0 dim takes only 0 ([torchdiff:narrow-start-range]: torch 1.13
+  // wrapped it like a size-1 dim and took -1 too).
+  if (start < -n || start > n)
     fail(SM_ERR_OUT_OF_BOUNDS, "narrow: start %" PRId64 " is out of range [%" PRId64
-         ", %" PRId64 "] for dim %d of size %" PRId64, start, lo, n, d, n);
-  if (start < 0) start += std::max<int64_t>(n, 1);
+         ", %" PRId64 "] for dim %d of size %" PRId64, start, -n, n, d, n);
+  if (start < 0) start += n;
   if (length > n - start)
     fail(SM_ERR_OUT_OF_BOUNDS, "narrow: start %" PRId64 " + length %" PRId64
          " exceeds size %" PRId64 " of dim %d", start, length, n, d);

@@ -130,12 +130,17 @@ TEST(InplaceScalar, SixteenBitFloatsComputeInFloat32) {
             std::vector<uint16_t>{0x4000});
 }
 
-TEST(InplaceScalar, BoolOnlyFillsAndZeroes) {
+// Bool tensors take FILL, ZERO and ABS (the identity, as NumPy's abs and
+// PyTorch 2's abs_ of bool); arithmetic and the ordered ops are refused.
+TEST(InplaceScalar, BoolOnlyFillsZeroesAndAbs) {
   EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1, 0}, SM_OP_FILL, 1, 0, SM_BOOL),
             (std::vector<uint8_t>{1, 1, 1}));
   EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1, 1}, SM_OP_ZERO, 0, 0, SM_BOOL),
             (std::vector<uint8_t>{0, 0, 0}));
-  for (sm_op op : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV, SM_OP_NEG, SM_OP_SQRT, SM_OP_EXP})
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1, 1, 0}, SM_OP_ABS, 0, 0, SM_BOOL),
+            (std::vector<uint8_t>{0, 1, 1, 0}));
+  for (sm_op op : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV, SM_OP_NEG, SM_OP_SQRT, SM_OP_EXP,
+                   SM_OP_CLAMP, SM_OP_RELU})
     expect_refused<uint8_t>({0, 1}, op, 1, 0, SM_ERR_DTYPE, SM_BOOL);
 }
 
