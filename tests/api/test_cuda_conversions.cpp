@@ -64,17 +64,6 @@ TEST(CudaConversions, EveryHalfToFloat) {
   expect_gpu_converts_like_cpu(h.get(), SM_FLOAT64, "every float16 -> float64");
 }
 
-uint32_t bits_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float float_of(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 TEST(CudaConversions, FloatToHalfAtEveryRoundingBoundary) {
   SMT_REQUIRE_CUDA();
   std::vector<float> v;
@@ -103,11 +92,11 @@ TEST(CudaConversions, FloatToHalfAtEveryRoundingBoundary) {
   }
   // NaNs, both signs, quiet and signalling, with payloads.
   for (uint32_t nan : {0x7FC00000u, 0x7F800001u, 0x7FBFFFFFu, 0x7FC00001u, 0x7FFFFFFFu, 0x7FA5A5A5u}) {
-    v.push_back(float_of(nan));
-    v.push_back(float_of(nan | 0x80000000u));
+    v.push_back(bits_to_float(nan));
+    v.push_back(bits_to_float(nan | 0x80000000u));
   }
   std::mt19937 rng(2026);
-  for (int i = 0; i < (1 << 20); ++i) v.push_back(float_of(rng()));
+  for (int i = 0; i < (1 << 20); ++i) v.push_back(bits_to_float(rng()));
   while (v.size() % 64) v.push_back(0.0f);
   Tensor f = host_tensor(v.data(), static_cast<int64_t>(v.size()), SM_FLOAT32);
   expect_gpu_converts_like_cpu(f.get(), SM_FLOAT16, "float32 -> float16 at every boundary");
