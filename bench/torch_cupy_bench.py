@@ -49,7 +49,12 @@ def median(v):
 def run_ours(args):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "ours.json")
-        cmd = [args.bench, "--json", out, "--iters", str(args.iters), "--mib", str(args.mib)]
+        cmd = [args.bench, "--json", out]
+        # Only what was asked: the benchmark's own defaults (or --quick's) otherwise.
+        if args.iters is not None:
+            cmd += ["--iters", str(args.iters)]
+        if args.mib is not None:
+            cmd += ["--mib", str(args.mib)]
         if args.quick:
             cmd.append("--quick")
         if args.no_extra:
@@ -283,8 +288,8 @@ def torch_target_lines(cases, results, times, quick):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="build-cuda/bench/bench_cuda_bench")
-    ap.add_argument("--mib", type=float, default=256)
-    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--mib", type=float, default=None, help="MiB per tensor (the benchmark's default: 256)")
+    ap.add_argument("--iters", type=int, default=None, help="timed calls per case (the benchmark's default: 20)")
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run, not results")
     ap.add_argument("--json", help="write every number here")
     ap.add_argument("--no-extra", action="store_true", help="only the issue's cases (the benchmark's --no-extra)")
@@ -295,7 +300,7 @@ def main():
     runners = []
     for cls in (TorchRunner, CupyRunner):
         try:
-            r = cls(ours.get("iters", args.iters))
+            r = cls(ours.get("iters", args.iters or 20))
             print("%s %s" % (r.name, r.version))
             runners.append(r)
         except Exception as e:  # ImportError, no GPU, ...
@@ -335,7 +340,7 @@ def main():
         notes = [(c["name"], results[(n, c["name"])]) for c in cases if isinstance(results[(n, c["name"])], str)]
         for name, why in notes:
             print("  %s, %s: %s" % (n, name, why))
-        ref = r.copy_gbps(int(ours.get("mib", args.mib) * (1 << 20)))
+        ref = r.copy_gbps(int(ours.get("mib", args.mib or 256) * (1 << 20)))
         print("  %s's own device copy: %.1f GB/s (ours measured %.1f GB/s for the same size)"
               % (n, ref, cases[0]["copy_gbps"]))
 

@@ -23,7 +23,7 @@
 // fp32/fp16 permutations) nor in the target line on the spot checks (they
 // get a line of their own; a wrong extra output still makes the exit status
 // 1); --no-extra leaves them out. Sizes for the default 256 MiB (--mib
-// scales them; --quick is 16 MiB):
+// scales them; --quick makes the default 16 MiB):
 //   permute + contiguous, the bytes of the fp32 cases: 2-D transpose uint8
 //     [32768, 8192] and bool, 4-D NCHW->NHWC (0,2,3,1) uint8 [256,256,64,64]
 //     and bool (bools random 0/1), 2-D transpose bf16 [16384, 8192]; an
@@ -608,10 +608,11 @@ void write_json(const char* path, const std::vector<Case>& cases, const std::vec
 
 int main(int argc, char** argv) {
   Options o;
+  bool mib_given = false, iters_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--mib" && i + 1 < argc) o.mib = std::atof(argv[++i]);
-    else if (a == "--iters" && i + 1 < argc) o.iters = std::atoi(argv[++i]);
+    if (a == "--mib" && i + 1 < argc) o.mib = std::atof(argv[++i]), mib_given = true;
+    else if (a == "--iters" && i + 1 < argc) o.iters = std::atoi(argv[++i]), iters_given = true;
     else if (a == "--warmup" && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
     else if (a == "--json" && i + 1 < argc) o.json = argv[++i];
     else if (a == "--quick") o.quick = true;
@@ -622,9 +623,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // --quick changes the defaults only: gpu-check's sanitizer passes ask for
+  // --quick --mib 4 --iters 1 and get that (they got 16 MiB and 5
+  // iterations before, four times the data and five times the launches
+  // under each tool).
   if (o.quick) {
-    o.mib = 16;
-    o.iters = 5;
+    if (!mib_given) o.mib = 16;
+    if (!iters_given) o.iters = 5;
   }
   int32_t ndev = 0;
   SK(sm_cuda_device_count(&ndev));
@@ -632,7 +637,8 @@ int main(int argc, char** argv) {
     sm_tensor t = nullptr;
     const int64_t one[1] = {1};
     sm_empty(one, 1, SM_FLOAT32, kGpu, &t);
-    std::printf("NOT RUN: no usable CUDA device: %s\n", sm_last_error());
+    std::printf("NOT RUN: no usable CUDA device: %s (asked: %g MiB per tensor, median of %d iterations)\n",
+                sm_last_error(), o.mib, o.iters);
     return 0;
   }
   cudaDeviceProp prop{};

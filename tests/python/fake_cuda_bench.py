@@ -59,15 +59,16 @@ def dims(v):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mib", type=float, default=256)
-    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--mib", type=float, default=None)
+    ap.add_argument("--iters", type=int, default=None)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-extra", action="store_true")
     a = ap.parse_args()
-    if a.quick:
-        a.mib, a.iters = 16, 5
+    # As bench_cuda_bench: --quick changes the defaults, explicit values win.
+    a.mib = a.mib if a.mib is not None else 16 if a.quick else 256
+    a.iters = a.iters if a.iters is not None else 5 if a.quick else 20
     print("device: fake (no GPU: made-up numbers), %g MiB per tensor, median of %d iterations"
           % (a.mib, a.iters))
     rows = []

@@ -85,6 +85,12 @@ def run_script(no_extra=False):
             want = json.load(f)
     text = p.stdout
     cases = want["cases"]
+    # --quick alone passes no sizes on: the benchmark's quick defaults apply.
+    first = text.splitlines()[0] if text else ""
+    R.check("--mib" not in first and "--iters" not in first,
+            "%s: sizes passed on though none were asked for: %r" % (what, first))
+    R.check("16 MiB per tensor, median of 5 iterations" in text,
+            "%s: not the quick defaults:\n%s" % (what, text[:400]))
     R.equal(saved["ours"], want, "%s: --json: our results as the benchmark wrote them" % what)
     if no_extra:
         R.check(cases and not any(c["extra"] for c in cases), "--no-extra: extra cases in %r" % cases)

@@ -42,7 +42,8 @@ TEST(ElementOps, TableHasOneRowPerOpInEnumOrder) {
     EXPECT_FALSE(sm::op_traits(op)->tensor_form) << op;
   for (int op : {SM_OP_DIV, SM_OP_SQRT, SM_OP_EXP}) EXPECT_FALSE(sm::op_traits(op)->integral_result);
   for (int op = SM_OP_FILL; op <= SM_OP_EXP; ++op)
-    EXPECT_EQ(sm::op_traits(op)->on_bool, op == SM_OP_FILL || op == SM_OP_ZERO) << op;
+    EXPECT_EQ(sm::op_traits(op)->on_bool, op == SM_OP_FILL || op == SM_OP_ZERO || op == SM_OP_ABS)
+        << op;
   EXPECT_EQ(sm::op_traits(SM_OP_CLAMP)->whole_scalars, 2);
   EXPECT_EQ(sm::op_traits(SM_OP_ADD)->whole_scalars, 1);
   for (int op = SM_OP_FILL; op <= SM_OP_EXP; ++op)
