@@ -69,7 +69,11 @@ void inplace_scalar(const TensorPtr& t, sm_op op, double a, double b) {
   if (bounds && !std::isnan(a)) check_scalar_fits(a, "a (min)", d, op);
   if (bounds && !std::isnan(b)) check_scalar_fits(b, "b (max)", d, op);
   check_writable(*t, "the tensor");
-  if (t->numel() > 0) kernels_for(t->device()).scalar_op(t->desc(), op, a, b);
+  // ABS of bool is the identity on truth values: nothing to compute, and no
+  // bool element is loaded as a C++ bool (a byte other than 0 or 1, which
+  // from_blob and DLPack can hand over, would be undefined behaviour there).
+  const bool identity = d == DType::Bool && op == SM_OP_ABS;
+  if (t->numel() > 0 && !identity) kernels_for(t->device()).scalar_op(t->desc(), op, a, b);
   t->storage()->bump_version();
 }
 

@@ -139,6 +139,13 @@ TEST(InplaceScalar, BoolOnlyFillsZeroesAndAbs) {
             (std::vector<uint8_t>{0, 0, 0}));
   EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1, 1, 0}, SM_OP_ABS, 0, 0, SM_BOOL),
             (std::vector<uint8_t>{0, 1, 1, 0}));
+  {  // a byte other than 0 and 1 (true) stays as it is; the version moves
+    Tensor b = make_bool({2, 0, 255}, {3});
+    const int64_t v = version_of(b);
+    SM_ASSERT_OK(sm_inplace_scalar(b, SM_OP_ABS, 0, 0));
+    EXPECT_EQ(read_bool(b), (std::vector<uint8_t>{2, 0, 255}));
+    EXPECT_EQ(version_of(b), v + 1);
+  }
   for (sm_op op : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV, SM_OP_NEG, SM_OP_SQRT, SM_OP_EXP,
                    SM_OP_CLAMP, SM_OP_RELU})
     expect_refused<uint8_t>({0, 1}, op, 1, 0, SM_ERR_DTYPE, SM_BOOL);
