@@ -230,23 +230,17 @@ TEST(DType, NaNBitsOfConversions) {
   EXPECT_EQ(bits, 0xFF800000u | (0x101u << 13));
 }
 
-// float_to_half_bits (the store of float arithmetic and f32 -> f16 copies) is
-// the double rounding of the float on the host; the GPU's instruction path
-// is checked against it on the device (api.CudaConversions).
-TEST(DType, FloatToHalfIsTheDoubleRounding) {
-  std::mt19937 rng(7);
-  for (int i = 0; i < 1000000; ++i) {
-    uint32_t u = rng();
-    float f;
-    std::memcpy(&f, &u, 4);
-    ASSERT_EQ(float_to_half_bits(f), double_to_half_bits(static_cast<double>(f))) << std::hex << u;
-  }
+// float_to_half_bits (the store of float arithmetic and f32 -> f16 copies)
+// at every rounding boundary: each finite binary16 value maps to itself, the
+// midpoint above it to the even neighbour (65520 to infinity). The GPU's
+// instruction path is checked against the host on the device
+// (api.CudaConversions).
+TEST(DType, FloatToHalfAtEveryBoundary) {
   for (uint32_t h = 0; h < 0x7C00; ++h) {  // every finite value and the midpoint above it
     const float v = half_bits_to_float(static_cast<uint16_t>(h));
     const float mid = static_cast<float>((static_cast<double>(v) +
                                           (h + 1 < 0x7C00 ? half_bits_to_float(static_cast<uint16_t>(h + 1)) : 65536.0)) / 2);
     ASSERT_EQ(float_to_half_bits(v), h);
-    ASSERT_EQ(float_to_half_bits(mid), double_to_half_bits(mid)) << h;
     ASSERT_EQ(float_to_half_bits(mid), (h & 1) ? h + 1 : h) << h;  // ties to even
   }
 }
