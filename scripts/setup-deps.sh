@@ -4,10 +4,13 @@
 # Only Debian packages; a package already present is not touched.
 set -euo pipefail
 
+# openmpi-bin, libopenmpi-dev, python3-mpi4py: the scale-out tests (include/stridemem_mpi.h under
+# mpirun on localhost, mpi4py sends; docs/SCALE_OUT.md).
 # chromium: tests/python/test_memviz.py opens tools/memviz's page in it, headless
 # (fonts-dejavu-core: legible text in its screenshots; recommends are not installed).
 pkgs=(cmake g++ make libgtest-dev python3 python3-numpy python3-torch libdlpack-dev valgrind clang
-      libclang-rt-14-dev binutils pkg-config python3-venv python3-pip chromium fonts-dejavu-core)
+      libclang-rt-14-dev binutils pkg-config python3-venv python3-pip chromium fonts-dejavu-core
+      openmpi-bin libopenmpi-dev python3-mpi4py)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
