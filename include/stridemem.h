@@ -597,6 +597,126 @@ SM_API sm_status sm_stack_used(sm_stack s, int64_t* used_bytes, int64_t* capacit
 /* Destructor. Tensors still pushed stay valid and pin the buffer until they
  * are released (so a garbage collector may free in any order). NULL: no-op. */
 SM_API sm_status sm_stack_release(sm_stack s);
+/* A CPU stack whose buffer is shared memory (as sm_empty_shared): other
+ * processes import sm_stack_storage's export and rebuild the pushed tensors
+ * from their offsets (sm_tensor_from_storage), so workers fill regions that
+ * this process pushed. Pops stay per process: a region popped here and
+ * pushed again is reused under the other process's views, so order it. */
+SM_API sm_status sm_stack_create_shared(int64_t capacity_bytes, sm_stack* out);
+/* A new owner of the stack's whole buffer, to export or view. */
+SM_API sm_status sm_stack_storage(sm_stack s, sm_storage* out);
+
+/* ------------------------------------------------------------------------ */
+/* Processes: storages shared with other processes (Linux)                   */
+/* ------------------------------------------------------------------------ */
+
+/* A storage leaves its process as an open file descriptor plus a small
+ * fixed-size descriptor (sm_share_desc, plain bytes: send it over a pipe, a
+ * Unix socket with the fd as SCM_RIGHTS, Python's multiprocessing). The other
+ * process imports both into an ordinary storage over the same pages and
+ * rebuilds any view with sm_tensor_from_storage; both see each other's
+ * writes. No transport of stridemem's own: the fd travels by the OS's means.
+ *
+ * CPU storages live in shared memory when created there (sm_empty_shared,
+ * sm_stack_create_shared) or moved there once (sm_share_memory): an anonymous
+ * memfd, sealed against shrinking (no importer can be made to fault by a
+ * truncation), so a crash leaves no name behind in /dev/shm. The memory
+ * lives until the last mapping and fd in any process are gone. Every shared
+ * CPU storage holds one fd (close-on-exec) for later exports: count them
+ * against RLIMIT_NOFILE. Shared memory is not carved from the caching
+ * allocator: sm_memory_stats counts such a storage in active_storages, not
+ * in allocated_bytes.
+ *
+ * CUDA storages are shared through CUDA IPC: a storage carved from a caching
+ * allocator segment exports the segment's cudaIpcMemHandle and its offset in
+ * the segment (as PyTorch does); the importer opens the segment once per
+ * process, however many storages of it arrive, and closes it with the last.
+ * The exporter keeps the storage alive while importers use it (its block
+ * returns to the cache when it dies, and may hold other data next). Export
+ * waits for the current stream, so work queued before it is visible to the
+ * importer; later writes are ordered by the caller (sm_synchronize).
+ *
+ * What stays per process: version counters (an in-place write in one process
+ * does not bump the other's), stacks of views (a pop in one process does not
+ * invalidate the other's views: order reuse yourself), handles. */
+
+#define SM_SHARE_MAGIC 0x48534d53u /* "SMSH" in memory on little-endian machines */
+#define SM_SHARE_FORMAT 1          /* layout of sm_share_desc; bumped if it ever changes */
+#define SM_SHARE_DESC_SIZE 144
+
+typedef int32_t sm_share_kind;
+enum {
+    SM_SHARE_MEMFD = 1,   /* CPU: a memfd; the fd travels with the descriptor */
+    SM_SHARE_CUDA_IPC = 2 /* CUDA: cudaIpcMemHandle of the segment; no fd (-1) */
+};
+
+/* Written by sm_storage_export, read by sm_storage_import; treat it as
+ * opaque bytes (all fields little-endian as the machine writes them). */
+typedef struct sm_share_desc {
+    uint32_t magic;           /* SM_SHARE_MAGIC */
+    uint16_t format;          /* SM_SHARE_FORMAT */
+    uint16_t struct_size;     /* SM_SHARE_DESC_SIZE */
+    sm_share_kind kind;       /* SM_SHARE_* */
+    uint32_t library_version; /* the exporter's SM_VERSION_NUMBER */
+    sm_device device;         /* where the bytes live */
+    int64_t nbytes;           /* the storage's size */
+    int64_t offset;           /* where it starts in the shared object, in bytes */
+    int64_t object_bytes;     /* the shared object's size (memfd, CUDA segment) */
+    uint64_t object_id;       /* memfd: its inode number (an fd of another object is refused) */
+    uint64_t object_dev;      /* memfd: its st_dev */
+    int64_t exporter_pid;     /* for messages */
+    uint8_t cuda_ipc_handle[64]; /* SM_SHARE_CUDA_IPC: the segment's cudaIpcMemHandle_t */
+    uint64_t checksum;        /* FNV-1a 64 over every byte before it */
+} sm_share_desc;
+/* The layout is part of the ABI: no padding, SM_SHARE_DESC_SIZE bytes. */
+typedef char sm_share_desc_size_is_fixed[sizeof(sm_share_desc) == SM_SHARE_DESC_SIZE ? 1 : -1];
+
+/* A row-major CPU tensor in a fresh shared-memory storage (zero-filled, as
+ * fresh pages are). */
+SM_API sm_status sm_empty_shared(const int64_t* shape, int32_t ndim, sm_dtype dtype,
+                                 sm_tensor* out);
+/* PyTorch's Tensor.share_memory_(): moves t's CPU storage into shared memory
+ * in place, one copy; every view of it, in any handle, then reads and writes
+ * the shared pages. A no-op for a storage already shared and for a CUDA
+ * storage the caching allocator owns (CUDA IPC shares it as it is).
+ * Refused, changing nothing: a tensor carved from a stack of views
+ * (SM_ERR_UNSUPPORTED: create the stack with sm_stack_create_shared), memory
+ * the library does not own (from_blob, DLPack imports: their producer would
+ * silently stop seeing the tensor's writes; SM_ERR_UNSUPPORTED, sm_clone into
+ * sm_empty_shared instead), pinned memory, and a storage with a live DLPack
+ * export (its consumer holds the old address). Addresses taken before
+ * (sm_data_ptr, sm_storage_data_ptr) point to freed memory afterwards: move
+ * first, then hand addresses out. Another thread inside a call on a view of
+ * the storage while it moves is a data race, as with freeing memory. */
+SM_API sm_status sm_share_memory(sm_tensor t);
+/* *out = 1 if t's storage can be exported as it is (shared CPU memory, a
+ * CUDA caching-allocator block, an imported storage), else 0. */
+SM_API sm_status sm_is_shared(sm_tensor t, int* out);
+/* Exports s: fills *desc and, for SM_SHARE_MEMFD, writes a new fd
+ * (close-on-exec) that the caller owns and closes once it has been sent
+ * (-1 for CUDA). A CPU storage that is not in shared memory is refused
+ * (SM_ERR_UNSUPPORTED: sm_share_memory first), as are pinned memory and
+ * CUDA memory the caching allocator does not own. */
+SM_API sm_status sm_storage_export(sm_storage s, sm_share_desc* desc, int* fd);
+/* A storage over an export of this or another process. fd stays the
+ * caller's (the call takes its own duplicate); -1 for SM_SHARE_CUDA_IPC.
+ * Every check happens before anything is mapped, and a failure leaves no
+ * mapping and no fd behind:
+ *  - not a descriptor (magic, size), corrupted (checksum), unknown kind or a
+ *    device that does not match it: SM_ERR_INVALID_ARGUMENT;
+ *  - another descriptor format or library major version: SM_ERR_UNSUPPORTED
+ *    (the message names both versions);
+ *  - fd not open, not a stridemem memfd (a regular file, a pipe, a memfd not
+ *    sealed against shrinking), or another object than the one described:
+ *    SM_ERR_INVALID_ARGUMENT;
+ *  - offset + nbytes beyond the object (or the fd's real size):
+ *    SM_ERR_OUT_OF_BOUNDS;
+ *  - a CUDA descriptor in a build or on a machine without a usable GPU:
+ *    SM_ERR_DEVICE; one exported by this very process: SM_ERR_UNSUPPORTED
+ *    (CUDA IPC opens handles in other processes only: use the storage). */
+SM_API sm_status sm_storage_import(const sm_share_desc* desc, int fd, sm_storage* out);
+/* *out = 1 if s lives in memory another process can map (as sm_is_shared). */
+SM_API sm_status sm_storage_is_shared(sm_storage s, int* out);
 
 /* ------------------------------------------------------------------------ */
 /* Streams and devices                                                      */

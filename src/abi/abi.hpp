@@ -11,6 +11,7 @@
 #include "abi/handles.hpp"
 #include "engine/ops.hpp"
 #include "engine/runtime.hpp"
+#include "engine/sharing.hpp"
 #include "engine/stack.hpp"
 #include "engine/views.hpp"
 

@@ -11,7 +11,9 @@
 #include "core/dtype.hpp"
 #include "core/host_device.hpp"
 #include "core/limits.hpp"
+#include "core/error.hpp"
 #include "memory/allocator.hpp"
+#include "memory/ipc_mapping_cache.hpp"
 #include "stridemem.h"
 
 namespace sm {
@@ -111,6 +113,20 @@ class Backend {
   // Per-thread current stream (CPU: only NULL accepted).
   virtual void set_stream(void* stream) = 0;
   virtual void* get_stream() = 0;
+
+  // Sharing device memory with other processes (CUDA IPC; other devices
+  // share host memory through the OS, engine/sharing.*, and refuse these).
+  // The handle of a whole device allocation (a caching-allocator segment's
+  // base), and opening / closing another process's handle in this one.
+  virtual IpcHandle ipc_handle(void* segment_base) {
+    (void)segment_base;
+    fail(SM_ERR_UNSUPPORTED, "%s memory has no IPC handles", device_type_name(device().type));
+  }
+  virtual void* ipc_open(const IpcHandle& handle) {
+    (void)handle;
+    fail(SM_ERR_UNSUPPORTED, "%s memory has no IPC handles", device_type_name(device().type));
+  }
+  virtual void ipc_close(void* base) noexcept { (void)base; }
 };
 
 // The backend for a device; throws Error(SM_ERR_DEVICE) for a device type that

@@ -92,8 +92,14 @@ Device from_dl_device(const sm_DLDevice& d) {
   return dev;
 }
 
-// Owns what an exported managed tensor points to.
+// Owns what an exported managed tensor points to. Its consumer holds the
+// data address, so the storage is pinned (share_memory_ will not move it)
+// until the deleter runs.
 struct ExportContext {
+  explicit ExportContext(TensorPtr t) : keep(std::move(t)) { keep->storage()->pin_address(); }
+  ~ExportContext() { keep->storage()->unpin_address(); }
+  ExportContext(const ExportContext&) = delete;
+  ExportContext& operator=(const ExportContext&) = delete;
   TensorPtr keep;  // holds the storage alive
   int64_t shape[kMaxDims];
   int64_t strides[kMaxDims];
@@ -167,8 +173,7 @@ void* to_dlpack(const TensorPtr& t, const DLPackExport& how, bool* copied) {
     fail(SM_ERR_READ_ONLY,
          "t is read-only and a legacy DLManagedTensor cannot say so (a consumer could write into "
          "it): export it versioned, which carries the READ_ONLY flag, or export a copy");
-  auto ctx = std::make_unique<ExportContext>();
-  ctx->keep = src;
+  auto ctx = std::make_unique<ExportContext>(src);
   void* result;
   if (how.versioned) {
     sm_DLManagedTensorVersioned& m = ctx->versioned;

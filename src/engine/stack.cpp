@@ -11,6 +11,9 @@ StackState::StackState(Device device, int64_t capacity) : capacity_(capacity) {
   storage_ = allocate_storage(device, capacity);
 }
 
+StackState::StackState(StoragePtr storage)
+    : storage_(std::move(storage)), capacity_(storage_->nbytes()) {}
+
 TensorPtr StackState::push(const int64_t* shape, int ndim, DType dtype) {
   const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
   const int64_t nbytes = checked_numel(shape, ndim, itemsize) * itemsize;  // no overflow: checked

@@ -13,6 +13,11 @@ namespace sm {
 class StackState : public std::enable_shared_from_this<StackState> {
  public:
   StackState(Device device, int64_t capacity);
+  // Over an existing storage (its whole size is the capacity): a stack in
+  // shared memory.
+  explicit StackState(StoragePtr storage);
+  // The whole buffer (sm_stack_storage).
+  const StoragePtr& storage() const { return storage_; }
   TensorPtr push(const int64_t* shape, int ndim, DType dtype);
   int64_t mark();
   void pop_to(int64_t mark);

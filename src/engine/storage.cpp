@@ -39,6 +39,23 @@ Storage::Storage(Device device, void* data, int64_t nbytes, std::function<void()
   device_counters(device_).active_storages++;
 }
 
+Storage::Storage(Device device, void* data, int64_t nbytes,
+                 std::shared_ptr<const ShareOrigin> origin)
+    : id_(next_storage_id()), device_(device), data_(data), nbytes_(nbytes),
+      origin_(std::move(origin)) {
+  device_counters(device_).active_storages++;
+}
+
+void Storage::move_to(void* data, std::shared_ptr<const ShareOrigin> origin) {
+  Allocator* old_allocator = allocator_;
+  const Allocation old = alloc_;
+  std::atomic_store(&origin_, std::move(origin));
+  data_.store(data, std::memory_order_release);
+  allocator_ = nullptr;
+  alloc_ = Allocation{};
+  if (old_allocator) old_allocator->deallocate(old);
+}
+
 Storage::~Storage() {
   device_counters(device_).active_storages--;
   if (allocator_) allocator_->deallocate(alloc_);

@@ -41,6 +41,14 @@ class Allocator {
   // The block will not be reused before the work queued on stream so far is
   // done (device memory, pinned memory); a no-op for plain host memory.
   virtual void record_stream(const Allocation& a, void* stream) { (void)a, (void)stream; }
+  // The system allocation (segment) a live block was carved from: its base
+  // and size, so that a block can be shared as segment + offset (CUDA IPC
+  // hands out whole cudaMalloc allocations only). False where blocks are not
+  // carved from segments.
+  virtual bool segment_of(const Allocation& a, void** base, size_t* size) {
+    (void)a, (void)base, (void)size;
+    return false;
+  }
 };
 
 }  // namespace sm

@@ -406,6 +406,18 @@ void DeviceCachingAllocator::record_stream(const Allocation& a, void* stream) {
     b->stream_uses.push_back(stream);
 }
 
+bool DeviceCachingAllocator::segment_of(const Allocation& a, void** base, size_t* size) {
+  if (!a.ptr) return false;
+  const Block* b = static_cast<const Block*>(a.ctx);
+  std::lock_guard<std::mutex> lock(mu_);  // splits and merges relink the chain
+  while (b->prev) b = b->prev;
+  *base = b->ptr;
+  size_t total = 0;
+  for (const Block* x = b; x; x = x->next) total += x->size;
+  *size = total;
+  return true;
+}
+
 DeviceCachingAllocator::CacheInfo DeviceCachingAllocator::cache_info() {
   std::lock_guard<std::mutex> lock(mu_);
   CacheInfo ci;

@@ -112,6 +112,7 @@ class DeviceCachingAllocator final : public Allocator {
   // Waits for pending events, then frees every segment with no live block.
   void empty_cache() override;
   void record_stream(const Allocation& a, void* stream) override;
+  bool segment_of(const Allocation& a, void** base, size_t* size) override;
 
   // Rounding rules, public for tests. round_size: multiple of kRound (0 for
   // 0, SIZE_MAX when it would overflow). segment_size: bytes reserved from

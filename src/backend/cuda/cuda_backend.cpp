@@ -223,6 +223,30 @@ class CudaBackend final : public Backend {
   }
   void* get_stream() override { return t_streams[index_]; }
 
+  // A cudaIpcMemHandle_t is 64 opaque bytes; the engine carries them as such.
+  static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(IpcHandle), "cudaIpcMemHandle_t is 64 bytes");
+  IpcHandle ipc_handle(void* segment_base) override {
+    DeviceGuard g(index_);
+    cudaIpcMemHandle_t h;
+    check(cudaIpcGetMemHandle(&h, segment_base), "cudaIpcGetMemHandle");
+    IpcHandle out;
+    std::memcpy(out.data(), &h, sizeof h);
+    return out;
+  }
+  void* ipc_open(const IpcHandle& handle) override {
+    DeviceGuard g(index_);
+    cudaIpcMemHandle_t h;
+    std::memcpy(&h, handle.data(), sizeof h);
+    void* p = nullptr;
+    // Lazy peer access: a segment of another GPU becomes reachable when used.
+    check(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+    return p;
+  }
+  void ipc_close(void* base) noexcept override {
+    QuietDeviceGuard g(index_);
+    cudaIpcCloseMemHandle(base);
+  }
+
  private:
   int index_;
   CudaMemoryOps ops_;

@@ -1,0 +1,712 @@
+// Storages shared between processes (stridemem.h, "Processes"): shared
+// memory created or moved once, exported as fd + descriptor, imported by a
+// forked child over a Unix socket (SCM_RIGHTS), every malformed descriptor
+// or fd refused with nothing mapped and no fd kept, a SIGKILLed child
+// leaking nothing in the parent, and no page copied by an import.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "api_test_util.hpp"
+#include "stridemem_dlpack.h"
+
+using namespace smt;
+
+namespace {
+
+// ---- process resources ----
+
+int count_fds() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n - 1;  // the directory's own fd
+}
+
+int count_maps() {
+  std::ifstream f("/proc/self/maps");
+  int n = 0;
+  std::string line;
+  while (std::getline(f, line)) ++n;
+  return n;
+}
+
+// A field of /proc/self/status in kB ("VmRSS:", "RssShmem:").
+int64_t status_kb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const size_t len = std::strlen(field);
+  while (std::getline(f, line))
+    if (line.compare(0, len, field) == 0) return std::atoll(line.c_str() + len);
+  return -1;
+}
+
+struct Resources {
+  int fds = count_fds();
+  int maps = count_maps();
+};
+
+// ---- the descriptor and its fd over a Unix socket (the OS's fd passing) ----
+
+bool send_share(int sock, const sm_share_desc& d, int fd) {
+  iovec iov{const_cast<sm_share_desc*>(&d), sizeof d};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  return sendmsg(sock, &msg, 0) == static_cast<ssize_t>(sizeof d);
+}
+
+bool recv_share(int sock, sm_share_desc* d, int* fd) {
+  iovec iov{d, sizeof *d};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != static_cast<ssize_t>(sizeof *d)) return false;
+  *fd = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      std::memcpy(fd, CMSG_DATA(c), sizeof *fd);
+  return true;
+}
+
+// Runs child(sock) in a forked process (exit status: its return value) and
+// parent(sock, pid) here; returns the child's exit status (-signal if
+// killed). The child never returns into the test framework.
+int with_child(const std::function<int(int)>& child,
+               const std::function<void(int, pid_t)>& parent) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    ADD_FAILURE() << "socketpair: " << std::strerror(errno);
+    return -1000;
+  }
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    ADD_FAILURE() << "fork: " << std::strerror(errno);
+    return -1000;
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    int rc = 100;
+    try {
+      rc = child(sv[1]);
+    } catch (...) {
+      rc = 101;
+    }
+    std::fflush(nullptr);
+    _exit(rc);
+  }
+  close(sv[1]);
+  parent(sv[0], pid);
+  close(sv[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) return -WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+// A desc + fd exported from t's storage.
+struct Exported {
+  sm_share_desc desc{};
+  int fd = -1;
+  ~Exported() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+void export_tensor(sm_tensor t, Exported* e) {
+  Storage s;
+  ASSERT_EQ(sm_tensor_storage(t, s.out()), SM_OK) << sm_last_error();
+  ASSERT_EQ(sm_storage_export(s, &e->desc, &e->fd), SM_OK) << sm_last_error();
+}
+
+// What sm_storage_export seals, for tests that forge descriptors: FNV-1a 64
+// over the bytes before the checksum, as the header says.
+uint64_t fnv1a(const sm_share_desc& d) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(&d);
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < offsetof(sm_share_desc, checksum); ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+void reseal(sm_share_desc* d) { d->checksum = fnv1a(*d); }
+
+int is_shared(sm_tensor t) {
+  int v = -1;
+  EXPECT_EQ(sm_is_shared(t, &v), SM_OK) << sm_last_error();
+  return v;
+}
+
+}  // namespace
+
+// ---- in one process -----------------------------------------------------------------------
+
+TEST(Sharing, EmptySharedIsZeroFilledAndExportable) {
+  Tensor t;
+  const int64_t shape[2] = {3, 5};
+  ASSERT_EQ(sm_empty_shared(shape, 2, SM_FLOAT64, t.out()), SM_OK) << sm_last_error();
+  EXPECT_EQ(is_shared(t), 1);
+  EXPECT_EQ(read<double>(t), std::vector<double>(15, 0.0));
+  expect_layout(t, {3, 5}, {5, 1}, 0);
+  Exported e;
+  export_tensor(t, &e);
+  EXPECT_GE(e.fd, 0);
+  EXPECT_EQ(e.desc.magic, SM_SHARE_MAGIC);
+  EXPECT_EQ(e.desc.format, SM_SHARE_FORMAT);
+  EXPECT_EQ(e.desc.struct_size, SM_SHARE_DESC_SIZE);
+  EXPECT_EQ(e.desc.kind, SM_SHARE_MEMFD);
+  EXPECT_EQ(e.desc.device.type, SM_DEVICE_CPU);
+  EXPECT_EQ(e.desc.nbytes, 15 * 8);
+  EXPECT_EQ(e.desc.object_bytes, 15 * 8);
+  EXPECT_EQ(e.desc.offset, 0);
+  EXPECT_EQ(e.desc.library_version, static_cast<uint32_t>(SM_VERSION_NUMBER));
+  EXPECT_EQ(e.desc.exporter_pid, static_cast<int64_t>(getpid()));
+  EXPECT_EQ(e.desc.checksum, fnv1a(e.desc));
+  // The fd is the caller's, close-on-exec.
+  EXPECT_NE(fcntl(e.fd, F_GETFD) & FD_CLOEXEC, 0);
+  // The mapping says whose it is.
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream ss;
+  ss << maps.rdbuf();
+  EXPECT_NE(ss.str().find("memfd:stridemem"), std::string::npos);
+}
+
+TEST(Sharing, ImportInTheSameProcessSharesPagesNotVersions) {
+  Tensor t;
+  const int64_t shape[2] = {4, 6};
+  ASSERT_EQ(sm_empty_shared(shape, 2, SM_INT32, t.out()), SM_OK) << sm_last_error();
+  Exported e;
+  export_tensor(t, &e);
+  Storage imported;
+  ASSERT_EQ(sm_storage_import(&e.desc, e.fd, imported.out()), SM_OK) << sm_last_error();
+  int shared = -1;
+  ASSERT_EQ(sm_storage_is_shared(imported, &shared), SM_OK);
+  EXPECT_EQ(shared, 1);
+  int64_t size = -1;
+  ASSERT_EQ(sm_storage_size(imported, &size), SM_OK);
+  EXPECT_EQ(size, 4 * 6 * 4);
+  // The same view rebuilt over the import: a column, strided.
+  Tensor col, mine;
+  const int64_t cshape[1] = {4}, cstride[1] = {6};
+  ASSERT_EQ(sm_tensor_from_storage(imported, cshape, cstride, 1, 2, SM_INT32, col.out()), SM_OK)
+      << sm_last_error();
+  ASSERT_EQ(sm_select(t, 1, 2, mine.out()), SM_OK);
+  EXPECT_NE(data_ptr_of(col), data_ptr_of(mine)) << "a second mapping, not the same address";
+  ASSERT_EQ(sm_inplace_scalar(col, SM_OP_FILL, 7, 0), SM_OK) << sm_last_error();
+  EXPECT_EQ(read<int32_t>(mine), std::vector<int32_t>(4, 7));
+  std::vector<int32_t> all = read<int32_t>(t);
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(all[i], i % 6 == 2 ? 7 : 0) << i;
+  // Version counters stay per storage object, so per process.
+  EXPECT_EQ(version_of(col), 1);
+  EXPECT_EQ(version_of(t), 0);
+  ASSERT_EQ(sm_inplace_scalar(t, SM_OP_ADD, 1, 0), SM_OK);
+  EXPECT_EQ(read<int32_t>(col), std::vector<int32_t>(4, 8));
+  // The import exports again: the same object.
+  Exported again;
+  ASSERT_EQ(sm_storage_export(imported, &again.desc, &again.fd), SM_OK) << sm_last_error();
+  EXPECT_EQ(again.desc.object_id, e.desc.object_id);
+  EXPECT_EQ(again.desc.nbytes, e.desc.nbytes);
+}
+
+TEST(Sharing, ShareMemoryMovesInPlaceAndEveryViewFollows) {
+  Tensor t = iota<float>({6, 8});
+  Tensor tt, row;
+  ASSERT_EQ(sm_transpose(t, 0, 1, tt.out()), SM_OK);
+  ASSERT_EQ(sm_select(t, 0, 3, row.out()), SM_OK);
+  const std::vector<float> before = read<float>(tt);
+  const void* old = data_ptr_of(t);
+  sm_memory_stats_t st0{}, st1{};
+  st0.struct_size = st1.struct_size = sizeof st0;
+  ASSERT_EQ(sm_memory_stats(cpu(), &st0), SM_OK);
+  EXPECT_EQ(is_shared(row), 0);
+  Exported refused;
+  {
+    Storage s;
+    ASSERT_EQ(sm_tensor_storage(t, s.out()), SM_OK);
+    SM_EXPECT_STATUS(sm_storage_export(s, &refused.desc, &refused.fd), SM_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(sm_last_error()).find("sm_share_memory"), std::string::npos);
+    EXPECT_EQ(refused.fd, -1);
+  }
+  ASSERT_EQ(sm_share_memory(row), SM_OK) << sm_last_error();
+  EXPECT_EQ(is_shared(t), 1);
+  EXPECT_EQ(is_shared(tt), 1);
+  EXPECT_NE(data_ptr_of(t), old) << "the bytes moved";
+  EXPECT_EQ(read<float>(tt), before) << "one copy, the same values";
+  ASSERT_EQ(sm_memory_stats(cpu(), &st1), SM_OK);
+  EXPECT_EQ(st1.allocated_bytes, st0.allocated_bytes - 6 * 8 * 4 - (512 - 6 * 8 * 4 % 512) % 512)
+      << "the allocator's block went back";
+  // Twice: PyTorch's no-op.
+  const void* moved = data_ptr_of(t);
+  ASSERT_EQ(sm_share_memory(tt), SM_OK);
+  EXPECT_EQ(data_ptr_of(t), moved);
+  // Writes through any view land in the shared pages another mapping sees.
+  Exported e;
+  export_tensor(t, &e);
+  Storage imported;
+  ASSERT_EQ(sm_storage_import(&e.desc, e.fd, imported.out()), SM_OK) << sm_last_error();
+  ASSERT_EQ(sm_inplace_scalar(row, SM_OP_FILL, -1, 0), SM_OK);
+  void* p = nullptr;
+  ASSERT_EQ(sm_storage_data_ptr(imported, &p), SM_OK);
+  const float* f = static_cast<const float*>(p);
+  for (int i = 0; i < 48; ++i) EXPECT_EQ(f[i], i / 8 == 3 ? -1.0f : float(i)) << i;
+}
+
+TEST(Sharing, ShareMemoryRefusesWhatItCannotMoveAndChangesNothing) {
+  // A stack tensor: the stack owns the buffer.
+  Stack stk;
+  ASSERT_EQ(sm_stack_create(cpu(), 4096, stk.out()), SM_OK);
+  Tensor pushed;
+  const int64_t s4[1] = {4};
+  ASSERT_EQ(sm_stack_push(stk, s4, 1, SM_FLOAT32, pushed.out()), SM_OK);
+  SM_EXPECT_STATUS(sm_share_memory(pushed), SM_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(sm_last_error()).find("sm_stack_create_shared"), std::string::npos);
+  EXPECT_EQ(is_shared(pushed), 0);
+  // Memory someone else owns.
+  float blob[4] = {1, 2, 3, 4};
+  Tensor wrapped;
+  ASSERT_EQ(sm_from_blob(blob, s4, nullptr, 1, SM_FLOAT32, cpu(), nullptr, nullptr, wrapped.out()),
+            SM_OK);
+  SM_EXPECT_STATUS(sm_share_memory(wrapped), SM_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(sm_last_error()).find("sm_empty_shared"), std::string::npos);
+  EXPECT_EQ(data_ptr_of(wrapped), static_cast<void*>(blob));
+  // A live DLPack export pins the address.
+  Tensor t = iota<float>({4});
+  const void* old = data_ptr_of(t);
+  void* managed = nullptr;
+  ASSERT_EQ(sm_to_dlpack(t, 0, &managed), SM_OK);
+  SM_EXPECT_STATUS(sm_share_memory(t), SM_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(sm_last_error()).find("DLPack"), std::string::npos);
+  EXPECT_EQ(data_ptr_of(t), old);
+  EXPECT_EQ(is_shared(t), 0);
+  auto* m = static_cast<sm_DLManagedTensor*>(managed);
+  m->deleter(m);
+  SM_EXPECT_OK(sm_share_memory(t));
+  EXPECT_EQ(is_shared(t), 1);
+  EXPECT_EQ(read<float>(t), (std::vector<float>{0, 1, 2, 3}));
+}
+
+TEST(Sharing, ASharedStackIsExportedWhole) {
+  Stack stk;
+  ASSERT_EQ(sm_stack_create_shared(8192, stk.out()), SM_OK) << sm_last_error();
+  Tensor a, b;
+  const int64_t s10[1] = {10}, s23[2] = {2, 3};
+  ASSERT_EQ(sm_stack_push(stk, s10, 1, SM_UINT8, a.out()), SM_OK);
+  ASSERT_EQ(sm_stack_push(stk, s23, 2, SM_FLOAT64, b.out()), SM_OK);
+  EXPECT_EQ(is_shared(b), 1);
+  Storage whole;
+  ASSERT_EQ(sm_stack_storage(stk, whole.out()), SM_OK) << sm_last_error();
+  int64_t size = -1;
+  ASSERT_EQ(sm_storage_size(whole, &size), SM_OK);
+  EXPECT_EQ(size, 8192);
+  Exported e;
+  ASSERT_EQ(sm_storage_export(whole, &e.desc, &e.fd), SM_OK) << sm_last_error();
+  Storage imported;
+  ASSERT_EQ(sm_storage_import(&e.desc, e.fd, imported.out()), SM_OK) << sm_last_error();
+  Tensor b2;
+  const int64_t st[2] = {3, 1};
+  ASSERT_EQ(sm_tensor_from_storage(imported, s23, st, 2, offset_of(b), SM_FLOAT64, b2.out()), SM_OK);
+  ASSERT_EQ(sm_inplace_scalar(b2, SM_OP_FILL, 2.5, 0), SM_OK);
+  EXPECT_EQ(read<double>(b), std::vector<double>(6, 2.5));
+  // Stacks that are not shared do not export.
+  Stack plain;
+  ASSERT_EQ(sm_stack_create(cpu(), 1024, plain.out()), SM_OK);
+  Storage ps;
+  ASSERT_EQ(sm_stack_storage(plain, ps.out()), SM_OK);
+  Exported refused;
+  SM_EXPECT_STATUS(sm_storage_export(ps, &refused.desc, &refused.fd), SM_ERR_UNSUPPORTED);
+}
+
+TEST(Sharing, EmptyStoragesShareToo) {
+  Tensor t;
+  const int64_t shape[2] = {0, 3};
+  ASSERT_EQ(sm_empty_shared(shape, 2, SM_FLOAT32, t.out()), SM_OK) << sm_last_error();
+  Exported e;
+  export_tensor(t, &e);
+  EXPECT_EQ(e.desc.nbytes, 0);
+  Storage imported;
+  ASSERT_EQ(sm_storage_import(&e.desc, e.fd, imported.out()), SM_OK) << sm_last_error();
+  Tensor v;
+  ASSERT_EQ(sm_tensor_from_storage(imported, shape, nullptr, 2, 0, SM_FLOAT32, v.out()), SM_OK);
+  EXPECT_EQ(numel_of(v), 0);
+}
+
+// ---- across processes ---------------------------------------------------------------------
+
+TEST(Sharing, AChildWritesThroughAViewAndTheParentSeesIt) {
+  Tensor t;
+  const int64_t shape[2] = {5, 7};
+  ASSERT_EQ(sm_empty_shared(shape, 2, SM_INT64, t.out()), SM_OK) << sm_last_error();
+  ASSERT_EQ(sm_inplace_scalar(t, SM_OP_FILL, 3, 0), SM_OK);
+  Exported e;
+  export_tensor(t, &e);
+  const int rc = with_child(
+      [](int sock) {
+        sm_share_desc d;
+        int fd = -1;
+        if (!recv_share(sock, &d, &fd)) return 2;
+        sm_storage s = nullptr;
+        if (sm_storage_import(&d, fd, &s) != SM_OK) return 3;
+        close(fd);
+        // Column 4 flipped: a view with a negative stride.
+        const int64_t sh[1] = {5}, st[1] = {-7};
+        sm_tensor col = nullptr;
+        if (sm_tensor_from_storage(s, sh, st, 1, 4 * 7 + 4, SM_INT64, &col) != SM_OK) return 4;
+        int64_t v[5];
+        if (sm_copy_to_host(col, v, sizeof v) != SM_OK) return 5;
+        for (int64_t x : v)
+          if (x != 3) return 6;  // the parent's writes
+        const int64_t values[5] = {10, 11, 12, 13, 14};
+        sm_tensor src = nullptr;
+        if (sm_from_host(values, sh, 1, SM_INT64, sm_device{SM_DEVICE_CPU, 0}, &src) != SM_OK) return 7;
+        if (sm_copy_into(col, src) != SM_OK) return 8;
+        sm_tensor_release(src);
+        sm_tensor_release(col);
+        sm_storage_release(s);
+        return 0;
+      },
+      [&](int sock, pid_t) { ASSERT_TRUE(send_share(sock, e.desc, e.fd)); });
+  ASSERT_EQ(rc, 0) << "the child failed at step " << rc;
+  const std::vector<int64_t> all = read<int64_t>(t);
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 7; ++c) EXPECT_EQ(all[r * 7 + c], c == 4 ? 14 - r : 3) << r << "," << c;
+}
+
+TEST(Sharing, MemoryOutlivesTheExporterUntilTheLastMapping) {
+  sm_share_desc d{};
+  int fd = -1;
+  // The child creates, exports and exits: the parent's import keeps it.
+  const int rc = with_child(
+      [](int sock) {
+        sm_tensor t = nullptr;
+        const int64_t shape[1] = {1000};
+        if (sm_arange(0, 1, 1000, SM_FLOAT32, sm_device{SM_DEVICE_CPU, 0}, &t) != SM_OK) return 2;
+        if (sm_share_memory(t) != SM_OK) return 3;
+        (void)shape;
+        sm_storage s = nullptr;
+        if (sm_tensor_storage(t, &s) != SM_OK) return 4;
+        sm_share_desc out;
+        int f = -1;
+        if (sm_storage_export(s, &out, &f) != SM_OK) return 5;
+        if (!send_share(sock, out, f)) return 6;
+        char ack = 0;
+        if (read(sock, &ack, 1) != 1) return 7;  // the parent has it
+        return 0;                                 // exits without releasing anything
+      },
+      [&](int sock, pid_t) {
+        ASSERT_TRUE(recv_share(sock, &d, &fd));
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(write(sock, "k", 1), 1);
+      });
+  ASSERT_EQ(rc, 0) << "child step " << rc;
+  Storage s;
+  ASSERT_EQ(sm_storage_import(&d, fd, s.out()), SM_OK) << sm_last_error();
+  close(fd);
+  Tensor v;
+  const int64_t shape[1] = {1000};
+  ASSERT_EQ(sm_tensor_from_storage(s, shape, nullptr, 1, 0, SM_FLOAT32, v.out()), SM_OK);
+  const std::vector<float> got = read<float>(v);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(got[i], float(i));
+}
+
+TEST(Sharing, AChildKilledWhileSharingLeaksNothingInTheParent) {
+  Tensor t;
+  const int64_t shape[1] = {1 << 16};
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_UINT8, t.out()), SM_OK);
+  Exported e;
+  export_tensor(t, &e);
+  const Resources before;
+  int64_t live_t = -1, live_s = -1, live_k = -1;
+  ASSERT_EQ(sm_debug_live_handles(&live_t, &live_s, &live_k), SM_OK);
+  const int rc = with_child(
+      [](int sock) {
+        sm_share_desc d;
+        int fd = -1;
+        if (!recv_share(sock, &d, &fd)) return 2;
+        sm_storage s = nullptr;
+        if (sm_storage_import(&d, fd, &s) != SM_OK) return 3;
+        void* p = nullptr;
+        sm_storage_data_ptr(s, &p);
+        std::memset(p, 0x5A, 1 << 16);  // touches every page
+        if (write(sock, "w", 1) != 1) return 4;
+        for (;;) pause();  // holds the import until killed
+      },
+      [&](int sock, pid_t pid) {
+        ASSERT_TRUE(send_share(sock, e.desc, e.fd));
+        char w = 0;
+        ASSERT_EQ(read(sock, &w, 1), 1);
+        kill(pid, SIGKILL);
+      });
+  EXPECT_EQ(rc, -SIGKILL);
+  const Resources after;
+  EXPECT_EQ(after.fds, before.fds);
+  EXPECT_EQ(after.maps, before.maps);
+  int64_t t2 = -1, s2 = -1, k2 = -1;
+  ASSERT_EQ(sm_debug_live_handles(&t2, &s2, &k2), SM_OK);
+  EXPECT_EQ(t2, live_t);
+  EXPECT_EQ(s2, live_s);
+  // The parent's storage is intact and holds the child's writes.
+  const std::vector<uint8_t> got = read<uint8_t>(t);
+  EXPECT_EQ(got, std::vector<uint8_t>(1 << 16, 0x5A));
+}
+
+TEST(Sharing, ImportCopiesNoPageUntilTouched) {
+  const int64_t mib = 64;
+  Tensor t;
+  const int64_t shape[1] = {mib << 20};
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_UINT8, t.out()), SM_OK);
+  ASSERT_EQ(sm_inplace_scalar(t, SM_OP_FILL, 1, 0), SM_OK);  // every page backed
+  Exported e;
+  export_tensor(t, &e);
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  const int rc = with_child(
+      [&](int sock) {
+        close(pipefd[0]);
+        sm_share_desc d;
+        int fd = -1;
+        if (!recv_share(sock, &d, &fd)) return 2;
+        const int64_t rss0 = status_kb("VmRSS:");
+        sm_storage s = nullptr;
+        if (sm_storage_import(&d, fd, &s) != SM_OK) return 3;
+        const int64_t rss1 = status_kb("VmRSS:");
+        void* p = nullptr;
+        sm_storage_data_ptr(s, &p);
+        const volatile uint8_t* b = static_cast<const uint8_t*>(p);
+        uint64_t sum = 0;
+        for (int64_t i = 0; i < (mib << 20); i += 4096) sum += b[i];
+        const int64_t rss2 = status_kb("VmRSS:");
+        const int64_t figures[4] = {rss0, rss1, rss2, static_cast<int64_t>(sum)};
+        if (write(pipefd[1], figures, sizeof figures) != sizeof figures) return 4;
+        return 0;
+      },
+      [&](int sock, pid_t) { ASSERT_TRUE(send_share(sock, e.desc, e.fd)); });
+  close(pipefd[1]);
+  int64_t f[4] = {0, 0, 0, 0};
+  ASSERT_EQ(read(pipefd[0], f, sizeof f), static_cast<ssize_t>(sizeof f));
+  close(pipefd[0]);
+  ASSERT_EQ(rc, 0);
+  EXPECT_LT(f[1] - f[0], 2048) << "the import grew the child's resident memory by " << f[1] - f[0]
+                               << " kB before any page was touched";
+  EXPECT_GT(f[2] - f[1], (mib - 4) * 1024) << "reading maps the parent's pages in";
+  EXPECT_EQ(f[3], (mib << 20) / 4096) << "the child read the parent's bytes";
+}
+
+TEST(Sharing, TenThousandCyclesLeakNoFdAndNoMapping) {
+  Tensor t;
+  const int64_t shape[1] = {4096};
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_FLOAT32, t.out()), SM_OK);
+  Storage s;
+  ASSERT_EQ(sm_tensor_storage(t, s.out()), SM_OK);
+  {  // warm-up: lazily created library state is not a leak
+    Exported e;
+    ASSERT_EQ(sm_storage_export(s, &e.desc, &e.fd), SM_OK);
+    Storage i;
+    ASSERT_EQ(sm_storage_import(&e.desc, e.fd, i.out()), SM_OK);
+  }
+  const Resources before;
+  for (int k = 0; k < 10000; ++k) {
+    sm_share_desc d;
+    int fd = -1;
+    ASSERT_EQ(sm_storage_export(s, &d, &fd), SM_OK) << sm_last_error();
+    sm_storage i = nullptr;
+    ASSERT_EQ(sm_storage_import(&d, fd, &i), SM_OK) << sm_last_error();
+    close(fd);
+    sm_tensor v = nullptr;
+    ASSERT_EQ(sm_tensor_from_storage(i, shape, nullptr, 1, 0, SM_FLOAT32, &v), SM_OK);
+    ASSERT_EQ(sm_tensor_release(v), SM_OK);
+    ASSERT_EQ(sm_storage_release(i), SM_OK);
+  }
+  const Resources after;
+  EXPECT_EQ(after.fds, before.fds);
+  EXPECT_EQ(after.maps, before.maps);
+}
+
+// ---- bad input: a clear status, nothing mapped, no fd kept -------------------------------
+
+namespace {
+
+struct BadImport {
+  const char* what;
+  sm_status expected;
+  const char* needle;  // in the message
+};
+
+void expect_refused(const sm_share_desc& d, int fd, const BadImport& b) {
+  SCOPED_TRACE(b.what);
+  const Resources before;
+  sm_storage out = reinterpret_cast<sm_storage>(uintptr_t(0xDEADBEE0));
+  const sm_status st = sm_storage_import(&d, fd, &out);
+  const std::string msg = sm_last_error();
+  EXPECT_EQ(st, b.expected) << status_name(st) << ": " << msg;
+  EXPECT_EQ(out, reinterpret_cast<sm_storage>(uintptr_t(0xDEADBEE0))) << "out was written";
+  EXPECT_NE(msg.find(b.needle), std::string::npos) << msg;
+  const Resources after;
+  EXPECT_EQ(after.fds, before.fds) << "an fd leaked";
+  EXPECT_EQ(after.maps, before.maps) << "a mapping leaked";
+}
+
+}  // namespace
+
+TEST(SharingBadInput, ForgedCorruptedAndForeignDescriptors) {
+  Tensor t;
+  const int64_t shape[1] = {1024};
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_FLOAT32, t.out()), SM_OK);
+  Exported e;
+  export_tensor(t, &e);
+  const sm_share_desc good = e.desc;
+  sm_share_desc d;
+
+  d = good;
+  d.magic = 0x12345678;
+  expect_refused(d, e.fd, {"wrong magic", SM_ERR_INVALID_ARGUMENT, "not a stridemem share descriptor"});
+  std::vector<uint8_t> zeros(sizeof d, 0);
+  std::memcpy(&d, zeros.data(), sizeof d);
+  expect_refused(d, e.fd, {"all zeros", SM_ERR_INVALID_ARGUMENT, "magic"});
+  // One byte flipped anywhere the checksum covers.
+  for (size_t at : {size_t(16), size_t(30), size_t(50), size_t(80), size_t(135)}) {
+    d = good;
+    reinterpret_cast<uint8_t*>(&d)[at] ^= 0x01;
+    expect_refused(d, e.fd, {"a flipped byte", SM_ERR_INVALID_ARGUMENT, "checksum"});
+  }
+  d = good;
+  d.checksum ^= 1;
+  expect_refused(d, e.fd, {"a flipped checksum", SM_ERR_INVALID_ARGUMENT, "checksum"});
+  // Another library version's descriptors.
+  d = good;
+  d.format = SM_SHARE_FORMAT + 1;
+  d.library_version = 10000 * (SM_VERSION_MAJOR + 1);
+  reseal(&d);
+  expect_refused(d, e.fd, {"a later format", SM_ERR_UNSUPPORTED, "format 2"});
+  d = good;
+  d.library_version = 10000 * (SM_VERSION_MAJOR + 1) + 203;
+  reseal(&d);
+  expect_refused(d, e.fd, {"another major version", SM_ERR_UNSUPPORTED, "another major version"});
+  d = good;
+  d.struct_size = 200;
+  reseal(&d);
+  expect_refused(d, e.fd, {"a wrong size", SM_ERR_INVALID_ARGUMENT, "200 bytes"});
+  // Self-consistent lies.
+  d = good;
+  d.kind = 7;
+  reseal(&d);
+  expect_refused(d, e.fd, {"an unknown kind", SM_ERR_INVALID_ARGUMENT, "kind 7"});
+  d = good;
+  d.device = sm_device{SM_DEVICE_CUDA, 0};
+  reseal(&d);
+  expect_refused(d, e.fd, {"memfd on CUDA", SM_ERR_INVALID_ARGUMENT, "only be the CPU"});
+  d = good;
+  d.nbytes = d.object_bytes + 1;
+  reseal(&d);
+  expect_refused(d, e.fd, {"nbytes past the object", SM_ERR_OUT_OF_BOUNDS, "inside"});
+  d = good;
+  d.offset = INT64_MAX;
+  reseal(&d);
+  expect_refused(d, e.fd, {"an offset that overflows", SM_ERR_OUT_OF_BOUNDS, "inside"});
+  d = good;
+  d.nbytes = -4;
+  reseal(&d);
+  expect_refused(d, e.fd, {"negative nbytes", SM_ERR_OUT_OF_BOUNDS, "inside"});
+  // Claims a bigger object than the fd really is.
+  d = good;
+  d.nbytes = d.object_bytes = good.object_bytes * 4;
+  reseal(&d);
+  expect_refused(d, e.fd, {"larger than the fd", SM_ERR_OUT_OF_BOUNDS, "past the end"});
+  // The good one still works afterwards.
+  Storage ok;
+  SM_EXPECT_OK(sm_storage_import(&good, e.fd, ok.out()));
+}
+
+TEST(SharingBadInput, WrongClosedAndForeignFds) {
+  Tensor t, other;
+  const int64_t shape[1] = {256};
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_FLOAT32, t.out()), SM_OK);
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_FLOAT32, other.out()), SM_OK);
+  Exported e, o;
+  export_tensor(t, &e);
+  export_tensor(other, &o);
+  // Another storage's fd.
+  expect_refused(e.desc, o.fd, {"another object's fd", SM_ERR_INVALID_ARGUMENT, "another shared object"});
+  // A closed fd and nonsense numbers.
+  const int closed = dup(e.fd);
+  ASSERT_GE(closed, 0);
+  close(closed);
+  expect_refused(e.desc, closed, {"a closed fd", SM_ERR_INVALID_ARGUMENT, "not an open file descriptor"});
+  expect_refused(e.desc, -1, {"fd -1", SM_ERR_INVALID_ARGUMENT, "not a file descriptor"});
+  expect_refused(e.desc, 1 << 28, {"a huge fd", SM_ERR_INVALID_ARGUMENT, "not an open file descriptor"});
+  // A regular file of the right size.
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(ftruncate(fileno(f), 1024), 0);
+  expect_refused(e.desc, fileno(f), {"a regular file", SM_ERR_INVALID_ARGUMENT, "a regular file"});
+  std::fclose(f);
+  // A pipe.
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  expect_refused(e.desc, p[0], {"a pipe", SM_ERR_INVALID_ARGUMENT, "a pipe"});
+  close(p[0]);
+  close(p[1]);
+  // Shared memory that could shrink under the mapping (a memfd without seals).
+  const int unsealed = memfd_create("not-stridemem", MFD_CLOEXEC);
+  ASSERT_GE(unsealed, 0);
+  ASSERT_EQ(ftruncate(unsealed, 1024), 0);
+  expect_refused(e.desc, unsealed, {"an unsealed memfd", SM_ERR_INVALID_ARGUMENT, "F_SEAL_SHRINK"});
+  close(unsealed);
+  // NULL desc and out.
+  Storage s;
+  SM_EXPECT_STATUS(sm_storage_import(nullptr, e.fd, s.out()), SM_ERR_INVALID_ARGUMENT);
+  SM_EXPECT_STATUS(sm_storage_import(&e.desc, e.fd, nullptr), SM_ERR_INVALID_ARGUMENT);
+}
+
+TEST(SharingBadInput, CudaDescriptorsForDevicesThatAreNotThere) {
+  int32_t gpus = -1;
+  ASSERT_EQ(sm_cuda_device_count(&gpus), SM_OK);
+  sm_share_desc d;
+  std::memset(&d, 0, sizeof d);
+  d.magic = SM_SHARE_MAGIC;
+  d.format = SM_SHARE_FORMAT;
+  d.struct_size = SM_SHARE_DESC_SIZE;
+  d.library_version = SM_VERSION_NUMBER;
+  d.kind = SM_SHARE_CUDA_IPC;
+  d.device = sm_device{SM_DEVICE_CUDA, 63};  // no machine here has 64 GPUs
+  d.nbytes = 4096;
+  d.object_bytes = 2 << 20;
+  reseal(&d);
+  expect_refused(d, -1, {"a GPU that is not there", SM_ERR_DEVICE, "cuda"});
+  expect_refused(d, 0, {"a CUDA handle with an fd", SM_ERR_INVALID_ARGUMENT, "fd must be -1"});
+  if (gpus == 0) {  // a CPU-only build or machine: every CUDA descriptor
+    d.device = sm_device{SM_DEVICE_CUDA, 0};
+    reseal(&d);
+    expect_refused(d, -1, {"a CUDA handle without a GPU", SM_ERR_DEVICE, "cuda"});
+  }
+}
