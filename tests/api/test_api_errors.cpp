@@ -265,6 +265,8 @@ std::vector<TensorFn> tensor_fns() {
       {"sm_inplace_tensor", false,
        [](C& c, sm_tensor h, bool& ok) { NO_OUT(sm_inplace_tensor(c.t, SM_OP_ADD, h, 1)); }},
       {"sm_record_stream", false, [](C&, sm_tensor h, bool& ok) { NO_OUT(sm_record_stream(h, nullptr)); }},
+      {"sm_share_memory", false, [](C&, sm_tensor h, bool& ok) { NO_OUT(sm_share_memory(h)); }},
+      {"sm_is_shared", false, [](C&, sm_tensor h, bool& ok) { INT_OUT(sm_is_shared(h, &o)); }},
       {"sm_to_dlpack", false, [](C&, sm_tensor h, bool& ok) { PTR_OUT(sm_to_dlpack(h, 0, &o)); }},
       {"sm_to_dlpack", false, [](C&, sm_tensor h, bool& ok) { PTR_OUT(sm_to_dlpack(h, 1, &o)); }},
       {"sm_to_dlpack_ex", false,
@@ -297,6 +299,18 @@ std::vector<StorageFn> storage_fns() {
        [](C&, sm_storage h, bool& ok) {
          T_OUT(sm_tensor_from_storage(h, kS4, nullptr, 1, 0, SM_FLOAT32, &o));
        }},
+      {"sm_storage_is_shared", false,
+       [](C&, sm_storage h, bool& ok) { INT_OUT(sm_storage_is_shared(h, &o)); }},
+      {"sm_storage_export", false,
+       [](C&, sm_storage h, bool& ok) {
+         sm_share_desc d;
+         std::memset(&d, 0x5C, sizeof d);
+         int fd = kSentinel32;
+         const sm_status s_ = sm_storage_export(h, &d, &fd);
+         ok = fd == kSentinel32 && reinterpret_cast<const uint8_t*>(&d)[0] == 0x5C &&
+              d.checksum == 0x5C5C5C5C5C5C5C5Cull;
+         return s_;
+       }},
       {"sm_storage_id", false,
        [](C&, sm_storage h, bool& ok) {
          uint64_t o = static_cast<uint64_t>(kSentinel64);
@@ -325,6 +339,13 @@ std::vector<StackFn> stack_fns() {
          int64_t u = kSentinel64, cap = kSentinel64;
          const sm_status s_ = sm_stack_used(h, &u, &cap);
          ok = u == kSentinel64 && cap == kSentinel64;
+         return s_;
+       }},
+      {"sm_stack_storage", false,
+       [](C&, sm_stack h, bool& ok) {
+         sm_storage o = sentinel_storage();
+         const sm_status s_ = sm_stack_storage(h, &o);
+         ok = o == sentinel_storage();
          return s_;
        }},
       {"sm_stack_release", true, [](C&, sm_stack h, bool& ok) { NO_OUT(sm_stack_release(h)); }},
@@ -605,6 +626,39 @@ void register_null_pointer_cases() {
   add("sm_stack_used_null_capacity", IA, {"sm_stack_used", "capacity_bytes"}, [](C& c, bool& ok) {
     I64_OUT(sm_stack_used(c.stk, &o, nullptr));
   });
+  // sharing between processes
+  add("sm_empty_shared_null_out", IA, {"sm_empty_shared", "out"},
+      [](C&, bool& ok) { NO_OUT(sm_empty_shared(kS4, 1, SM_FLOAT32, nullptr)); });
+  add("sm_empty_shared_null_shape", IA, {"sm_empty_shared", "shape"},
+      [](C&, bool& ok) { T_OUT(sm_empty_shared(nullptr, 1, SM_FLOAT32, &o)); });
+  add("sm_is_shared_null", IA, {"sm_is_shared", "out"},
+      [](C& c, bool& ok) { NO_OUT(sm_is_shared(c.t, nullptr)); });
+  add("sm_storage_is_shared_null", IA, {"sm_storage_is_shared", "out"},
+      [](C& c, bool& ok) { NO_OUT(sm_storage_is_shared(c.st, nullptr)); });
+  add("sm_storage_export_null_desc", IA, {"sm_storage_export", "desc"},
+      [](C& c, bool& ok) { INT_OUT(sm_storage_export(c.st, nullptr, &o)); });
+  add("sm_storage_export_null_fd", IA, {"sm_storage_export", "fd"}, [](C& c, bool& ok) {
+    sm_share_desc d;
+    std::memset(&d, 0x5C, sizeof d);
+    const sm_status s_ = sm_storage_export(c.st, &d, nullptr);
+    ok = d.checksum == 0x5C5C5C5C5C5C5C5Cull;
+    return s_;
+  });
+  add("sm_storage_import_null_desc", IA, {"sm_storage_import", "desc"}, [](C&, bool& ok) {
+    sm_storage o = sentinel_storage();
+    const sm_status s_ = sm_storage_import(nullptr, -1, &o);
+    ok = o == sentinel_storage();
+    return s_;
+  });
+  add("sm_storage_import_null_out", IA, {"sm_storage_import", "out"}, [](C&, bool& ok) {
+    sm_share_desc d;
+    std::memset(&d, 0, sizeof d);
+    NO_OUT(sm_storage_import(&d, -1, nullptr));
+  });
+  add("sm_stack_create_shared_null", IA, {"sm_stack_create_shared", "out"},
+      [](C&, bool& ok) { NO_OUT(sm_stack_create_shared(1024, nullptr)); });
+  add("sm_stack_storage_null", IA, {"sm_stack_storage", "out"},
+      [](C& c, bool& ok) { NO_OUT(sm_stack_storage(c.stk, nullptr)); });
   // dlpack
   add("sm_to_dlpack_null", IA, {"sm_to_dlpack", "managed"},
       [](C& c, bool& ok) { NO_OUT(sm_to_dlpack(c.t, 0, nullptr)); });
@@ -984,6 +1038,41 @@ void register_value_cases() {
       [](C&, bool& ok) { NO_OUT(sm_memory_record_history(cpu(), (int64_t(1) << 24) + 1)); });
   add("sm_memory_record_history_int64_min", IA, {"sm_memory_record_history"},
       [](C&, bool& ok) { NO_OUT(sm_memory_record_history(cpu(), INT64_MIN)); });
+  add("sm_stack_create_shared_negative_capacity", IA, {"sm_stack_create_shared", "-5"},
+      [](C&, bool& ok) {
+        sm_stack o = sentinel_stack();
+        const sm_status s = sm_stack_create_shared(-5, &o);
+        ok = o == sentinel_stack();
+        return s;
+      });
+  add("sm_storage_import_zeroed_desc", IA, {"sm_storage_import", "magic"}, [](C&, bool& ok) {
+    sm_share_desc d;
+    std::memset(&d, 0, sizeof d);
+    sm_storage o = sentinel_storage();
+    const sm_status s = sm_storage_import(&d, -1, &o);
+    ok = o == sentinel_storage();
+    return s;
+  });
+  add("sm_storage_export_not_shared", {SM_ERR_UNSUPPORTED}, {"sm_storage_export", "sm_share_memory"},
+      [](C& c, bool& ok) {
+        sm_share_desc d;
+        std::memset(&d, 0x5C, sizeof d);
+        INT_OUT(sm_storage_export(c.st, &d, &o));
+      });
+  add("sm_share_memory_stack_tensor", {SM_ERR_UNSUPPORTED},
+      {"sm_share_memory", "sm_stack_create_shared"}, [](C& c, bool& ok) {
+        // A view of the stack's buffer (pushed and popped inside the case, so
+        // the stack is as it was).
+        sm_tensor pushed = nullptr;
+        if (sm_stack_push(c.stk, kS4, 1, SM_FLOAT32, &pushed) != SM_OK) return sm_status(SM_ERR_INTERNAL);
+        const sm_status s = sm_share_memory(pushed);  // the calls below succeed: the message stays
+        int shared = -1;
+        sm_is_shared(pushed, &shared);
+        sm_tensor_release(pushed);
+        sm_stack_pop_to(c.stk, 0);
+        ok = shared == 0;
+        return s;
+      });
   add("sm_stack_create_negative_capacity", IA, {"sm_stack_create", "-5"}, [](C&, bool& ok) {
     sm_stack o = sentinel_stack();
     const sm_status s = sm_stack_create(cpu(), -5, &o);
@@ -1083,6 +1172,16 @@ void register_value_cases() {
   add("sm_empty_strided_out_of_memory", OOM, {"sm_empty_strided"}, [](C&, bool& ok) {
     const int64_t s[1] = {int64_t(1) << 44};
     T_OUT(sm_empty_strided(s, kStr1, 1, SM_INT16, cpu(), &o));
+  });
+  add("sm_empty_shared_out_of_memory", OOM, {"sm_empty_shared"}, [](C&, bool& ok) {
+    const int64_t s[1] = {int64_t(1) << 43};  // 2^45 bytes, past RAM + swap
+    T_OUT(sm_empty_shared(s, 1, SM_FLOAT32, &o));
+  });
+  add("sm_stack_create_shared_out_of_memory", OOM, {"sm_stack_create_shared"}, [](C&, bool& ok) {
+    sm_stack o = sentinel_stack();
+    const sm_status s = sm_stack_create_shared(int64_t(1) << 45, &o);
+    ok = o == sentinel_stack();
+    return s;
   });
   add("sm_stack_create_out_of_memory", OOM, {"sm_stack_create"}, [](C&, bool& ok) {
     sm_stack o = sentinel_stack();
@@ -1190,7 +1289,8 @@ TEST(BadInputCoverage, EveryFallibleCallHasACase) {
       "sm_record_stream", "sm_set_num_threads", "sm_get_num_threads", "sm_to_dlpack", "sm_to_dlpack_ex",
       "sm_from_dlpack", "sm_debug_live_handles", "sm_debug_age_handle_slot",
       "sm_memory_snapshot", "sm_push_tag", "sm_pop_tag", "sm_memory_record_history",
-      "sm_storage_id"};
+      "sm_storage_id", "sm_empty_shared", "sm_share_memory", "sm_is_shared", "sm_storage_export",
+      "sm_storage_import", "sm_storage_is_shared", "sm_stack_create_shared", "sm_stack_storage"};
   const std::vector<BadCase> cases = all_cases();
   for (const char* f : fns) {
     bool found = false;
