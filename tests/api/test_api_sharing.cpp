@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,6 +22,9 @@
 
 #include "api_test_util.hpp"
 #include "stridemem_dlpack.h"
+#include "test_cuda_util.hpp"
+
+extern char** environ;
 
 using namespace smt;
 
@@ -550,6 +554,91 @@ TEST(Sharing, TenThousandCyclesLeakNoFdAndNoMapping) {
   const Resources after;
   EXPECT_EQ(after.fds, before.fds);
   EXPECT_EQ(after.maps, before.maps);
+}
+
+// ---- a spawned program (tests/helpers/share_child.c), as a real worker ------------------
+
+namespace {
+
+std::string hex_of(const sm_share_desc& d) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(&d);
+  for (size_t i = 0; i < sizeof d; ++i) {
+    out += digits[p[i] >> 4];
+    out += digits[p[i] & 15];
+  }
+  return out;
+}
+
+// Runs share_child on the descriptor (and fd, inherited) and returns its
+// exit status (-signal when killed).
+int run_share_child(const sm_share_desc& d, int fd, int64_t n) {
+  // A duplicate without close-on-exec is what the child inherits.
+  const int inherit = fd >= 0 ? dup(fd) : -1;
+  const std::string h = hex_of(d), f = std::to_string(inherit), count = std::to_string(n);
+  char* argv[] = {const_cast<char*>(SM_TEST_SHARE_CHILD), const_cast<char*>(h.c_str()),
+                  const_cast<char*>(f.c_str()), const_cast<char*>(count.c_str()), nullptr};
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, SM_TEST_SHARE_CHILD, nullptr, nullptr, argv, environ);
+  if (inherit >= 0) close(inherit);
+  if (err != 0) {
+    ADD_FAILURE() << "posix_spawn " << SM_TEST_SHARE_CHILD << ": " << std::strerror(err);
+    return -1000;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+}  // namespace
+
+TEST(SharingProcesses, ASpawnedProgramImportsACpuStorage) {
+  const int64_t n = 3000;
+  Tensor t;
+  ASSERT_EQ(sm_arange(0, 1, n, SM_FLOAT32, cpu(), t.out()), SM_OK);
+  ASSERT_EQ(sm_share_memory(t), SM_OK) << sm_last_error();
+  Exported e;
+  export_tensor(t, &e);
+  ASSERT_EQ(run_share_child(e.desc, e.fd, n), 0) << "share_child failed (its stderr says where)";
+  const std::vector<float> got = read<float>(t);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 2.0f * float(i)) << i;
+}
+
+TEST(SharingCuda, TwoProcessesOneGpuThroughCudaIpc) {
+  SMT_REQUIRE_CUDA();
+  const int64_t n = 10000;
+  // A block carved after another one: the storage starts inside its segment.
+  Tensor pad, t;
+  const int64_t s1[1] = {100};
+  ASSERT_EQ(sm_empty(s1, 1, SM_FLOAT32, cuda(0), pad.out()), SM_OK) << sm_last_error();
+  ASSERT_EQ(sm_arange(0, 1, n, SM_FLOAT32, cuda(0), t.out()), SM_OK) << sm_last_error();
+  EXPECT_EQ(is_shared(t), 1) << "a caching-allocator block shares as it is";
+  const void* before = data_ptr_of(t);
+  ASSERT_EQ(sm_share_memory(t), SM_OK) << sm_last_error();
+  EXPECT_EQ(data_ptr_of(t), before) << "a no-op on CUDA";
+  Exported e;
+  export_tensor(t, &e);
+  EXPECT_EQ(e.fd, -1);
+  EXPECT_EQ(e.desc.kind, SM_SHARE_CUDA_IPC);
+  EXPECT_EQ(e.desc.device.type, SM_DEVICE_CUDA);
+  EXPECT_EQ(e.desc.nbytes, n * 4);
+  EXPECT_GT(e.desc.offset, 0) << "the block is not its segment's first";
+  EXPECT_GE(e.desc.object_bytes, e.desc.offset + e.desc.nbytes);
+  // The pad's export names the same segment (same handle), at another offset.
+  Exported p;
+  export_tensor(pad, &p);
+  EXPECT_EQ(std::memcmp(p.desc.cuda_ipc_handle, e.desc.cuda_ipc_handle, 64), 0);
+  EXPECT_NE(p.desc.offset, e.desc.offset);
+  // This process cannot open its own handle.
+  Storage self;
+  SM_EXPECT_STATUS(sm_storage_import(&e.desc, -1, self.out()), SM_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(sm_last_error()).find("this process"), std::string::npos);
+  // Another process maps it, checks it and doubles it in place.
+  ASSERT_EQ(run_share_child(e.desc, -1, n), 0) << "share_child failed (its stderr says where)";
+  const std::vector<float> got = read<float>(t);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 2.0f * float(i)) << i;
 }
 
 // ---- bad input: a clear status, nothing mapped, no fd kept -------------------------------
