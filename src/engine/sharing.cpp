@@ -202,7 +202,7 @@ void share_memory(const TensorPtr& t) {
          "release them (or move it before exporting)",
          (long long)s->address_pins());
   auto origin = std::make_shared<ShareOrigin>();
-  origin->host = SharedHostMemory::create(s->nbytes());
+  origin->host = SharedHostMemory::create(s->nbytes(), /*populate=*/true);
   void* data = origin->host->data();
   if (s->nbytes() > 0) std::memcpy(data, s->data(), static_cast<size_t>(s->nbytes()));
   s->move_to(data, std::move(origin));

@@ -52,7 +52,7 @@ struct FdGuard {
 
 }  // namespace
 
-std::shared_ptr<SharedHostMemory> SharedHostMemory::create(int64_t nbytes) {
+std::shared_ptr<SharedHostMemory> SharedHostMemory::create(int64_t nbytes, bool populate) {
   if (nbytes < 0) fail(SM_ERR_INVALID_ARGUMENT, "shared memory of %lld bytes", (long long)nbytes);
   const size_t limit = host_memory_limit();
   if (static_cast<uint64_t>(nbytes) > limit)
@@ -79,8 +79,8 @@ std::shared_ptr<SharedHostMemory> SharedHostMemory::create(int64_t nbytes) {
   if (::fstat(fd.fd, &st) != 0)
     fail(SM_ERR_INTERNAL, "fstat of a fresh memfd failed (%s)", std::strerror(errno));
   if (nbytes > 0) {
-    void* p = ::mmap(nullptr, static_cast<size_t>(nbytes), PROT_READ | PROT_WRITE, MAP_SHARED,
-                     fd.fd, 0);
+    void* p = ::mmap(nullptr, static_cast<size_t>(nbytes), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | (populate ? MAP_POPULATE : 0), fd.fd, 0);
     if (p == MAP_FAILED)
       fail(SM_ERR_OUT_OF_MEMORY, "mapping %s of shared memory failed (%s)",
            human_bytes(static_cast<uint64_t>(nbytes)).c_str(), std::strerror(errno));
@@ -184,7 +184,7 @@ int SharedHostMemory::dup_fd() const {
 
 #else  // no memfd
 
-std::shared_ptr<SharedHostMemory> SharedHostMemory::create(int64_t) {
+std::shared_ptr<SharedHostMemory> SharedHostMemory::create(int64_t, bool) {
   fail(SM_ERR_UNSUPPORTED, "shared memory needs Linux memfds; this build has none");
 }
 std::shared_ptr<SharedHostMemory> SharedHostMemory::open(int, uint64_t, uint64_t, int64_t,
