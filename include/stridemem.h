@@ -698,6 +698,10 @@ SM_API sm_status sm_is_shared(sm_tensor t, int* out);
  * (SM_ERR_UNSUPPORTED: sm_share_memory first), as are pinned memory and
  * CUDA memory the caching allocator does not own. */
 SM_API sm_status sm_storage_export(sm_storage s, sm_share_desc* desc, int* fd);
+/* sm_storage_export of t's storage, without a storage handle: also for a
+ * tensor carved from a shared stack (the whole stack buffer is exported;
+ * the importer rebuilds the tensor from its offset). */
+SM_API sm_status sm_tensor_export(sm_tensor t, sm_share_desc* desc, int* fd);
 /* A storage over an export of this or another process. fd stays the
  * caller's (the call takes its own duplicate); -1 for SM_SHARE_CUDA_IPC.
  * Every check happens before anything is mapped, and a failure leaves no

@@ -44,6 +44,17 @@ SM_API sm_status sm_storage_export(sm_storage s, sm_share_desc* desc, int* fd) {
   });
 }
 
+SM_API sm_status sm_tensor_export(sm_tensor t, sm_share_desc* desc, int* fd) {
+  return guard(__func__, [&] {
+    auto x = tensor_arg(t, "t");
+    require_out(desc, "desc");
+    require_out(fd, "fd");
+    // The storage itself, stack buffers included: a shared stack exists to
+    // be exported (the header says who orders reuse).
+    sm::export_storage(x->storage(), desc, fd);
+  });
+}
+
 SM_API sm_status sm_storage_import(const sm_share_desc* desc, int fd, sm_storage* out) {
   return guard(__func__, [&] {
     if (!desc) fail(SM_ERR_INVALID_ARGUMENT, "desc is NULL");

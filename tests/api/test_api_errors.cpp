@@ -266,6 +266,15 @@ std::vector<TensorFn> tensor_fns() {
        [](C& c, sm_tensor h, bool& ok) { NO_OUT(sm_inplace_tensor(c.t, SM_OP_ADD, h, 1)); }},
       {"sm_record_stream", false, [](C&, sm_tensor h, bool& ok) { NO_OUT(sm_record_stream(h, nullptr)); }},
       {"sm_share_memory", false, [](C&, sm_tensor h, bool& ok) { NO_OUT(sm_share_memory(h)); }},
+      {"sm_tensor_export", false,
+       [](C&, sm_tensor h, bool& ok) {
+         sm_share_desc d;
+         std::memset(&d, 0x5C, sizeof d);
+         int fd = kSentinel32;
+         const sm_status s_ = sm_tensor_export(h, &d, &fd);
+         ok = fd == kSentinel32 && d.checksum == 0x5C5C5C5C5C5C5C5Cull;
+         return s_;
+       }},
       {"sm_is_shared", false, [](C&, sm_tensor h, bool& ok) { INT_OUT(sm_is_shared(h, &o)); }},
       {"sm_to_dlpack", false, [](C&, sm_tensor h, bool& ok) { PTR_OUT(sm_to_dlpack(h, 0, &o)); }},
       {"sm_to_dlpack", false, [](C&, sm_tensor h, bool& ok) { PTR_OUT(sm_to_dlpack(h, 1, &o)); }},
@@ -641,6 +650,15 @@ void register_null_pointer_cases() {
     sm_share_desc d;
     std::memset(&d, 0x5C, sizeof d);
     const sm_status s_ = sm_storage_export(c.st, &d, nullptr);
+    ok = d.checksum == 0x5C5C5C5C5C5C5C5Cull;
+    return s_;
+  });
+  add("sm_tensor_export_null_desc", IA, {"sm_tensor_export", "desc"},
+      [](C& c, bool& ok) { INT_OUT(sm_tensor_export(c.t, nullptr, &o)); });
+  add("sm_tensor_export_null_fd", IA, {"sm_tensor_export", "fd"}, [](C& c, bool& ok) {
+    sm_share_desc d;
+    std::memset(&d, 0x5C, sizeof d);
+    const sm_status s_ = sm_tensor_export(c.t, &d, nullptr);
     ok = d.checksum == 0x5C5C5C5C5C5C5C5Cull;
     return s_;
   });
@@ -1053,6 +1071,12 @@ void register_value_cases() {
     ok = o == sentinel_storage();
     return s;
   });
+  add("sm_tensor_export_not_shared", {SM_ERR_UNSUPPORTED}, {"sm_tensor_export", "sm_share_memory"},
+      [](C& c, bool& ok) {
+        sm_share_desc d;
+        std::memset(&d, 0x5C, sizeof d);
+        INT_OUT(sm_tensor_export(c.tt, &d, &o));
+      });
   add("sm_storage_export_not_shared", {SM_ERR_UNSUPPORTED}, {"sm_storage_export", "sm_share_memory"},
       [](C& c, bool& ok) {
         sm_share_desc d;
@@ -1290,7 +1314,8 @@ TEST(BadInputCoverage, EveryFallibleCallHasACase) {
       "sm_from_dlpack", "sm_debug_live_handles", "sm_debug_age_handle_slot",
       "sm_memory_snapshot", "sm_push_tag", "sm_pop_tag", "sm_memory_record_history",
       "sm_storage_id", "sm_empty_shared", "sm_share_memory", "sm_is_shared", "sm_storage_export",
-      "sm_storage_import", "sm_storage_is_shared", "sm_stack_create_shared", "sm_stack_storage"};
+      "sm_storage_import", "sm_storage_is_shared", "sm_stack_create_shared", "sm_stack_storage",
+      "sm_tensor_export"};
   const std::vector<BadCase> cases = all_cases();
   for (const char* f : fns) {
     bool found = false;

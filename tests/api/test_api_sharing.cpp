@@ -342,6 +342,14 @@ TEST(Sharing, ASharedStackIsExportedWhole) {
   ASSERT_EQ(sm_tensor_from_storage(imported, s23, st, 2, offset_of(b), SM_FLOAT64, b2.out()), SM_OK);
   ASSERT_EQ(sm_inplace_scalar(b2, SM_OP_FILL, 2.5, 0), SM_OK);
   EXPECT_EQ(read<double>(b), std::vector<double>(6, 2.5));
+  // A pushed tensor exports the whole buffer directly (no storage handle
+  // is handed out for stack tensors).
+  Exported viat;
+  ASSERT_EQ(sm_tensor_export(b, &viat.desc, &viat.fd), SM_OK) << sm_last_error();
+  EXPECT_EQ(viat.desc.object_id, e.desc.object_id);
+  EXPECT_EQ(viat.desc.nbytes, 8192);
+  Storage refused_handle;
+  SM_EXPECT_STATUS(sm_tensor_storage(b, refused_handle.out()), SM_ERR_UNSUPPORTED);
   // Stacks that are not shared do not export.
   Stack plain;
   ASSERT_EQ(sm_stack_create(cpu(), 1024, plain.out()), SM_OK);
