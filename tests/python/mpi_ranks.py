@@ -18,7 +18,8 @@ leaves it alone. Checks, all against NumPy:
   unchanged);
 - a receive message keeps its memory alive after the tensor is closed;
 - receiving into a stride-0 view is refused on every rank before anything
-  is posted.
+  is posted;
+- the MPI example of bindings/python/README.md, run by pairs of ranks.
 Every rank counts its checks; the totals are summed and rank 0 prints them;
 every rank exits 1 if any rank failed.
 """
@@ -232,11 +233,33 @@ def stride0_refused():
     R.check(np.array_equal(out.numpy(), np.tile(np.arange(4.0), (3, 1))), "stride-0 view sent")
 
 
+def readme_example():
+    """The MPI example of bindings/python/README.md, run by each pair of ranks
+    (it is written for mpirun -np 2), and its results."""
+    path = os.path.join(HERE, "..", "..", "bindings", "python", "README.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("from mpi4py import MPI\nimport stridemem as sm\nfrom stridemem.mpi")
+    code = text[start:text.index("```", start)]
+    pair = COMM.Split(RANK // 2, RANK)
+    scope = {"PAIR": pair}
+    exec(compile(code.replace("MPI.COMM_WORLD", "PAIR"), path, "exec"), scope)
+    grid, me, other = scope["grid"], pair.Get_rank(), scope["other"]
+    R.check(np.array_equal(grid[0].numpy(), [other] * 10), "README: row received in place")
+    R.check(np.array_equal(grid[3].numpy(), [1.0] * 10), "README: Allreduce of row 3")
+    want = [other, other, 1.0, other, other, other]
+    R.check(np.array_equal(grid[1:-1, 0].numpy(), want), "README: column received")
+    R.check(np.array_equal(grid[1:-1, -1].numpy(), [me, me, 1.0, me, me, me]),
+            "README: east ghosts untouched (row 3 reduced)")
+    R.check(float(grid[4, 4]) == me, "README: interior unchanged")
+    pair.Free()
+
+
 if SIZE != 4:
     R.fail("run under mpirun -np 4 (got %d ranks)" % SIZE)
 for name, fn in [("ring of random views", ring_views), ("halo exchange", halo_exchange),
                  ("direct collectives", direct_collectives), ("keep alive", keep_alive),
-                 ("stride-0 receive", stride0_refused)]:
+                 ("stride-0 receive", stride0_refused), ("README example", readme_example)]:
     try:
         fn()
     except Exception:

@@ -262,6 +262,11 @@ def refusals():
         R.fail("message(read-only, recv=True) accepted")
     except sm.ReadOnlyError as e:
         R.check("read-only" in str(e), "read-only refusal message %r" % str(e))
+    try:  # as the tensor object: its legacy DLPack export cannot say read-only
+        COMM.Sendrecv(ro, 0, recvbuf=sm.zeros(6, dtype="float64"), source=0)
+        R.fail("mpi4py took a read-only tensor object")
+    except sm.ReadOnlyError:
+        R.ok()
     out = sm.zeros(3, dtype="float64")
     COMM.Sendrecv(smpi.message(ro[::2]), 0, recvbuf=smpi.message(out, recv=True), source=0)
     R.check(np.array_equal(out.numpy(), [0.0, 2.0, 4.0]), "a read-only view is sent")
@@ -276,10 +281,20 @@ def refusals():
         R.ok()
     R.check(np.array_equal(dst.numpy(), [-1.0] * 6), "refused send-as-receive wrote nothing")
     try:
-        smpi.message(sm.zeros(2), recv=True, )
+        smpi.message(sm.zeros(2), recv=True)
         R.ok()
     except Exception as e:
         R.fail("plain receive message refused: %s" % e)
+    # A tensor in device memory (a stand-in: this test runs without a GPU) is
+    # refused before anything else is read from it.
+    class OnGpu(object):
+        device = sm.Device("cuda:0")
+    for fn in (smpi.message, smpi.datatype, smpi.check_receivable):
+        try:
+            fn(OnGpu())
+            R.fail("%s of a CUDA tensor accepted" % fn.__name__)
+        except sm.DeviceError as e:
+            R.check("host memory" in str(e), "device refusal says why: %s" % e)
     # A closed tensor is an InvalidHandleError.
     c = sm.zeros(3)
     c.close()
@@ -412,7 +427,8 @@ def documented():
 
 
 for name, fn in [("random views of every dtype", random_views_every_dtype),
-                 ("flipped byte runs", byte_flips), ("layouts", layouts), ("overlap decisions", overlap_decisions),
+                 ("flipped byte runs", byte_flips), ("layouts", layouts),
+                 ("overlap decisions", overlap_decisions),
                  ("refusals", refusals), ("contiguous fast path", contiguous_fast_path),
                  ("tensor objects as buffers", tensor_object_buffers),
                  ("keep alive", keep_alive), ("lazy imports", lazy_imports),

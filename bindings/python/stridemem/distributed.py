@@ -17,7 +17,7 @@ torch is imported only when a function here needs it.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import stridemem as _sm
 

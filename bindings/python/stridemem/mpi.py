@@ -60,6 +60,7 @@ _MPI_TYPE_NAMES = {
 _EXACT_OVERLAP_LIMIT_NUMPY = 1 << 22
 _EXACT_OVERLAP_LIMIT_PYTHON = 1 << 16
 
+
 def _mpi() -> Any:
     """mpi4py.MPI, imported on first use (importing it initializes MPI)."""
     try:
@@ -201,11 +202,11 @@ def _hvector(MPI, inner, n, stride):
 
 def _build(MPI, base, itemsize, dims, disp, extent, t):
     """A committed derived datatype: the coalesced walk `dims` built from
-    the inside out (a contiguous run for a stride-1 innermost dim, an hvector
-    per other dim: byte strides, any sign, 0 included; see _hvector), placed at byte
-    displacement `disp` by an hindexed of one block, then resized to lower
-    bound 0 and the given extent. Intermediate types are freed (MPI keeps
-    what the result needs)."""
+    the inside out (a contiguous run for a stride-1 innermost dim, an
+    hvector per other dim: byte strides of any sign, 0 included; see
+    _hvector), placed at byte displacement `disp` by an hindexed of one
+    block, then resized to lower bound 0 and the given extent. Intermediate
+    types are freed (MPI keeps what the result needs)."""
     made = []
     try:
         cur = base
@@ -316,9 +317,9 @@ def message(t: _sm.Tensor, recv: bool = False) -> List[Any]:
     recv=True: a receive buffer; check_receivable(t) runs first (stride-0,
     overlapping, read-only and device tensors are refused, nothing written).
     Without it the buffer is read-only, so mpi4py refuses it as a receive
-    buffer. The buffer holds a second owner of t's handle until mpi4py and
-    the caller drop it (a request keeps it until it completes), so the
-    memory outlives t.close(). A tensor carved from a stack of views may be
+    buffer. The buffer holds a second owner of t's handle until the caller
+    and mpi4py drop it (a pending request holds it), so the memory outlives
+    t.close(). A tensor carved from a stack of views may be
     sent or received: keep its region pushed until the request completes."""
     if recv:
         check_receivable(t)
