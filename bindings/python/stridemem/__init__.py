@@ -75,7 +75,8 @@ __all__ = [
     "memory_snapshot", "save_memory_snapshot", "tag", "record_memory_history",
     "set_oom_observer", "OomInfo",
     "cuda_device_count", "synchronize", "set_stream", "get_stream",
-    "set_num_threads", "get_num_threads", "version", "DTYPES",
+    "set_num_threads", "get_num_threads", "version", "DTYPES", "empty_shared",
+    "SHARE_DESC_SIZE",
 ]
 
 # --------------------------------------------------------------------------
@@ -133,6 +134,7 @@ OPS = {"fill": 0, "zero": 1, "add": 2, "sub": 3, "mul": 4, "div": 5, "clamp": 6,
        "relu": 7, "neg": 8, "abs": 9, "sqrt": 10, "exp": 11}
 
 SLICE_NONE = -(1 << 63)  # SM_SLICE_NONE == INT64_MIN
+SHARE_DESC_SIZE = 144  # SM_SHARE_DESC_SIZE: the bytes of an sm_share_desc
 MAX_DIMS = 16
 
 # --------------------------------------------------------------------------
@@ -349,6 +351,15 @@ _SIGNATURES = {
     "sm_to_dlpack_ex": (c_int32, [_T, c_uint32, POINTER(SmDevice), POINTER(c_void_p),
                                   POINTER(c_int)]),
     "sm_from_dlpack": (c_int32, [c_void_p, c_int, POINTER(_T)]),
+    "sm_empty_shared": (c_int32, [_P64, c_int32, c_int32, POINTER(_T)]),
+    "sm_share_memory": (c_int32, [_T]),
+    "sm_is_shared": (c_int32, [_T, POINTER(c_int)]),
+    "sm_storage_is_shared": (c_int32, [_T, POINTER(c_int)]),
+    "sm_storage_export": (c_int32, [_T, c_void_p, POINTER(c_int)]),
+    "sm_tensor_export": (c_int32, [_T, c_void_p, POINTER(c_int)]),
+    "sm_storage_import": (c_int32, [c_void_p, c_int, POINTER(_T)]),
+    "sm_stack_create_shared": (c_int32, [c_int64, POINTER(_T)]),
+    "sm_stack_storage": (c_int32, [_T, POINTER(_T)]),
     "sm_debug_fail_alloc": (c_int32, [c_int64]),
     "sm_debug_live_handles": (c_int32, [_P64, _P64, _P64]),
     "sm_debug_age_handle_slot": (c_int32, [c_void_p, c_int64]),
@@ -1175,6 +1186,35 @@ class Tensor(_Owner):
         _call("sm_tensor_storage", self._h, byref(out))
         return Storage._wrap(out)
 
+    # -- sharing with other processes (docs/SCALE_OUT.md) -------------------
+    def share_memory_(self) -> "Tensor":
+        """PyTorch's share_memory_(): moves this tensor's CPU storage into
+        shared memory once (one copy; every view of it follows); a no-op when
+        it is already shared and for CUDA tensors. Then pickling it through
+        multiprocessing passes a file descriptor, not the bytes. Refused
+        (UnsupportedError) for stack tensors (use Stack(..., shared=True)),
+        memory stridemem does not own (from_numpy_blob, DLPack imports: use
+        empty_shared and copy) and storages with a live DLPack export.
+        Arrays taken before (np.asarray(t), data_ptr) point to freed memory
+        afterwards: share first, then hand the memory out."""
+        _call("sm_share_memory", self._h)
+        return self
+
+    def is_shared(self) -> bool:
+        """True when this tensor's storage can go to another process as it
+        is: shared CPU memory, or CUDA memory (through CUDA IPC)."""
+        v = c_int()
+        _call("sm_is_shared", self._h, byref(v))
+        return bool(v.value)
+
+    def _export(self) -> Tuple[bytes, int]:
+        """(descriptor bytes, fd) of this tensor's shared storage (fd -1 for
+        CUDA; otherwise a new fd the caller closes)."""
+        desc = ctypes.create_string_buffer(SHARE_DESC_SIZE)
+        fd = c_int(-1)
+        _call("sm_tensor_export", self._h, desc, byref(fd))
+        return desc.raw, fd.value
+
     @property
     def storage_id(self) -> int:
         """The id of the storage this tensor views (Storage.id): the
@@ -1971,6 +2011,13 @@ def _decode_scalar(name: str, raw: bytes) -> Any:
     return complex(v[0], v[1]) if len(v) == 2 else v[0]
 
 
+def _unpickle_storage(fmt: int, device: str, data: bytes) -> "Storage":
+    """Rebuilds a pickled storage (Storage.__reduce__): a new storage on the
+    pickled device holding the bytes."""
+    with _closing(_unpickle_tensor(fmt, "uint8", (len(data),), (1,), 0, device, data)) as t:
+        return t.storage()
+
+
 def _unpickle_tensor(fmt: int, dtype: str, shape: Sequence[int], strides: Sequence[int],
                      offset: int, device: str, data: bytes) -> Tensor:
     """Rebuilds a pickled tensor (Tensor.__reduce__): the bytes go into a new
@@ -2239,6 +2286,62 @@ class Storage(_Owner):
         _call("sm_storage_id", self._h, byref(v))
         return v.value
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """pickle by value: the device and a copy of the bytes (the raw
+        handle means nothing in another process, and unpickled here it would
+        be a second owner of one reference). multiprocessing sends a shared
+        storage by fd instead (stridemem.multiprocessing)."""
+        n = self.nbytes
+        with _closing(self.tensor((n,), (1,), 0, "uint8")) as raw:
+            host = raw
+            if raw.device != "cpu":
+                host = raw.to("cpu")
+            try:
+                data = ctypes.string_at(host.data_ptr, n) if n else b""
+            finally:
+                if host is not raw:
+                    host.close()
+        return (_unpickle_storage, (1, str(self.device), data))
+
+    @property
+    def is_shared(self) -> bool:
+        """True when another process can map these bytes (shared CPU memory,
+        CUDA memory through CUDA IPC, an imported storage)."""
+        v = c_int()
+        _call("sm_storage_is_shared", self._h, byref(v))
+        return bool(v.value)
+
+    def export(self) -> Tuple[bytes, int]:
+        """(descriptor, fd): the SHARE_DESC_SIZE bytes of an sm_share_desc
+        and a new close-on-exec file descriptor that the caller owns and
+        closes once it has been sent (-1 for CUDA, whose handle travels in
+        the descriptor). Send both by any means that passes fds
+        (multiprocessing pickling does it for tensors and storages;
+        socket.send_fds); Storage.from_shared opens them on the other side.
+        UnsupportedError for CPU memory that is not shared
+        (Tensor.share_memory_ first)."""
+        desc = ctypes.create_string_buffer(SHARE_DESC_SIZE)
+        fd = c_int(-1)
+        _call("sm_storage_export", self._h, desc, byref(fd))
+        return desc.raw, fd.value
+
+    @classmethod
+    def from_shared(cls, desc: bytes, fd: int = -1) -> "Storage":
+        """A storage over another process's export (desc, fd as export()
+        gave them): the same pages, so writes show on both sides. fd stays
+        the caller's (close it when done). A forged, corrupted or foreign
+        descriptor, a wrong fd or a regular file raise with nothing mapped
+        and no fd kept."""
+        raw = bytes(desc)
+        if len(raw) != SHARE_DESC_SIZE:
+            raise InvalidArgumentError(ERR_INVALID_ARGUMENT,
+                                       "stridemem: a share descriptor is %d bytes, got %d"
+                                       % (SHARE_DESC_SIZE, len(raw)), "Storage.from_shared")
+        buf = ctypes.create_string_buffer(raw, SHARE_DESC_SIZE)
+        out = _out()
+        _call("sm_storage_import", buf, int(fd), byref(out))
+        return cls._wrap(out)
+
     def tensor(self, shape: Sequence[int], strides: Sequence[int], storage_offset: int,
                dtype: Any) -> Tensor:
         """A tensor of any dtype viewing this storage (no copy): shape,
@@ -2265,11 +2368,34 @@ class Stack(_Owner):
     __slots__ = ("_h",)
     _RELEASE = "sm_stack_release"
 
-    def __init__(self, capacity_bytes: int, device: DeviceLike = "cpu") -> None:
+    def __init__(self, capacity_bytes: int, device: DeviceLike = "cpu",
+                 shared: bool = False) -> None:
+        """shared=True: a CPU stack whose buffer is shared memory, so its
+        tensors pickle to other processes (multiprocessing) by fd, and
+        workers fill regions this process pushed. Pops stay per process:
+        order the reuse of a popped region yourself."""
         self._h = None
         out = _out()
-        _call("sm_stack_create", _dev(device), int(capacity_bytes), byref(out))
+        if shared:
+            if _dev(device).type != DEVICE_CPU:
+                raise DeviceError(ERR_DEVICE, "stridemem: a shared stack lives in CPU memory, "
+                                  "not %s" % (Device(device),), "Stack")
+            _call("sm_stack_create_shared", int(capacity_bytes), byref(out))
+        else:
+            _call("sm_stack_create", _dev(device), int(capacity_bytes), byref(out))
         self._h = out.value
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        raise TypeError("stridemem: a Stack belongs to its process (marks and pops are per "
+                        "process); send its storage() or its tensors, shared with "
+                        "Stack(..., shared=True)")
+
+    def storage(self) -> "Storage":
+        """A new owner of the stack's whole buffer (to export, or to view
+        with Storage.tensor)."""
+        out = _out()
+        _call("sm_stack_storage", self._h, byref(out))
+        return Storage._wrap(out)
 
     @property
     def handle(self) -> Optional[int]:
@@ -2342,6 +2468,16 @@ def empty(*shape: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Te
     a, n = _i64(_shape_arg(shape))
     out = _out()
     _call("sm_empty", a, n, _dtype_code(dtype), _dev(device), byref(out))
+    return Tensor._wrap(out)
+
+
+def empty_shared(*shape: Any, dtype: Any = "float32") -> Tensor:
+    """A new row-major CPU tensor in shared memory (zero-filled): pickled
+    through multiprocessing it travels as a file descriptor, and every
+    process that receives it sees the same bytes."""
+    a, n = _i64(_shape_arg(shape))
+    out = _out()
+    _call("sm_empty_shared", a, n, _dtype_code(dtype), byref(out))
     return Tensor._wrap(out)
 
 
@@ -2783,3 +2919,11 @@ def debug_live_handles() -> Tuple[int, int, int]:
     a, b, c = c_int64(), c_int64(), c_int64()
     _call("sm_debug_live_handles", byref(a), byref(b), byref(c))
     return (a.value, b.value, c.value)
+
+
+# Tensors and storages sent through multiprocessing (queues, pipes, process
+# arguments) travel as file descriptors when they are shared: registered
+# with multiprocessing's pickler here, as torch.multiprocessing does.
+from . import multiprocessing as _sm_multiprocessing  # noqa: E402
+
+_sm_multiprocessing.register_reducers()
