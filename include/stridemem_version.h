@@ -2,9 +2,9 @@
 #ifndef STRIDEMEM_VERSION_H
 #define STRIDEMEM_VERSION_H
 #define SM_VERSION_MAJOR 0
-#define SM_VERSION_MINOR 3
+#define SM_VERSION_MINOR 4
 #define SM_VERSION_PATCH 0
-#define SM_VERSION_STRING "0.3.0"
+#define SM_VERSION_STRING "0.4.0"
 /* One number for preprocessor comparisons, MAJOR * 10000 + MINOR * 100 + PATCH
  * (minor and patch stay below 100): 0.2.0 is 200, 1.4.12 is 10412.
  * #if SM_VERSION_NUMBER >= 10400 means "1.4.0 or later". */

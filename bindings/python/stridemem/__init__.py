@@ -225,7 +225,7 @@ from . import _loader  # noqa: E402
 # The package version, the repository's VERSION. The build backend
 # (bindings/python/_backend) reads this line without importing the package:
 # keep it a plain string literal.
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 # The repository root when the package is imported from the source tree
 # (bindings/python/stridemem), else None.

@@ -17,9 +17,9 @@ use std::marker::{PhantomData, PhantomPinned};
 // ---------------------------------------------------------------------------
 
 pub const SM_VERSION_MAJOR: c_int = 0;
-pub const SM_VERSION_MINOR: c_int = 3;
+pub const SM_VERSION_MINOR: c_int = 4;
 pub const SM_VERSION_PATCH: c_int = 0;
-pub const SM_VERSION_STRING: &str = "0.3.0";
+pub const SM_VERSION_STRING: &str = "0.4.0";
 
 // ---------------------------------------------------------------------------
 // Handles

@@ -47,7 +47,7 @@ include("interop.jl")
 
 # The version of the C API this package was written for. 0.x: the minor
 # version must match too (semver's rule for 0.x releases).
-const BINDING_VERSION = v"0.3.0"
+const BINDING_VERSION = v"0.4.0"
 
 # Exported: names no common package exports. Public but NOT exported, so
 # that `using StrideMem` next to those packages leaves their names usable
