@@ -807,3 +807,65 @@ TEST(SharingBadInput, CudaDescriptorsForDevicesThatAreNotThere) {
     expect_refused(d, -1, {"a CUDA handle without a GPU", SM_ERR_DEVICE, "cuda"});
   }
 }
+
+// Mutation fuzzing of the import, in ctest (so under ASan+UBSan and valgrind
+// in the reliability suite): random bytes of a good descriptor changed,
+// resealed or not, with the right fd, another object's, a closed one or -1.
+// Every call either fails with one of the documented statuses or gives a
+// storage inside the real object; nothing is left mapped or open.
+TEST(SharingBadInput, MutatedDescriptorsFailCleanlyOrStayInBounds) {
+  Tensor t, other;
+  const int64_t shape[1] = {3000};
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_UINT8, t.out()), SM_OK);
+  ASSERT_EQ(sm_empty_shared(shape, 1, SM_UINT8, other.out()), SM_OK);
+  Exported e, o;
+  export_tensor(t, &e);
+  export_tensor(other, &o);
+  const int closed = dup(e.fd);
+  ASSERT_GE(closed, 0);
+  close(closed);
+  const Resources before;
+  uint64_t rng = 0x9E3779B97F4A7C15ull;
+  auto next = [&rng] {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  };
+  int accepted = 0;
+  for (int k = 0; k < 10000; ++k) {
+    sm_share_desc d = e.desc;
+    uint8_t* b = reinterpret_cast<uint8_t*>(&d);
+    const int flips = 1 + static_cast<int>(next() % 4);
+    for (int f = 0; f < flips; ++f) {
+      const uint64_t r = next();
+      // Mostly the fields the checks read; sometimes any byte.
+      const size_t at = r % 4 ? static_cast<size_t>(r % 72) : static_cast<size_t>(r % sizeof d);
+      b[at] = static_cast<uint8_t>(r >> 32);
+    }
+    if (next() % 2) reseal(&d);
+    const uint64_t pick = next() % 8;
+    const int fd = pick < 5 ? e.fd : pick == 5 ? o.fd : pick == 6 ? closed : -1;
+    sm_storage s = nullptr;
+    const sm_status st = sm_storage_import(&d, fd, &s);
+    if (st == SM_OK) {
+      ++accepted;
+      int64_t size = -1;
+      ASSERT_EQ(sm_storage_size(s, &size), SM_OK);
+      EXPECT_EQ(size, d.nbytes);
+      EXPECT_LE(d.offset + d.nbytes, 3000) << "an accepted import reaches past the object";
+      EXPECT_EQ(fd, e.fd) << "accepted with the wrong fd";
+      ASSERT_EQ(sm_storage_release(s), SM_OK);
+    } else {
+      EXPECT_TRUE(st == SM_ERR_INVALID_ARGUMENT || st == SM_ERR_UNSUPPORTED ||
+                  st == SM_ERR_OUT_OF_BOUNDS || st == SM_ERR_DEVICE)
+          << "mutation " << k << ": " << status_name(st) << ": " << sm_last_error();
+      EXPECT_EQ(s, nullptr);
+      EXPECT_STRNE(sm_last_error(), "");
+    }
+  }
+  const Resources after;
+  EXPECT_EQ(after.fds, before.fds);
+  EXPECT_EQ(after.maps, before.maps);
+  EXPECT_GT(accepted, 0) << "some mutations are harmless (pid, minor version, ranges inside)";
+}
