@@ -242,7 +242,7 @@ def _read_repo_version():
 
 # The C API this module declares (include/stridemem_version.h). While the
 # major version is 0, every minor version may break the ABI.
-BINDING_VERSION = (0, 3, 0)
+BINDING_VERSION = (0, 4, 0)
 _REPO_VERSION = _read_repo_version()
 BINDING_MAJOR = BINDING_VERSION[0]
 
