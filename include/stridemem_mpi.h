@@ -287,7 +287,7 @@ static inline sm_status sm_mpi_impl_normalize(const char* fn, const int64_t* sha
          * reaches from its lowest to its highest, which bounds every byte
          * displacement of the type. */
         if (!sm_mpi_impl_mul_ok(shape[d] - 1, strides[d] < 0 ? -strides[d] : strides[d], &step) ||
-            reach > INT64_MAX - step) {
+            reach >= INT64_MAX - step) { /* reach + 1 below must fit too */
             sm_mpi_impl_say(msg, msg_len, "%s: the range of elements the strides reach overflows int64",
                             fn);
             return SM_ERR_OVERFLOW;

@@ -1,5 +1,5 @@
 # How the MPI tests and the MPI benchmark are run (included by tests/mpi and
-# bench/mpi): finds MPI once and defines sm_add_mpi_test().
+# bench/mpi): finds MPI once and defines sm_add_mpi_run() / sm_add_mpi_test().
 #
 # Every MPI program runs as `mpiexec -n 4` on this host only. With Open MPI
 # (Debian's openmpi-bin) it also gets:
@@ -49,11 +49,12 @@ if(MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
   endif()
 endif()
 
-# sm_add_mpi_test(<test name> <target> [args...]): runs <target> on 4 ranks.
-function(sm_add_mpi_test name target)
+# sm_add_mpi_run(<test name> <program> [args...]): runs <program> (a path,
+# or a generator expression) on 4 ranks.
+function(sm_add_mpi_run name program)
   add_test(NAME ${name}
     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${SM_MPIEXEC_FLAGS}
-            ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${ARGN})
+            ${MPIEXEC_PREFLAGS} ${program} ${MPIEXEC_POSTFLAGS} ${ARGN})
   # Each test takes seconds; a rank that waits for a message that never
   # comes must fail the test, not hang CI.
   set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${SM_MPI_TEST_ENV}")
@@ -65,4 +66,9 @@ function(sm_add_mpi_test name target)
     set_tests_properties(${name} PROPERTIES
       ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
   endif()
+endfunction()
+
+# sm_add_mpi_test(<test name> <target> [args...]): runs the executable target.
+function(sm_add_mpi_test name target)
+  sm_add_mpi_run(${name} $<TARGET_FILE:${target}> ${ARGN})
 endfunction()

@@ -173,6 +173,14 @@ static void check_handles_and_arguments(void)
         EXPECT_STATUS(sm_mpi_layout_type(three, min_stride, 1, SM_FLOAT64, SM_MPI_SEND, &type, msg,
                                          sizeof msg),
                       SM_ERR_OVERFLOW);
+        /* A reach of exactly INT64_MAX elements: one more than int64 counts. */
+        {
+            int64_t two[1] = {2}, max_stride[1] = {INT64_MAX};
+            EXPECT_STATUS(sm_mpi_layout_type(two, max_stride, 1, SM_UINT8, SM_MPI_SEND, &type, msg,
+                                             sizeof msg),
+                          SM_ERR_OVERFLOW);
+            EXPECT_MSG(msg, "overflows int64");
+        }
         EXPECT_STATUS(sm_mpi_layout_type(huge, zeros, 2, SM_UINT8, SM_MPI_SEND, &type, msg, sizeof msg),
                       SM_ERR_OVERFLOW);
         EXPECT_MSG(msg, "number of elements");
