@@ -11,8 +11,10 @@
  * datatypes, so a view needs no packing: sm_mpi_view_type turns the view's
  * layout into one committed MPI datatype plus the buffer address to pass with
  * it, and MPI_Send / MPI_Recv (any point-to-point or collective call that
- * takes a buffer, a count and a type) moves the view's elements straight from
- * and into the storage.
+ * moves a buffer given as buffer, count and type: MPI_Bcast, MPI_Gather,
+ * MPI_Alltoallw, ...) moves the view's elements straight from and into the
+ * storage. Reductions with MPI's predefined ops are defined on predefined
+ * types: reduce contiguous tensors.
  *
  *     void* buf; MPI_Datatype type; char why[256];
  *     if (sm_mpi_view_type(column, SM_MPI_SEND, &buf, &type, why, sizeof why) != SM_OK)
@@ -57,6 +59,17 @@
  *    message then apply.
  *  - A size-0 view gives an empty type (MPI_Type_contiguous(0, element)); a
  *    0-d view one element.
+ *  - A dim whose byte stride is exactly -1 (a flipped dim of a 1-byte dtype)
+ *    is built as pairs of elements {0, -1}, 2 bytes apart: Open MPI reads an
+ *    hvector stride of -1 as "the inner type's extent" and would walk such a
+ *    dim forward (see sm_mpi_impl_hvector).
+ *
+ * Cost. Building a type reads the layout through the C API and costs about
+ * 0.4 us (bench/RESULTS.md, "MPI views"); an exchange repeated many times
+ * should build its types once (sm_mpi_view_type) and reuse them. A strided
+ * view then costs what MPI_Type_vector by hand costs; against a contiguous
+ * message of the same bytes it pays the strided memory traffic (an element
+ * per cache line for a column) and MPI's pack/unpack of non-contiguous data.
  *
  * Send versus receive (sm_mpi_intent). MPI forbids a receive type that
  * names a memory location twice, and such a receive would leave the
@@ -97,13 +110,15 @@
  * only), so these helpers write theirs into an optional caller buffer
  * (msg, msg_len): a NUL-terminated text, cut to msg_len - 1 bytes, naming
  * the function, the argument and the values; "" on success. msg may be NULL
- * (msg_len is then ignored). Where a library call fails inside a helper, its
- * status is returned and its sm_last_error() text is copied into msg after
- * the helper's name. MPI errors are reported only where MPI returns them:
- * with MPI's default error handler (MPI_ERRORS_ARE_FATAL) a failing MPI call
- * aborts the job before the helper sees it; set MPI_ERRORS_RETURN on
- * MPI_COMM_WORLD (datatype calls) and on the communicator to get SM_MPI_ERR
- * with MPI_Error_string's text.
+ * (msg_len is then ignored); msg_len 0 leaves msg untouched. Where a library
+ * call fails inside a helper, its status is returned and its sm_last_error()
+ * text is copied into msg after the helper's name. MPI errors are reported
+ * only where MPI returns them: with MPI's default error handler
+ * (MPI_ERRORS_ARE_FATAL) a failing MPI call aborts the job before the
+ * helper sees it; set MPI_ERRORS_RETURN on the
+ * communicator, and on MPI_COMM_WORLD for the datatype calls (where MPI 3.1
+ * implementations such as Open MPI 4 raise them; MPI 4 uses MPI_COMM_SELF),
+ * to get SM_MPI_ERR with MPI_Error_string's text.
  *
  * Thread rule: as thread-safe as the MPI calls they make (MPI_THREAD_MULTIPLE
  * for concurrent use); no state of their own.
