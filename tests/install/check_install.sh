@@ -49,8 +49,11 @@ static_only "$prefix/pc-consumer-full-static"
 [ -f "$prefix/include/stridemem_mpi.h" ] || fail "stridemem_mpi.h is not installed in include/"
 if command -v mpicc >/dev/null 2>&1; then
   mpicc -std=c99 "$src/mpi_consumer.c" $(pkg-config --cflags --libs stridemem) -o "$prefix/mpi-consumer"
+  # Its own Open MPI session directory: launchers that start at once (ctest -j)
+  # race to create the shared default one in /tmp.
   LD_LIBRARY_PATH="$libdir" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    OMPI_MCA_btl=self "$prefix/mpi-consumer" || fail "the stridemem_mpi.h consumer did not run"
+    OMPI_MCA_btl=self OMPI_MCA_orte_tmpdir_base="$prefix/ompi" "$prefix/mpi-consumer" ||
+    fail "the stridemem_mpi.h consumer did not run"
   echo "install: stridemem_mpi.h consumer (mpicc, one process) OK"
 else
   echo "install: no mpicc: the stridemem_mpi.h consumer is not built (the header is installed)"

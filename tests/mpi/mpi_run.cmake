@@ -56,8 +56,13 @@ function(sm_add_mpi_run name program)
     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${SM_MPIEXEC_FLAGS}
             ${MPIEXEC_PREFLAGS} ${program} ${MPIEXEC_POSTFLAGS} ${ARGN})
   # Each test takes seconds; a rank that waits for a message that never
-  # comes must fail the test, not hang CI.
-  set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${SM_MPI_TEST_ENV}")
+  # comes must fail the test, not hang CI. One mpiexec at a time (ctest -j):
+  # Open MPI 4.1's launchers race to create their per-user session directory
+  # (/tmp/ompi.<host>.<uid>: "mkdir ... File exists", orte_init fails), seen
+  # here once in four parallel runs; and 4 ranks already fill 2 cores. Other
+  # tests that start mpiexec should take the same RESOURCE_LOCK.
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${SM_MPI_TEST_ENV}"
+                       RESOURCE_LOCK mpiexec)
   if(STRIDEMEM_SANITIZE STREQUAL "address" OR CMAKE_C_FLAGS MATCHES "-fsanitize=[^ ]*address")
     # Open MPI's own allocations are not ours to leak-check, and LeakSanitizer
     # cannot even name them (their plugins are unloaded by MPI_Finalize):
