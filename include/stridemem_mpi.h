@@ -613,6 +613,7 @@ static inline sm_status sm_mpi_impl_element_type(const char* fn, sm_dtype dtype,
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     return SM_OK;
 }
+/* The element type of dtype, as documented just above. */
 static inline sm_status sm_mpi_element_type(sm_dtype dtype, MPI_Datatype* out, char* msg,
                                             size_t msg_len)
 {
@@ -721,6 +722,7 @@ static inline sm_status sm_mpi_impl_layout_type(const char* fn, const int64_t* s
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     return SM_OK;
 }
+/* The datatype of a layout, as documented just above. */
 static inline sm_status sm_mpi_layout_type(const int64_t* shape, const int64_t* strides,
                                            int32_t ndim, sm_dtype dtype, sm_mpi_intent intent,
                                            MPI_Datatype* type, char* msg, size_t msg_len)
@@ -781,6 +783,7 @@ static inline sm_status sm_mpi_impl_view_type(const char* fn, sm_tensor t,
     *type = built;
     return SM_OK;
 }
+/* The buffer and datatype of a view, as documented just above. */
 static inline sm_status sm_mpi_view_type(sm_tensor t, sm_mpi_intent intent, void** buf,
                                          MPI_Datatype* type, char* msg, size_t msg_len)
 {
