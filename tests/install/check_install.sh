@@ -42,4 +42,20 @@ cc -static -std=c99 "$src/consumer/main.c" $(pkg-config --static --cflags --libs
   -o "$prefix/pc-consumer-full-static" 2>"$prefix/full-static.log" ||
   { cat "$prefix/full-static.log"; fail "cc -static with pkg-config --static --libs"; }
 static_only "$prefix/pc-consumer-full-static"
+
+# stridemem_mpi.h is installed beside stridemem.h and, where MPI is installed,
+# works from there: compiled by mpicc with pkg-config's flags, run as one
+# process (as root too, where Open MPI needs to be told it may).
+[ -f "$prefix/include/stridemem_mpi.h" ] || fail "stridemem_mpi.h is not installed in include/"
+if command -v mpicc >/dev/null 2>&1; then
+  mpicc -std=c99 "$src/mpi_consumer.c" $(pkg-config --cflags --libs stridemem) -o "$prefix/mpi-consumer"
+  # Its own Open MPI session directory: launchers that start at once (ctest -j)
+  # race to create the shared default one in /tmp.
+  LD_LIBRARY_PATH="$libdir" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    OMPI_MCA_btl=self OMPI_MCA_orte_tmpdir_base="$prefix/ompi" "$prefix/mpi-consumer" ||
+    fail "the stridemem_mpi.h consumer did not run"
+  echo "install: stridemem_mpi.h consumer (mpicc, one process) OK"
+else
+  echo "install: no mpicc: the stridemem_mpi.h consumer is not built (the header is installed)"
+fi
 echo "install: shared and static consumers through find_package and pkg-config OK"
