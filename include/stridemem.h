@@ -678,7 +678,8 @@ SM_API sm_status sm_empty_shared(const int64_t* shape, int32_t ndim, sm_dtype dt
 /* PyTorch's Tensor.share_memory_(): moves t's CPU storage into shared memory
  * in place, one copy; every view of it, in any handle, then reads and writes
  * the shared pages. A no-op for a storage already shared and for a CUDA
- * storage the caching allocator owns (CUDA IPC shares it as it is).
+ * storage the caching allocator owns (CUDA IPC shares it as it is; an
+ * empty one has no device memory to share: SM_ERR_UNSUPPORTED).
  * Refused, changing nothing: a tensor carved from a stack of views
  * (SM_ERR_UNSUPPORTED: create the stack with sm_stack_create_shared), memory
  * the library does not own (from_blob, DLPack imports: their producer would
@@ -690,7 +691,7 @@ SM_API sm_status sm_empty_shared(const int64_t* shape, int32_t ndim, sm_dtype dt
  * the storage while it moves is a data race, as with freeing memory. */
 SM_API sm_status sm_share_memory(sm_tensor t);
 /* *out = 1 if t's storage can be exported as it is (shared CPU memory, a
- * CUDA caching-allocator block, an imported storage), else 0. */
+ * non-empty CUDA caching-allocator block, an imported storage), else 0. */
 SM_API sm_status sm_is_shared(sm_tensor t, int* out);
 /* Exports s: fills *desc and, for SM_SHARE_MEMFD, writes a new fd
  * (close-on-exec) that the caller owns and closes once it has been sent

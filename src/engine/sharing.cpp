@@ -168,7 +168,8 @@ TensorPtr empty_shared(const int64_t* shape, int ndim, DType dtype) {
 
 bool is_shared(const Storage& s) {
   if (s.share_origin()) return true;
-  return s.device().type == SM_DEVICE_CUDA && s.owns_bytes();
+  // An empty CUDA storage has no device allocation, so no IPC handle.
+  return s.device().type == SM_DEVICE_CUDA && s.owns_bytes() && s.nbytes() > 0;
 }
 
 void share_memory(const TensorPtr& t) {
@@ -180,6 +181,9 @@ void share_memory(const TensorPtr& t) {
   switch (s->device().type) {
     case SM_DEVICE_CUDA:
       if (is_shared(*s)) return;  // CUDA IPC shares the caching allocator's blocks as they are
+      if (s->owns_bytes() && s->nbytes() == 0)
+        fail(SM_ERR_UNSUPPORTED,
+             "t's CUDA storage is empty: there is no device memory to share (send its shape)");
       fail(SM_ERR_UNSUPPORTED,
            "t's CUDA memory was not allocated by stridemem (from_blob, DLPack), so it cannot be "
            "exported through CUDA IPC: sm_clone it first");
