@@ -181,7 +181,8 @@ pub fn recv_share(sock: &UnixStream) -> io::Result<(ShareDescriptor, Option<Owne
         return Err(io::Error::other("more than 4 fds arrived with the descriptor; refused"));
     }
     if fds.len() > 1 {
-        return Err(io::Error::other(format!("{} fds arrived with the descriptor, expected at most 1; all closed", fds.len())));
+        let n = fds.len();
+        return Err(io::Error::other(format!("{n} fds arrived with the descriptor, expected at most 1; all closed")));
     }
     if got == 0 {
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the socket closed before a descriptor arrived"));

@@ -237,7 +237,9 @@ impl fmt::Debug for ShareDescriptor {
 
 /// Runs an export call and takes what it wrote: the descriptor and, for a
 /// memfd, the new fd (close-on-exec) that is now ours to close.
-fn export_with(call: impl FnOnce(*mut sys::sm_share_desc, *mut c_int) -> sys::sm_status) -> Result<(ShareDescriptor, Option<OwnedFd>)> {
+fn export_with(
+    call: impl FnOnce(*mut sys::sm_share_desc, *mut c_int) -> sys::sm_status,
+) -> Result<(ShareDescriptor, Option<OwnedFd>)> {
     let mut desc = ZERO_DESC;
     let mut fd: c_int = -1;
     check(call(&mut desc, &mut fd))?;

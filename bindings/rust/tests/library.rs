@@ -282,7 +282,8 @@ fn share_descriptor_mirrors_the_header_field_by_field() {
     for (name, value) in [("SM_SHARE_MEMFD", sys::SM_SHARE_MEMFD), ("SM_SHARE_CUDA_IPC", sys::SM_SHARE_CUDA_IPC)] {
         let bare = strip_c_comments(&header);
         let line = bare.lines().find(|l| l.trim_start().starts_with(&format!("{name} ="))).unwrap();
-        let v: i32 = line.split('=').nth(1).unwrap().trim().trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap();
+        let text = line.split('=').nth(1).unwrap().trim();
+        let v: i32 = text.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap();
         assert_eq!(v, value, "{name}");
     }
 }

@@ -42,9 +42,12 @@ fn count_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
-/// Memory mappings of this process.
+/// Mappings of the library's shared memory in this process (its memfds are
+/// named "stridemem"). Not every mapping: Rust's allocator maps and unmaps
+/// memory of its own while a test runs, which says nothing about imports.
 fn count_maps() -> usize {
-    std::fs::read_to_string("/proc/self/maps").unwrap().lines().count()
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines().filter(|l| l.contains("memfd:stridemem")).count()
 }
 
 fn is_cloexec(fd: &OwnedFd) -> bool {
@@ -132,7 +135,9 @@ fn an_import_in_the_same_process_sees_the_same_pages() {
     let _g = serial();
     let mut t = Tensor::empty_shared(&[4, 6], DType::I32).unwrap();
     let (desc, fd) = export(&t);
+    let maps = count_maps();
     let imported = import(&desc, &fd).unwrap();
+    assert_eq!(count_maps(), maps + 1, "an import is one more mapping of the memfd");
     assert!(imported.is_shared().unwrap(), "an import exports again as it is");
     assert_eq!(imported.nbytes().unwrap(), 4 * 6 * 4);
     assert_eq!(imported.device().unwrap(), Device::Cpu);
@@ -498,7 +503,8 @@ fn a_child_process_receives_the_fd_over_a_unix_socket() {
         let whole = Storage::import(&desc, Some(fd.as_fd())).unwrap();
         assert_eq!(whole.nbytes().unwrap(), 1 << 16, "the whole stack buffer");
         let mut batch = Tensor::from_storage(&whole, &[4, 8], &[8, 1], offset.parse().unwrap(), DType::F32).unwrap();
-        batch.copy_from(&Tensor::arange(100.0, 1.0, 32, DType::F32, Device::Cpu).unwrap().view(&[4, 8]).unwrap()).unwrap();
+        let values = Tensor::arange(100.0, 1.0, 32, DType::F32, Device::Cpu).unwrap();
+        batch.copy_from(&values.view(&[4, 8]).unwrap()).unwrap();
         return;
     }
     let _g = serial();
