@@ -302,10 +302,16 @@ Base.pointer(A::StridedTensor) = _host_ptr(A)
 Base.unsafe_convert(::Type{Ptr{T}}, A::StridedTensor{T}) where {T} = _host_ptr(A)
 
 # Two tensors may alias when they share a storage: the id is the storage's
-# base address (element 0 of the storage), current after a share_memory! (a
-# released tensor keeps its last address: it aliases nothing any more).
+# base address (element 0 of the storage), current after a share_memory!. A
+# released or popped tensor has no address to re-read and keeps its last one
+# (it aliases nothing any more); dataids must not throw for it.
 function Base.dataids(A::StridedTensor{T}) where {T}
-    p = (@atomic A.handle) == C_NULL ? (@atomic A.ptr) : _current_ptr(A)
+    p = try
+        _current_ptr(A)
+    catch e
+        e isa StrideMemError || rethrow()
+        @atomic A.ptr
+    end
     return (UInt(p) - UInt(A.offset) * UInt(sizeof(T)),)
 end
 
