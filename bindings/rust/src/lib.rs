@@ -9,6 +9,10 @@
 //!   ([`SnapshotSummary`]), [`tag`] / [`TagGuard`], [`record_memory_history`],
 //!   [`set_oom_observer`] ([`OomInfo`]), [`Storage::id`]; [`json`]: the small
 //!   JSON reader behind the summary.
+//! * Sharing with other processes (Linux): [`Tensor::empty_shared`],
+//!   [`Tensor::share_memory`], [`Tensor::export_shared`], [`Storage::export`],
+//!   [`Storage::import`], [`Stack::new_shared`]; the descriptor that travels
+//!   with the fd is a [`ShareDescriptor`].
 //! * [`DlpackTensor`]: DLPack interop; [`Tensor::to_dlpack_with`] exports
 //!   as [`DlpackExport`] says (copy modes, the consumer's device).
 //! * Std traits: `Display` for [`Tensor`] (values, NumPy-style), element
@@ -36,6 +40,8 @@ mod error;
 mod format;
 mod memory;
 mod shape;
+#[cfg(unix)]
+mod share;
 mod snapshot;
 mod stack;
 mod tensor;
@@ -55,6 +61,8 @@ pub use snapshot::{
     TagUsage, memory_snapshot, memory_snapshot_summary,
 };
 pub use shape::IntoShape;
+#[cfg(unix)]
+pub use share::{ShareDescriptor, ShareKind};
 pub use stack::{Mark, Stack};
 pub use tensor::{MAX_DIMS, Op, Storage, Tensor};
 

@@ -8,7 +8,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result, Status, check};
 use crate::shape::IntoShape;
 use crate::sys;
-use crate::tensor::Tensor;
+use crate::tensor::{Storage, Tensor};
 
 /// A position in a [`Stack`] to return to with [`Stack::pop_to`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -65,6 +65,49 @@ impl Stack {
         NonNull::new(out)
             .map(|raw| Stack { raw })
             .ok_or_else(|| Error::new(Status::Internal, "sm_stack_create returned NULL"))
+    }
+
+    /// A CPU stack whose buffer is shared memory (`sm_stack_create_shared`):
+    /// another process imports [`storage`](Stack::storage)'s export (or any
+    /// pushed tensor's [`Tensor::export_shared`], which exports the whole
+    /// buffer) and rebuilds the pushed tensors from their offsets with
+    /// [`Tensor::from_storage`], so workers fill regions this process pushed.
+    /// Marks and pops stay per process: a region popped here and pushed again
+    /// is reused under the other process's views, so order that yourself.
+    ///
+    /// ```
+    /// use stridemem::{DType, Stack, Storage, Tensor};
+    ///
+    /// let stack = Stack::new_shared(1 << 16)?;
+    /// let batch = stack.push(&[4, 8], DType::F32)?;
+    /// let (desc, fd) = stack.storage()?.export()?;
+    /// // ... another process imports desc + fd and fills the batch in place:
+    /// let there = Storage::import(&desc, fd.as_ref().map(std::os::fd::AsFd::as_fd))?;
+    /// let mut view = Tensor::from_storage(&there, batch.shape(), batch.strides(),
+    ///                                     batch.storage_offset(), DType::F32)?;
+    /// view.fill(1.5)?;
+    /// assert_eq!(batch.to_vec::<f32>()?, vec![1.5; 32]);
+    /// # Ok::<(), stridemem::Error>(())
+    /// ```
+    pub fn new_shared(capacity_bytes: i64) -> Result<Stack> {
+        crate::ensure_compatible()?;
+        let mut out: sys::sm_stack = ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { sys::sm_stack_create_shared(capacity_bytes, &mut out) })?;
+        NonNull::new(out)
+            .map(|raw| Stack { raw })
+            .ok_or_else(|| Error::new(Status::Internal, "sm_stack_create_shared returned NULL"))
+    }
+
+    /// A new owner of the stack's whole buffer (`sm_stack_storage`), to
+    /// export or to view with [`Tensor::from_storage`]. Its size is the
+    /// stack's capacity; pushed tensors sit at their
+    /// [`storage_offset`](Tensor::storage_offset)s in it.
+    pub fn storage(&self) -> Result<Storage> {
+        let mut out: sys::sm_storage = ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { sys::sm_stack_storage(self.as_raw(), &mut out) })?;
+        Storage::from_owned(out, "sm_stack_storage")
     }
 
     /// The raw handle, still owned by `self`.

@@ -178,6 +178,60 @@ pub const SM_SMALL_BLOCK_MAX: i64 = 1024 * 1024;
 pub const SM_STACK_ALIGNMENT: i64 = 256;
 
 // ---------------------------------------------------------------------------
+// Processes: storages shared with other processes (Linux)
+// ---------------------------------------------------------------------------
+
+/// `"SMSH"` in memory on little-endian machines: the first field of every
+/// descriptor.
+pub const SM_SHARE_MAGIC: u32 = 0x48534d53;
+/// Layout of `sm_share_desc`; bumped if it ever changes.
+pub const SM_SHARE_FORMAT: u16 = 1;
+/// `sizeof(sm_share_desc)`: part of the ABI, no padding.
+pub const SM_SHARE_DESC_SIZE: usize = 144;
+
+pub type sm_share_kind = i32;
+/// CPU: a memfd; the fd travels with the descriptor.
+pub const SM_SHARE_MEMFD: sm_share_kind = 1;
+/// CUDA: the segment's `cudaIpcMemHandle_t` is in the descriptor; no fd (-1).
+pub const SM_SHARE_CUDA_IPC: sm_share_kind = 2;
+
+/// `sm_share_desc`: written by `sm_storage_export`, read by
+/// `sm_storage_import`. Plain bytes with no padding (a layout test checks
+/// every offset against the header), so it can be sent as it is.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct sm_share_desc {
+    /// `SM_SHARE_MAGIC`.
+    pub magic: u32,
+    /// `SM_SHARE_FORMAT`.
+    pub format: u16,
+    /// `SM_SHARE_DESC_SIZE`.
+    pub struct_size: u16,
+    /// `SM_SHARE_*`.
+    pub kind: sm_share_kind,
+    /// The exporter's `SM_VERSION_NUMBER`.
+    pub library_version: u32,
+    /// Where the bytes live.
+    pub device: sm_device,
+    /// The storage's size.
+    pub nbytes: i64,
+    /// Where it starts in the shared object, in bytes.
+    pub offset: i64,
+    /// The shared object's size (memfd, CUDA segment).
+    pub object_bytes: i64,
+    /// memfd: its inode number (an fd of another object is refused).
+    pub object_id: u64,
+    /// memfd: its `st_dev`.
+    pub object_dev: u64,
+    /// For messages.
+    pub exporter_pid: i64,
+    /// `SM_SHARE_CUDA_IPC`: the segment's `cudaIpcMemHandle_t`.
+    pub cuda_ipc_handle: [u8; 64],
+    /// FNV-1a 64 over every byte before it.
+    pub checksum: u64,
+}
+
+// ---------------------------------------------------------------------------
 // DLPack (stridemem_dlpack.h, binary-identical to dlpack.h)
 // ---------------------------------------------------------------------------
 
@@ -490,6 +544,17 @@ unsafe extern "C" {
     pub fn sm_stack_pop_to(s: sm_stack, mark: i64) -> sm_status;
     pub fn sm_stack_used(s: sm_stack, used_bytes: *mut i64, capacity_bytes: *mut i64) -> sm_status;
     pub fn sm_stack_release(s: sm_stack) -> sm_status;
+    pub fn sm_stack_create_shared(capacity_bytes: i64, out: *mut sm_stack) -> sm_status;
+    pub fn sm_stack_storage(s: sm_stack, out: *mut sm_storage) -> sm_status;
+
+    // Processes: storages shared with other processes (Linux)
+    pub fn sm_empty_shared(shape: *const i64, ndim: i32, dtype: sm_dtype, out: *mut sm_tensor) -> sm_status;
+    pub fn sm_share_memory(t: sm_tensor) -> sm_status;
+    pub fn sm_is_shared(t: sm_tensor, out: *mut c_int) -> sm_status;
+    pub fn sm_storage_export(s: sm_storage, desc: *mut sm_share_desc, fd: *mut c_int) -> sm_status;
+    pub fn sm_tensor_export(t: sm_tensor, desc: *mut sm_share_desc, fd: *mut c_int) -> sm_status;
+    pub fn sm_storage_import(desc: *const sm_share_desc, fd: c_int, out: *mut sm_storage) -> sm_status;
+    pub fn sm_storage_is_shared(s: sm_storage, out: *mut c_int) -> sm_status;
 
     // Streams and devices
     pub fn sm_set_stream(device: sm_device, cuda_stream: *mut c_void) -> sm_status;
@@ -544,5 +609,20 @@ mod layout_tests {
         assert_eq!(offset_of!(sm_oom_info, largest_free_block), 48);
         assert_eq!(offset_of!(sm_oom_info, report), 56);
         assert_eq!(align_of::<sm_oom_info>(), 8);
+        // sm_share_desc: the header's comment fixes the size (no padding);
+        // tests/library.rs also derives every offset from the header's text.
+        assert_eq!(size_of::<sm_share_desc>(), SM_SHARE_DESC_SIZE);
+        assert_eq!(size_of::<sm_share_desc>(), 144);
+        assert_eq!(offset_of!(sm_share_desc, format), 4);
+        assert_eq!(offset_of!(sm_share_desc, struct_size), 6);
+        assert_eq!(offset_of!(sm_share_desc, kind), 8);
+        assert_eq!(offset_of!(sm_share_desc, library_version), 12);
+        assert_eq!(offset_of!(sm_share_desc, device), 16);
+        assert_eq!(offset_of!(sm_share_desc, nbytes), 24);
+        assert_eq!(offset_of!(sm_share_desc, object_dev), 56);
+        assert_eq!(offset_of!(sm_share_desc, exporter_pid), 64);
+        assert_eq!(offset_of!(sm_share_desc, cuda_ipc_handle), 72);
+        assert_eq!(offset_of!(sm_share_desc, checksum), 136);
+        assert_eq!(align_of::<sm_share_desc>(), 8);
     }
 }

@@ -123,7 +123,7 @@ unsafe impl Send for Tensor {}
 unsafe impl Sync for Tensor {}
 
 /// Converts a slice length to the C `int32_t` count.
-fn count(len: usize, what: &str) -> Result<i32> {
+pub(crate) fn count(len: usize, what: &str) -> Result<i32> {
     i32::try_from(len).map_err(|_| Error::new(Status::InvalidArgument, format!("{what}: {len} entries is too many")))
 }
 
@@ -142,7 +142,7 @@ fn host_numel(shape: &[i64], call: &str) -> Result<usize> {
 }
 
 /// Runs a C call that writes one tensor handle and wraps it.
-fn make(call: impl FnOnce(*mut sys::sm_tensor) -> sys::sm_status) -> Result<Tensor> {
+pub(crate) fn make(call: impl FnOnce(*mut sys::sm_tensor) -> sys::sm_status) -> Result<Tensor> {
     let mut out: sys::sm_tensor = ptr::null_mut();
     check(call(&mut out))?;
     // SAFETY: on SM_OK the library wrote a handle we now own.
@@ -170,7 +170,7 @@ fn wrap_all(raws: Vec<sys::sm_tensor>) -> Result<Vec<Tensor>> {
 }
 
 /// The data pointer to pass for an optional slice (NULL when empty).
-fn opt_ptr<T>(s: &[T]) -> *const T {
+pub(crate) fn opt_ptr<T>(s: &[T]) -> *const T {
     if s.is_empty() { ptr::null() } else { s.as_ptr() }
 }
 
@@ -694,9 +694,7 @@ impl Tensor {
         let mut s: sys::sm_storage = ptr::null_mut();
         // SAFETY: valid out-pointer.
         check(unsafe { sys::sm_tensor_storage(self.as_raw(), &mut s) })?;
-        NonNull::new(s)
-            .map(|raw| Storage { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "sm_tensor_storage returned NULL"))
+        Storage::from_owned(s, "sm_tensor_storage")
     }
 
     // ------------------------------------------------------------------
@@ -1242,6 +1240,14 @@ unsafe impl Send for Storage {}
 unsafe impl Sync for Storage {}
 
 impl Storage {
+    /// Wraps a handle a C call (`call`, for the message) just wrote, which
+    /// the caller owns; NULL on success would be a library bug.
+    pub(crate) fn from_owned(raw: sys::sm_storage, call: &str) -> Result<Storage> {
+        NonNull::new(raw)
+            .map(|raw| Storage { raw })
+            .ok_or_else(|| Error::new(Status::Internal, format!("{call} returned NULL")))
+    }
+
     /// The raw handle, still owned by `self`.
     pub fn as_raw(&self) -> sys::sm_storage {
         self.raw.as_ptr()

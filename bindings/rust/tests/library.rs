@@ -190,3 +190,100 @@ fn sys_declarations_match_the_header_argument_counts() {
     }
     assert_eq!(rust.len(), c.len(), "sys.rs declares functions the header lacks");
 }
+
+/// The header without its `/* ... */` comments.
+fn strip_c_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("/*") {
+        out.push_str(&rest[..at]);
+        rest = rest[at..].find("*/").map_or("", |end| &rest[at + end + 2..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `(field, offset, size)` of `typedef struct name { ... } name;` in the
+/// header, laid out as a C compiler does on LP64 (each field at the next
+/// multiple of its alignment). Only the field types the header's plain-data
+/// structs use are known; any other type fails the test, so a header change
+/// cannot slip past it.
+fn c_struct_layout(header: &str, name: &str) -> Vec<(String, usize, usize)> {
+    let text = strip_c_comments(header);
+    let open = format!("typedef struct {name} {{");
+    let start = text.find(&open).unwrap_or_else(|| panic!("no `{open}` in stridemem.h")) + open.len();
+    let body = &text[start..start + text[start..].find('}').unwrap()];
+    let mut fields = Vec::new();
+    let mut offset = 0usize;
+    for decl in body.split(';').map(str::trim).filter(|d| !d.is_empty()) {
+        let decl = decl.split_whitespace().collect::<Vec<_>>().join(" ");
+        let (ty, mut field) = decl.rsplit_once(' ').unwrap();
+        let mut count = 1usize;
+        if let Some(open) = field.find('[') {
+            count = field[open + 1..field.len() - 1].parse().unwrap();
+            field = &field[..open];
+        }
+        // (size, alignment) of one element.
+        let (size, align) = match ty {
+            "uint8_t" | "int8_t" => (1, 1),
+            "uint16_t" | "int16_t" => (2, 2),
+            "uint32_t" | "int32_t" | "sm_share_kind" => (4, 4),
+            "uint64_t" | "int64_t" => (8, 8),
+            "sm_device" => (8, 4), // two int32_t
+            other => panic!("{name}.{field}: type {other} unknown to this test"),
+        };
+        offset = offset.div_ceil(align) * align;
+        fields.push((field.to_string(), offset, size * count));
+        offset += size * count;
+    }
+    fields
+}
+
+/// The header's `#define NAME value` (an integer, with or without a `u`
+/// suffix).
+fn c_define(header: &str, name: &str) -> u64 {
+    let line = header
+        .lines()
+        .find(|l| l.split_whitespace().take(2).eq(["#define", name]))
+        .unwrap_or_else(|| panic!("no #define {name}"));
+    let value = line.split_whitespace().nth(2).unwrap().trim_end_matches('u');
+    match value.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+        None => value.parse().unwrap(),
+    }
+}
+
+#[test]
+fn share_descriptor_mirrors_the_header_field_by_field() {
+    use std::mem::{offset_of, size_of};
+    let header = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../include/stridemem.h")).unwrap();
+    let c = c_struct_layout(&header, "sm_share_desc");
+    // The size of one field of sys::sm_share_desc, without naming its type.
+    fn size<F>(_: fn(&sys::sm_share_desc) -> &F) -> usize {
+        size_of::<F>()
+    }
+    macro_rules! fields {
+        ($($f:ident),*) => {
+            vec![$((stringify!($f).to_string(), offset_of!(sys::sm_share_desc, $f), size(|d| &d.$f))),*]
+        };
+    }
+    let rust = fields!(
+        magic, format, struct_size, kind, library_version, device, nbytes, offset, object_bytes, object_id,
+        object_dev, exporter_pid, cuda_ipc_handle, checksum
+    );
+    assert_eq!(rust, c, "sys::sm_share_desc (name, offset, size) vs stridemem.h");
+    let end = c.last().map(|(_, o, s)| o + s).unwrap();
+    assert_eq!(end, size_of::<sys::sm_share_desc>(), "no padding at the end either");
+    assert_eq!(c_define(&header, "SM_SHARE_DESC_SIZE"), size_of::<sys::sm_share_desc>() as u64);
+    assert_eq!(c_define(&header, "SM_SHARE_DESC_SIZE"), sys::SM_SHARE_DESC_SIZE as u64);
+    assert_eq!(c_define(&header, "SM_SHARE_MAGIC"), u64::from(sys::SM_SHARE_MAGIC));
+    assert_eq!(c_define(&header, "SM_SHARE_FORMAT"), u64::from(sys::SM_SHARE_FORMAT));
+    // The kinds are enumerators: `SM_SHARE_MEMFD = 1,`.
+    for (name, value) in [("SM_SHARE_MEMFD", sys::SM_SHARE_MEMFD), ("SM_SHARE_CUDA_IPC", sys::SM_SHARE_CUDA_IPC)] {
+        let bare = strip_c_comments(&header);
+        let line = bare.lines().find(|l| l.trim_start().starts_with(&format!("{name} ="))).unwrap();
+        let text = line.split('=').nth(1).unwrap().trim();
+        let v: i32 = text.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap();
+        assert_eq!(v, value, "{name}");
+    }
+}

@@ -43,6 +43,7 @@ include("storage.jl")
 include("json.jl")
 include("memory.jl")
 include("stack.jl")
+include("share.jl")
 include("interop.jl")
 
 # The version of the C API this package was written for. 0.x: the minor
@@ -76,6 +77,7 @@ export memory_stats, reset_peak_stats!, empty_cache!, memory_summary
 export memory_snapshot, memory_snapshot_json, with_tag, record_memory_history!
 export set_oom_observer!, OomInfo, storage_id
 export SMStack, push_tensor!, stack_mark, pop_to!, stack_used
+export ShareDescriptor, empty_shared, share_memory!, is_shared, export_shared, import_shared
 export set_stream!, get_stream, record_stream, set_num_threads!, num_threads
 export to_dlpack, to_dlpack_ex, from_dlpack, library_version
 

@@ -115,6 +115,45 @@ const sm_oom_info = SMOomInfo
 # void (*)(const sm_oom_info* info, void* user_data), made with @cfunction
 const sm_oom_observer = Ptr{Cvoid}
 
+const sm_share_kind = Int32
+
+"""
+    ShareDescriptor
+
+The C `sm_share_desc`: what `sm_storage_export` writes and `sm_storage_import`
+reads, 144 plain bytes (`SM_SHARE_DESC_SIZE`, no padding; the same field order,
+sizes and offsets as the header, which `tools/check_julia_ccalls.py` compares
+and `test/share.jl` asserts). Send it to the other process with the fd
+(`StrideMem.export_shared`, `StrideMem.import_shared`). Treat it as opaque:
+the import checks it (magic, format, checksum, versions, the fd's identity);
+the fields are there for messages and logs.
+"""
+struct ShareDescriptor
+    magic::UInt32             # SM_SHARE_MAGIC
+    # The C field `format`. Named otherwise because tools/check_julia_ccalls.py
+    # skips a field whose name starts with a block keyword (`for`, `if`, ...)
+    # and would then see one field fewer than the header.
+    share_format::UInt16      # SM_SHARE_FORMAT
+    struct_size::UInt16       # SM_SHARE_DESC_SIZE
+    kind::sm_share_kind       # SM_SHARE_MEMFD or SM_SHARE_CUDA_IPC
+    library_version::UInt32   # the exporter's SM_VERSION_NUMBER
+    device::SMDevice          # where the bytes live
+    nbytes::Int64             # the storage's size
+    offset::Int64             # where it starts in the shared object, in bytes
+    object_bytes::Int64       # the shared object's size (memfd, CUDA segment)
+    object_id::UInt64         # memfd: its inode number
+    object_dev::UInt64        # memfd: its st_dev
+    exporter_pid::Int64       # for messages
+    cuda_ipc_handle::NTuple{64,UInt8}  # SM_SHARE_CUDA_IPC: the segment's cudaIpcMemHandle_t
+    checksum::UInt64          # FNV-1a 64 over every byte before it
+end
+const sm_share_desc = ShareDescriptor
+
+# All zeros: what an export overwrites (a descriptor the import refuses).
+ShareDescriptor() = ShareDescriptor(UInt32(0), UInt16(0), UInt16(0), sm_share_kind(0), UInt32(0),
+                                    SMDevice(0, 0), 0, 0, 0, UInt64(0), UInt64(0), 0,
+                                    ntuple(_ -> 0x00, 64), UInt64(0))
+
 # ---------------------------------------------------------------------------
 # Constants (values checked against the header by the checker)
 # ---------------------------------------------------------------------------
@@ -185,6 +224,12 @@ const SM_DLPACK_NO_COPY = UInt32(8)
 const SM_ALLOC_ROUND = 512
 const SM_SMALL_BLOCK_MAX = 1024 * 1024
 const SM_STACK_ALIGNMENT = 256
+
+const SM_SHARE_MAGIC = UInt32(0x48534d53)  # "SMSH" in memory on little-endian machines
+const SM_SHARE_FORMAT = 1
+const SM_SHARE_DESC_SIZE = 144
+const SM_SHARE_MEMFD = sm_share_kind(1)     # CPU: a memfd; the fd travels with the descriptor
+const SM_SHARE_CUDA_IPC = sm_share_kind(2)  # CUDA: the IPC handle is in the descriptor; no fd
 
 # ---------------------------------------------------------------------------
 # Errors and version
@@ -452,6 +497,34 @@ sm_stack_used(s, used_bytes, capacity_bytes) =
                                         capacity_bytes::Ref{Int64})::sm_status
 sm_stack_release(s) =
     @ccall libstridemem().sm_stack_release(s::sm_stack)::sm_status
+sm_stack_create_shared(capacity_bytes, out) =
+    @ccall libstridemem().sm_stack_create_shared(capacity_bytes::Int64,
+                                                 out::Ref{sm_stack})::sm_status
+sm_stack_storage(s, out) =
+    @ccall libstridemem().sm_stack_storage(s::sm_stack, out::Ref{sm_storage})::sm_status
+
+# ---------------------------------------------------------------------------
+# Processes: storages shared with other processes (Linux)
+# ---------------------------------------------------------------------------
+
+sm_empty_shared(shape, ndim, dtype, out) =
+    @ccall libstridemem().sm_empty_shared(shape::Ptr{Int64}, ndim::Int32, dtype::sm_dtype,
+                                          out::Ref{sm_tensor})::sm_status
+sm_share_memory(t) =
+    @ccall libstridemem().sm_share_memory(t::sm_tensor)::sm_status
+sm_is_shared(t, out) =
+    @ccall libstridemem().sm_is_shared(t::sm_tensor, out::Ref{Cint})::sm_status
+sm_storage_export(s, desc, fd) =
+    @ccall libstridemem().sm_storage_export(s::sm_storage, desc::Ref{sm_share_desc},
+                                            fd::Ref{Cint})::sm_status
+sm_tensor_export(t, desc, fd) =
+    @ccall libstridemem().sm_tensor_export(t::sm_tensor, desc::Ref{sm_share_desc},
+                                           fd::Ref{Cint})::sm_status
+sm_storage_import(desc, fd, out) =
+    @ccall libstridemem().sm_storage_import(desc::Ref{sm_share_desc}, fd::Cint,
+                                            out::Ref{sm_storage})::sm_status
+sm_storage_is_shared(s, out) =
+    @ccall libstridemem().sm_storage_is_shared(s::sm_storage, out::Ref{Cint})::sm_status
 
 # ---------------------------------------------------------------------------
 # Streams, devices, threads
@@ -506,6 +579,6 @@ for name in names(@__MODULE__; all = true)
         @eval export $name
     end
 end
-export libstridemem, SMDevice, MemoryStats, SMOomInfo
+export libstridemem, SMDevice, MemoryStats, SMOomInfo, ShareDescriptor
 
 end # module LibStrideMem

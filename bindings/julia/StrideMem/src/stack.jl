@@ -1,12 +1,21 @@
 # Stack of views: tensors carved LIFO out of one preallocated storage.
 
 """
-    SMStack(capacity_bytes; device = cpu())
+    SMStack(capacity_bytes; device = cpu(), shared = false)
 
 One preallocated buffer handing out tensors in O(1) ([`push_tensor!`](@ref)),
 freed LIFO with [`stack_mark`](@ref)/[`pop_to!`](@ref). A tensor still alive
 when its region is popped becomes invalid: any use of it (element access
 included) throws `StrideMemError` (`SM_ERR_INVALID_HANDLE`).
+
+`shared = true`: a CPU stack whose buffer is shared memory
+(`sm_stack_create_shared`). Another process imports the export of
+[`storage(s)`](@ref) (or of any pushed tensor, which exports the whole
+buffer) and rebuilds the pushed tensors from their `storage_offset`, size
+and strides with [`tensor_from_storage`](@ref), so workers fill regions this
+process pushed. Marks and pops stay per process: a region popped here and
+pushed again is reused under the other process's views, so order that
+yourself. A shared stack on another device throws `SM_ERR_DEVICE`.
 """
 mutable struct SMStack
     @atomic handle::sm_stack
@@ -19,9 +28,15 @@ end
 
 const _NULL_STACK = sm_stack(C_NULL)
 
-function SMStack(capacity_bytes::Integer; device::SMDevice = cpu())
+function SMStack(capacity_bytes::Integer; device::SMDevice = cpu(), shared::Bool = false)
     out = Ref{sm_stack}(C_NULL)
-    check(sm_stack_create(device, Int64(capacity_bytes), out))
+    if shared
+        device == cpu() ||
+            throw(StrideMemError(SM_ERR_DEVICE, "a shared stack lives in CPU memory, not on $(device)"))
+        check(sm_stack_create_shared(Int64(capacity_bytes), out))
+    else
+        check(sm_stack_create(device, Int64(capacity_bytes), out))
+    end
     return SMStack(out[], device)
 end
 
@@ -103,4 +118,17 @@ function stack_used(s::SMStack)
     c = Ref{Int64}(0)
     check(sm_stack_used(s, u, c))
     return (used = Int(u[]), capacity = Int(c[]))
+end
+
+"""
+    storage(s::SMStack) -> SMStorage
+
+A new owner of the stack's whole buffer (`sm_stack_storage`): its size is the
+capacity, and pushed tensors sit at their `storage_offset`s in it. Export it
+([`export_shared`](@ref)) or view it ([`tensor_from_storage`](@ref)).
+"""
+function storage(s::SMStack)
+    out = Ref{sm_storage}(C_NULL)
+    check(sm_stack_storage(s, out))
+    return SMStorage(out[])
 end

@@ -27,7 +27,8 @@ mutable struct StridedTensor{T,N} <: AbstractArray{T,N}
     @atomic handle::sm_tensor
     dims::NTuple{N,Int}      # Julia order (C shape reversed)
     strides::NTuple{N,Int}   # Julia order, elements, any sign
-    ptr::Ptr{T}              # address of A[1, ..., 1] (C element [0, ..., 0])
+    @atomic ptr::Ptr{T}      # address of A[1, ..., 1] (C element [0, ..., 0]), as of `moves`
+    @atomic moves::Int       # _STORAGE_MOVES when ptr was read (see share_memory!)
     offset::Int              # storage offset in elements (C order-free)
     device::SMDevice
     readonly::Bool
@@ -35,14 +36,23 @@ mutable struct StridedTensor{T,N} <: AbstractArray{T,N}
     parent::Any              # the Julia object this one was made from
 
     function StridedTensor{T,N}(h::sm_tensor, dims::NTuple{N,Int}, strides::NTuple{N,Int},
-                                ptr::Ptr{T}, offset::Int, device::SMDevice, readonly::Bool,
-                                checked::Bool, parent) where {T,N}
-        A = new{T,N}(h, dims, strides, ptr, offset, device, readonly, checked, parent)
+                                ptr::Ptr{T}, moves::Int, offset::Int, device::SMDevice,
+                                readonly::Bool, checked::Bool, parent) where {T,N}
+        A = new{T,N}(h, dims, strides, ptr, moves, offset, device, readonly, checked, parent)
         return finalizer(_finalize_tensor, A)
     end
 end
 
 const _NULL_TENSOR = sm_tensor(C_NULL)
+
+# A tensor caches the host address of its first element, for element access
+# without a C call. Only one thing moves a live storage's bytes: share_memory!
+# (sm_share_memory), which moves them for every view of the storage, in any
+# handle, and frees the old ones. Each move bumps this count; a tensor whose
+# `moves` differs re-reads its address (sm_data_ptr) once before the next
+# access, so no view reads freed memory. One atomic load per access when
+# nothing moved.
+const _STORAGE_MOVES = Threads.Atomic{Int}(0)
 
 # ---------------------------------------------------------------------------
 # Roots of Julia memory wrapped zero-copy (see `wrap`): the library calls the
@@ -167,6 +177,7 @@ end
 # rethrown, so no handle leaks.
 function _tensor(h::sm_tensor, parent; checked::Bool = false)
     h == C_NULL && throw(StrideMemError(SM_ERR_INTERNAL, "the library returned a NULL handle"))
+    moves = _STORAGE_MOVES[]  # before the address is read: a move after it is seen later
     meta = try
         _read_meta(h)
     catch
@@ -174,15 +185,15 @@ function _tensor(h::sm_tensor, parent; checked::Bool = false)
         rethrow()
     end
     T, n, shape, strides, p, off, dev, ro = meta
-    return _new_tensor(T, Val(n), h, shape, strides, p, off, dev, ro, checked, parent)
+    return _new_tensor(T, Val(n), h, shape, strides, p, moves, off, dev, ro, checked, parent)
 end
 
-function _new_tensor(::Type{T}, ::Val{N}, h, shape, strides, p, off, dev, ro, checked,
+function _new_tensor(::Type{T}, ::Val{N}, h, shape, strides, p, moves, off, dev, ro, checked,
                      parent) where {T,N}
     dims = ntuple(k -> Int(shape[N+1-k]), Val(N))
     jstrides = ntuple(k -> Int(strides[N+1-k]), Val(N))
-    return StridedTensor{T,N}(h, dims, jstrides, convert(Ptr{T}, p), off, dev, ro, checked,
-                              parent)
+    return StridedTensor{T,N}(h, dims, jstrides, convert(Ptr{T}, p), moves, off, dev, ro,
+                              checked, parent)
 end
 
 # Runs f(out) (a C call writing a new handle to out) and wraps the result as
@@ -229,13 +240,31 @@ Base.IndexStyle(::Type{<:StridedTensor}) = IndexCartesian()
     return nothing
 end
 
+# A's address as of the last storage move (see _STORAGE_MOVES). The address
+# is stored before the count, and read after it, so a reader that sees the new
+# count sees the new address.
+@inline function _current_ptr(A::StridedTensor)
+    m = _STORAGE_MOVES[]
+    (@atomic A.moves) == m && return @atomic A.ptr
+    return _reread_ptr!(A, m)
+end
+
+@noinline function _reread_ptr!(A::StridedTensor{T}, m::Int) where {T}
+    p = Ref{Ptr{Cvoid}}(C_NULL)
+    check(sm_data_ptr(A, p))
+    q = convert(Ptr{T}, p[])
+    @atomic A.ptr = q
+    @atomic A.moves = m
+    return q
+end
+
 # The host address of A[1, ..., 1], after checking that A is alive, on the
 # host and (for stack tensors) not popped.
 @inline function _host_ptr(A::StridedTensor)
     (@atomic A.handle) == C_NULL && _released_error("this StridedTensor")
     is_host(A.device) || _not_host_error(A)
     A.checked && _revalidate(A)
-    return A.ptr
+    return _current_ptr(A)
 end
 
 @inline function _linear_offset(strides::NTuple{N,Int}, I::NTuple{N,Int}) where {N}
@@ -273,9 +302,18 @@ Base.pointer(A::StridedTensor) = _host_ptr(A)
 Base.unsafe_convert(::Type{Ptr{T}}, A::StridedTensor{T}) where {T} = _host_ptr(A)
 
 # Two tensors may alias when they share a storage: the id is the storage's
-# base address (element 0 of the storage).
-Base.dataids(A::StridedTensor{T}) where {T} =
-    (UInt(A.ptr) - UInt(A.offset) * UInt(sizeof(T)),)
+# base address (element 0 of the storage), current after a share_memory!. A
+# released or popped tensor has no address to re-read and keeps its last one
+# (it aliases nothing any more); dataids must not throw for it.
+function Base.dataids(A::StridedTensor{T}) where {T}
+    p = try
+        _current_ptr(A)
+    catch e
+        e isa StrideMemError || rethrow()
+        @atomic A.ptr
+    end
+    return (UInt(p) - UInt(A.offset) * UInt(sizeof(T)),)
+end
 
 function Base.show(io::IO, A::StridedTensor)
     if isreleased(A)

@@ -60,6 +60,9 @@ end
     @testset "stack of views" begin
         include("stack.jl")
     end
+    @testset "sharing with other processes" begin
+        include("share.jl")
+    end
     @testset "dlpack" begin
         include("dlpack.jl")
     end
