@@ -242,7 +242,8 @@ fn send(dir: &std::path::Path) -> Result<ExitStatus, BoxError> {
     let path = dir.join("socket");
     let listener = UnixListener::bind(&path)?;
     let t = Tensor::arange(0.0, 1.0, ROWS * COLS, DType::F32, Device::Cpu)?.view(&[ROWS, COLS])?;
-    t.share_memory()?; // into a memfd, once; every view follows
+    // SAFETY: no other thread uses t's storage, and no address of it was taken.
+    unsafe { t.share_memory()? }; // into a memfd, once; every view follows
     let mut child = Command::new(std::env::current_exe()?).arg("--receive").arg(&path).spawn()?;
     let sock = accept_from(&listener, &mut child)?;
     let (desc, fd) = t.export_shared()?;

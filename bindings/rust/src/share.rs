@@ -276,10 +276,16 @@ impl Tensor {
     ///
     /// The bytes move: an address taken before ([`data_ptr`](Tensor::data_ptr),
     /// [`Storage::data_ptr`]) points to freed memory afterwards, so share
-    /// first, then hand addresses out. As with popping a stack region, no
-    /// other thread may be inside a call on a view of this storage while it
-    /// moves (the library documents that as a data race).
-    pub fn share_memory(&self) -> Result<()> {
+    /// first, then hand addresses out.
+    ///
+    /// # Safety
+    ///
+    /// No other thread may be inside a call on any view of this storage
+    /// while it moves (tensors are `Sync`, so safe code could otherwise read
+    /// the freed block from another thread: the library documents that as a
+    /// data race, as freeing memory another thread reads), and no address
+    /// taken from the storage before the call may be used after it.
+    pub unsafe fn share_memory(&self) -> Result<()> {
         // SAFETY: a live handle.
         check(unsafe { sys::sm_share_memory(self.as_raw()) })
     }

@@ -188,7 +188,7 @@ fn share_memory_moves_the_storage_and_every_view_follows() {
     // Not shared yet: an export is refused and says what to do.
     assert_refused(t.storage().unwrap().export(), Status::Unsupported, "sm_share_memory");
     assert_refused(t.export_shared(), Status::Unsupported, "sm_share_memory");
-    row.share_memory().unwrap();
+    unsafe { row.share_memory() }.unwrap();
     for v in [&t, &tt, &row] {
         assert!(v.is_shared().unwrap(), "every view follows the move");
     }
@@ -196,7 +196,7 @@ fn share_memory_moves_the_storage_and_every_view_follows() {
     assert_eq!(tt.to_vec::<f32>().unwrap(), before, "one copy, the same values");
     // Twice: PyTorch's no-op.
     let moved = t.data_ptr().unwrap();
-    tt.share_memory().unwrap();
+    unsafe { tt.share_memory() }.unwrap();
     assert_eq!(t.data_ptr().unwrap(), moved);
     // Writes through any old view land in the pages another mapping sees.
     let (desc, fd) = export(&t);
@@ -213,12 +213,12 @@ fn share_memory_refuses_what_it_cannot_move_and_changes_nothing() {
     // A stack tensor: the stack owns its buffer.
     let stack = Stack::new(Device::Cpu, 4096).unwrap();
     let pushed = stack.push(&[4], DType::F32).unwrap();
-    assert_refused(pushed.share_memory(), Status::Unsupported, "sm_stack_create_shared");
+    assert_refused(unsafe { pushed.share_memory() }, Status::Unsupported, "sm_stack_create_shared");
     assert!(!pushed.is_shared().unwrap());
     // Memory the library does not own (a Rust Vec, zero copy).
     let wrapped = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
     let at = wrapped.data_ptr().unwrap();
-    assert_refused(wrapped.share_memory(), Status::Unsupported, "sm_empty_shared");
+    assert_refused(unsafe { wrapped.share_memory() }, Status::Unsupported, "sm_empty_shared");
     assert_eq!(wrapped.data_ptr().unwrap(), at);
     assert_eq!(wrapped.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
     assert!(!wrapped.is_shared().unwrap());
@@ -226,11 +226,11 @@ fn share_memory_refuses_what_it_cannot_move_and_changes_nothing() {
     let t = Tensor::arange(0.0, 1.0, 4, DType::F32, Device::Cpu).unwrap();
     let old = t.data_ptr().unwrap();
     let exported = t.to_dlpack(true).unwrap();
-    assert_refused(t.share_memory(), Status::Unsupported, "DLPack");
+    assert_refused(unsafe { t.share_memory() }, Status::Unsupported, "DLPack");
     assert_eq!(t.data_ptr().unwrap(), old);
     assert!(!t.is_shared().unwrap());
     drop(exported);
-    t.share_memory().unwrap();
+    unsafe { t.share_memory() }.unwrap();
     assert!(t.is_shared().unwrap());
     assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0, 1.0, 2.0, 3.0]);
 }
@@ -388,7 +388,7 @@ fn cuda_descriptors_need_a_gpu_and_another_process() {
         let g = Tensor::arange(0.0, 1.0, 1000, DType::F32, Device::Cuda(0)).unwrap();
         assert!(g.is_shared().unwrap());
         let before = g.data_ptr().unwrap();
-        g.share_memory().unwrap();
+        unsafe { g.share_memory() }.unwrap();
         assert_eq!(g.data_ptr().unwrap(), before, "a no-op on CUDA");
         let (desc, fd) = g.export_shared().unwrap();
         assert!(fd.is_none());
