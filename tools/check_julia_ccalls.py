@@ -693,7 +693,8 @@ class JuliaPackage:
             for fl in body.split("\n"):
                 for piece in fl.split(";"):
                     piece = piece.strip()
-                    if re.match(r"(function|if|for|while|let|begin|\w+\s*\(.*\)\s*=)", piece):
+                    # Whole keywords only: a field named `format` or `iffy` is a field.
+                    if re.match(r"(?:function|if|for|while|let|begin)\b|\w+\s*\(.*\)\s*=", piece):
                         continue
                     fm = re.fullmatch(r"(" + IDENT + r")\s*::\s*(.+)", piece)
                     if fm:

@@ -130,10 +130,7 @@ the fields are there for messages and logs.
 """
 struct ShareDescriptor
     magic::UInt32             # SM_SHARE_MAGIC
-    # The C field `format`. Named otherwise because tools/check_julia_ccalls.py
-    # skips a field whose name starts with a block keyword (`for`, `if`, ...)
-    # and would then see one field fewer than the header.
-    share_format::UInt16      # SM_SHARE_FORMAT
+    format::UInt16            # SM_SHARE_FORMAT
     struct_size::UInt16       # SM_SHARE_DESC_SIZE
     kind::sm_share_kind       # SM_SHARE_MEMFD or SM_SHARE_CUDA_IPC
     library_version::UInt32   # the exporter's SM_VERSION_NUMBER

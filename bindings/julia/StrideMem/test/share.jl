@@ -59,7 +59,7 @@ end
     desc, fd = export_shared(A)
     @test reinterpret(Cint, fd) >= 0
     @test desc.magic == LibStrideMem.SM_SHARE_MAGIC
-    @test desc.share_format == LibStrideMem.SM_SHARE_FORMAT
+    @test desc.format == LibStrideMem.SM_SHARE_FORMAT
     @test desc.struct_size == 144
     @test desc.kind == LibStrideMem.SM_SHARE_MEMFD
     @test desc.device == StrideMem.cpu()
