@@ -856,19 +856,51 @@ static inline sm_status sm_mpi_impl_prepare(const char* fn, sm_tensor t, sm_mpi_
     return SM_OK;
 }
 
+/* The four one-message helpers below in one place: build the view's type,
+ * post the operation, free the type (MPI completes pending operations on a
+ * freed type), report an MPI failure under the helper's name. */
+typedef enum {
+    SM_MPI_IMPL_SEND,
+    SM_MPI_IMPL_RECV,
+    SM_MPI_IMPL_ISEND,
+    SM_MPI_IMPL_IRECV
+} sm_mpi_impl_op;
+
+static inline sm_status sm_mpi_impl_post(sm_mpi_impl_op op, sm_tensor t, int peer, int tag,
+                                         MPI_Comm comm, MPI_Status* status, MPI_Request* request,
+                                         char* msg, size_t msg_len)
+{
+    static const char* const fns[4] = {"sm_mpi_send", "sm_mpi_recv", "sm_mpi_isend",
+                                       "sm_mpi_irecv"};
+    static const char* const calls[4] = {"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv"};
+    const int receives = op == SM_MPI_IMPL_RECV || op == SM_MPI_IMPL_IRECV;
+    void* buf = NULL;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    sm_status st;
+    if ((op == SM_MPI_IMPL_ISEND || op == SM_MPI_IMPL_IRECV) && request == NULL) {
+        sm_mpi_impl_say(msg, msg_len, "%s: request is NULL", fns[op]);
+        return SM_ERR_INVALID_ARGUMENT;
+    }
+    st = sm_mpi_impl_prepare(fns[op], t, receives ? SM_MPI_RECV : SM_MPI_SEND, &buf, &type, msg,
+                             msg_len);
+    if (st != SM_OK) return st;
+    switch (op) {
+        case SM_MPI_IMPL_SEND: rc = MPI_Send(buf, 1, type, peer, tag, comm); break;
+        case SM_MPI_IMPL_RECV: rc = MPI_Recv(buf, 1, type, peer, tag, comm, status); break;
+        case SM_MPI_IMPL_ISEND: rc = MPI_Isend(buf, 1, type, peer, tag, comm, request); break;
+        case SM_MPI_IMPL_IRECV: rc = MPI_Irecv(buf, 1, type, peer, tag, comm, request); break;
+    }
+    MPI_Type_free(&type);
+    if (rc != MPI_SUCCESS) return sm_mpi_impl_mpi_failed(fns[op], calls[op], rc, msg, msg_len);
+    return SM_OK;
+}
+
 /* MPI_Send of the view (count 1 of its datatype, freed before returning). */
 static inline sm_status sm_mpi_send(sm_tensor t, int dest, int tag, MPI_Comm comm, char* msg,
                                     size_t msg_len)
 {
-    void* buf = NULL;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    int rc;
-    sm_status st = sm_mpi_impl_prepare("sm_mpi_send", t, SM_MPI_SEND, &buf, &type, msg, msg_len);
-    if (st != SM_OK) return st;
-    rc = MPI_Send(buf, 1, type, dest, tag, comm);
-    MPI_Type_free(&type);
-    if (rc != MPI_SUCCESS) return sm_mpi_impl_mpi_failed("sm_mpi_send", "MPI_Send", rc, msg, msg_len);
-    return SM_OK;
+    return sm_mpi_impl_post(SM_MPI_IMPL_SEND, t, dest, tag, comm, NULL, NULL, msg, msg_len);
 }
 
 /* MPI_Recv into the view, in place. The message must hold as many elements
@@ -877,15 +909,7 @@ static inline sm_status sm_mpi_send(sm_tensor t, int dest, int tag, MPI_Comm com
 static inline sm_status sm_mpi_recv(sm_tensor t, int source, int tag, MPI_Comm comm,
                                     MPI_Status* status, char* msg, size_t msg_len)
 {
-    void* buf = NULL;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    int rc;
-    sm_status st = sm_mpi_impl_prepare("sm_mpi_recv", t, SM_MPI_RECV, &buf, &type, msg, msg_len);
-    if (st != SM_OK) return st;
-    rc = MPI_Recv(buf, 1, type, source, tag, comm, status);
-    MPI_Type_free(&type);
-    if (rc != MPI_SUCCESS) return sm_mpi_impl_mpi_failed("sm_mpi_recv", "MPI_Recv", rc, msg, msg_len);
-    return SM_OK;
+    return sm_mpi_impl_post(SM_MPI_IMPL_RECV, t, source, tag, comm, status, NULL, msg, msg_len);
 }
 
 /* MPI_Isend of the view. The type is freed at once (MPI finishes the send
@@ -894,20 +918,7 @@ static inline sm_status sm_mpi_recv(sm_tensor t, int source, int tag, MPI_Comm c
 static inline sm_status sm_mpi_isend(sm_tensor t, int dest, int tag, MPI_Comm comm,
                                      MPI_Request* request, char* msg, size_t msg_len)
 {
-    void* buf = NULL;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    int rc;
-    sm_status st;
-    if (request == NULL) {
-        sm_mpi_impl_say(msg, msg_len, "sm_mpi_isend: request is NULL");
-        return SM_ERR_INVALID_ARGUMENT;
-    }
-    st = sm_mpi_impl_prepare("sm_mpi_isend", t, SM_MPI_SEND, &buf, &type, msg, msg_len);
-    if (st != SM_OK) return st;
-    rc = MPI_Isend(buf, 1, type, dest, tag, comm, request);
-    MPI_Type_free(&type);
-    if (rc != MPI_SUCCESS) return sm_mpi_impl_mpi_failed("sm_mpi_isend", "MPI_Isend", rc, msg, msg_len);
-    return SM_OK;
+    return sm_mpi_impl_post(SM_MPI_IMPL_ISEND, t, dest, tag, comm, NULL, request, msg, msg_len);
 }
 
 /* MPI_Irecv into the view, in place; as sm_mpi_isend, t must stay alive
@@ -916,20 +927,8 @@ static inline sm_status sm_mpi_isend(sm_tensor t, int dest, int tag, MPI_Comm co
 static inline sm_status sm_mpi_irecv(sm_tensor t, int source, int tag, MPI_Comm comm,
                                      MPI_Request* request, char* msg, size_t msg_len)
 {
-    void* buf = NULL;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    int rc;
-    sm_status st;
-    if (request == NULL) {
-        sm_mpi_impl_say(msg, msg_len, "sm_mpi_irecv: request is NULL");
-        return SM_ERR_INVALID_ARGUMENT;
-    }
-    st = sm_mpi_impl_prepare("sm_mpi_irecv", t, SM_MPI_RECV, &buf, &type, msg, msg_len);
-    if (st != SM_OK) return st;
-    rc = MPI_Irecv(buf, 1, type, source, tag, comm, request);
-    MPI_Type_free(&type);
-    if (rc != MPI_SUCCESS) return sm_mpi_impl_mpi_failed("sm_mpi_irecv", "MPI_Irecv", rc, msg, msg_len);
-    return SM_OK;
+    return sm_mpi_impl_post(SM_MPI_IMPL_IRECV, t, source, tag, comm, NULL, request, msg,
+                            msg_len);
 }
 
 #ifdef __cplusplus

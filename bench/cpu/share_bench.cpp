@@ -14,8 +14,7 @@
 // (the one copy share_memory_ makes).
 //
 //   bench_share_bench [--mib N] [--iters K]     (defaults: 1024 MiB, 200)
-#include <sys/socket.h>
-#include <sys/uio.h>
+#include <sys/socket.h>  // socketpair
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "scm_rights.h"  // tests/helpers: the fd passing the sharing tests use
 #include "stridemem.h"
 
 namespace {
@@ -69,35 +69,9 @@ struct Answer {  // worker -> parent
   int64_t checksum;         // sum of the bytes read (proves they are the parent's)
 };
 
-bool send_offer(int sock, const Offer& o, int fd) {
-  iovec iov{const_cast<Offer*>(&o), sizeof o};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  return sendmsg(sock, &msg, 0) == static_cast<ssize_t>(sizeof o);
-}
-
+bool send_offer(int sock, const Offer& o, int fd) { return sm_send_with_fd(sock, &o, sizeof o, fd); }
 bool recv_offer(int sock, Offer* o, int* fd) {
-  iovec iov{o, sizeof *o};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != static_cast<ssize_t>(sizeof *o)) return false;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_type != SCM_RIGHTS) return false;
-  std::memcpy(fd, CMSG_DATA(c), sizeof *fd);
-  return true;
+  return sm_recv_with_fd(sock, o, sizeof *o, fd) && *fd >= 0;
 }
 
 int worker(int sock, int64_t nbytes) {

@@ -8,9 +8,8 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
+#include <sys/socket.h>  // socketpair
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <sstream>
 
 #include "api_test_util.hpp"
+#include "scm_rights.h"
 #include "stridemem_dlpack.h"
 #include "test_cuda_util.hpp"
 
@@ -68,37 +68,10 @@ struct Resources {
 // ---- the descriptor and its fd over a Unix socket (the OS's fd passing) ----
 
 bool send_share(int sock, const sm_share_desc& d, int fd) {
-  iovec iov{const_cast<sm_share_desc*>(&d), sizeof d};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  return sendmsg(sock, &msg, 0) == static_cast<ssize_t>(sizeof d);
+  return sm_send_with_fd(sock, &d, sizeof d, fd) == 1;
 }
-
 bool recv_share(int sock, sm_share_desc* d, int* fd) {
-  iovec iov{d, sizeof *d};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != static_cast<ssize_t>(sizeof *d)) return false;
-  *fd = -1;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      std::memcpy(fd, CMSG_DATA(c), sizeof *fd);
-  return true;
+  return sm_recv_with_fd(sock, d, sizeof *d, fd) == 1;
 }
 
 // Runs child(sock) in a forked process (exit status: its return value) and
