@@ -1870,6 +1870,60 @@ def section_bad_input():
 # main
 # ---------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------
+# another process: a shared tensor through multiprocessing (CUDA: CUDA IPC)
+# ---------------------------------------------------------------------------
+
+def _double_in_child(q_in, q_out):
+    """A spawned child: doubles the view it receives, in place, and reports
+    what it saw (the receiving side of CUDA IPC on a GPU, of a memfd on the
+    CPU)."""
+    t = q_in.get()
+    before = t.numpy().tolist()
+    t.mul_(2.0)
+    sm.synchronize(t.device)
+    q_out.put((str(t.device), t.shape, t.strides, before))
+    t.close()
+
+
+def section_processes():
+    import multiprocessing as mp
+    ref = np.arange(6 * 8, dtype=np.float32).reshape(6, 8)
+    t = sm.from_numpy(ref, device=DEV)
+    t.share_memory_()  # the CPU: moved into shared memory; CUDA: a no-op
+    check(t.is_shared(), "share_memory_ makes %s memory shareable" % DEV)
+    if IS_CUDA:
+        with t.storage() as st:
+            desc, fd = st.export()
+        check(fd == -1 and len(desc) == sm.SHARE_DESC_SIZE,
+              "a CUDA export is a descriptor without an fd (CUDA IPC)")
+        raises("importing this process's own CUDA export", sm.UnsupportedError,
+               lambda: sm.Storage.from_shared(desc, -1), mentions=("this process",))
+    v = t[1::2, ::-3]  # strided, a negative stride, an offset
+    ctx = mp.get_context("spawn")
+    q_in, q_out = ctx.Queue(), ctx.Queue()
+    p = ctx.Process(target=_double_in_child, args=(q_in, q_out))
+    p.start()
+    try:
+        q_in.put(v)
+        dev, shape, strides, before = q_out.get(timeout=120)
+    except Exception as e:
+        check(False, "a view of a shared %s tensor through a multiprocessing queue" % DEV, repr(e))
+        p.kill()
+        p.join(30)
+        t.close()
+        return
+    p.join(60)
+    check(p.exitcode == 0, "the spawned child exits cleanly", "exit code %s" % p.exitcode)
+    check(dev == DEV and shape == v.shape and strides == v.strides,
+          "the child got the same view on %s" % DEV, "%s %s %s" % (dev, shape, strides))
+    check(before == ref[1::2, ::-3].tolist(), "the child read the parent's values")
+    want = ref.copy()
+    want[1::2, ::-3] *= 2
+    check_values("the child's in-place write shows in the parent", t, want)
+    t.close()
+
+
 SECTIONS = [
     ("memory", section_memory),
     ("creation", section_creation),
@@ -1882,6 +1936,7 @@ SECTIONS = [
     ("index_select", section_index_select),
     ("repr", section_repr),
     ("pickle", section_pickle),
+    ("processes", section_processes),
     ("interfaces", section_interfaces),
     ("streams", section_streams),
     ("stack", section_stack),
