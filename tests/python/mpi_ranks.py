@@ -202,6 +202,9 @@ def keep_alive():
     t = sm.full((5, 4), -1.0, dtype="float64")
     col = t[:, 3]
     addr = col.data_ptr
+    # A storage handle (not a tensor: the counts below are tensor handles)
+    # keeps the bytes readable after Wait, when mpi4py lets the buffer go.
+    witness = t.storage()
     req = COMM.Irecv(smpi.message(col, recv=True), source=(RANK - 1) % SIZE)
     col.close()
     t.close()
@@ -214,6 +217,7 @@ def keep_alive():
     R.check(np.array_equal(got, np.arange(5.0) * ((RANK - 1) % SIZE + 1)),
             "the closed tensor's memory received the data")
     del req
+    witness.close()
     gc.collect()
     R.equal(sm.debug_live_handles()[0], n0, "handle released once the request is gone")
 

@@ -374,6 +374,9 @@ def keep_alive():
     t = sm.zeros((4, 6), dtype="float64")
     col = t[:, 2]
     addr = col.data_ptr
+    # A storage handle (not a tensor: the counts below are tensor handles)
+    # keeps the bytes readable after Wait, when mpi4py lets the buffer go.
+    witness = t.storage()
     msg = smpi.message(col, recv=True)
     dt = msg[2]
     req = COMM.Irecv(msg, source=0)
@@ -388,6 +391,7 @@ def keep_alive():
     got = np.frombuffer(ctypes.string_at(addr, 8 * 19), dtype=np.float64)[::6]
     R.check(np.array_equal(got, np.arange(4.0)), "the closed tensor's memory got the data")
     del req
+    witness.close()
     gc.collect()
     R.equal(sm.debug_live_handles()[0], n0, "handle released once the request is gone")
     R.check(dt == MPI.DATATYPE_NULL, "the message's datatype was freed with its buffer")
