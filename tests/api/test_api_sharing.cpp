@@ -78,14 +78,18 @@ bool recv_share(int sock, sm_share_desc* d, int* fd) {
   return sm_recv_with_fd(sock, d, sizeof *d, fd) == 1;
 }
 
-// Runs child(sock) in a forked process (exit status: its return value) and
-// parent(sock, pid) here; returns the child's exit status (-signal if
-// killed). The child never returns into the test framework.
+// Runs child(sock) in a forked process and parent(sock, pid) here; returns
+// child's return value, or -signal when the child was killed before it
+// could report. The child never returns into the test framework: it reports
+// its value through a pipe and ends with SIGKILL, so that no exit-time
+// machinery runs in a copy of this process (a leak checker, valgrind's or
+// LeakSanitizer's, would judge the parent's objects it inherited).
 int with_child(const std::function<int(int)>& child,
                const std::function<void(int, pid_t)>& parent) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    ADD_FAILURE() << "socketpair: " << std::strerror(errno);
+  int sv[2], report[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+      pipe2(report, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "socketpair/pipe: " << std::strerror(errno);
     return -1000;
   }
   std::fflush(nullptr);
@@ -96,6 +100,7 @@ int with_child(const std::function<int(int)>& child,
   }
   if (pid == 0) {
     close(sv[0]);
+    close(report[0]);
     int rc = 100;
     try {
       rc = child(sv[1]);
@@ -103,16 +108,23 @@ int with_child(const std::function<int(int)>& child,
       rc = 101;
     }
     std::fflush(nullptr);
-    _exit(rc);
+    if (write(report[1], &rc, sizeof rc) != static_cast<ssize_t>(sizeof rc)) _exit(102);
+    kill(getpid(), SIGKILL);
+    _exit(103);  // not reached
   }
   close(sv[1]);
+  close(report[1]);
   parent(sv[0], pid);
   close(sv[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  int rc = 0;
+  const ssize_t got = read(report[0], &rc, sizeof rc);
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof rc)) return rc;
   if (WIFSIGNALED(status)) return -WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return 1000 + WEXITSTATUS(status);  // ended without reporting
 }
 
 // A desc + fd exported from t's storage.
