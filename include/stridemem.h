@@ -633,7 +633,7 @@ SM_API sm_status sm_stack_storage(sm_stack s, sm_storage* out);
  * process, however many storages of it arrive, and closes it with the last.
  * The exporter keeps the storage alive while importers use it (its block
  * returns to the cache when it dies, and may hold other data next). Export
- * waits for the current stream, so work queued before it is visible to the
+ * synchronizes the device, so work queued before it is visible to the
  * importer; later writes are ordered by the caller (sm_synchronize).
  *
  * What stays per process: version counters (an in-place write in one process

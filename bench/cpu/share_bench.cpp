@@ -23,11 +23,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "scm_rights.h"  // tests/helpers: the fd passing the sharing tests use
+#include "process_util.h"  // tests/helpers: fd passing, /proc/self/status
 #include "stridemem.h"
 
 namespace {
@@ -36,15 +35,6 @@ int64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-int64_t status_kb(const char* field) {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const size_t len = std::strlen(field);
-  while (std::getline(f, line))
-    if (line.compare(0, len, field) == 0) return std::atoll(line.c_str() + len);
-  return -1;
 }
 
 void check(sm_status st, const char* what) {
@@ -80,7 +70,7 @@ int worker(int sock, int64_t nbytes) {
     int fd = -1;
     if (!recv_offer(sock, &o, &fd)) return 0;  // the parent is done
     Answer a{};
-    a.rss_before_kb = status_kb("VmRSS:");
+    a.rss_before_kb = sm_status_kb("VmRSS:");
     sm_storage s = nullptr;
     check(sm_storage_import(&o.desc, fd, &s), "sm_storage_import");
     close(fd);
@@ -88,7 +78,7 @@ int worker(int sock, int64_t nbytes) {
     const int64_t shape[1] = {nbytes};
     check(sm_tensor_from_storage(s, shape, nullptr, 1, 0, SM_UINT8, &v), "sm_tensor_from_storage");
     a.t_view = now_ns();
-    a.rss_after_kb = status_kb("VmRSS:");
+    a.rss_after_kb = sm_status_kb("VmRSS:");
     if (o.last) {
       void* p = nullptr;
       check(sm_data_ptr(v, &p), "sm_data_ptr");
@@ -96,8 +86,8 @@ int worker(int sock, int64_t nbytes) {
       int64_t sum = 0;
       for (int64_t i = 0; i < nbytes; i += 4096) sum += b[i];
       a.checksum = sum;
-      a.rss_touched_kb = status_kb("VmRSS:");
-      a.shmem_touched_kb = status_kb("RssShmem:");
+      a.rss_touched_kb = sm_status_kb("VmRSS:");
+      a.shmem_touched_kb = sm_status_kb("RssShmem:");
     }
     sm_tensor_release(v);
     sm_storage_release(s);

@@ -145,8 +145,6 @@ sm_share_desc blank_desc() {
 
 }  // namespace
 
-size_t open_ipc_segments() { return ipc_cache().open_count(); }
-
 // ---- the operations ------------------------------------------------------------------------
 
 StoragePtr new_shared_storage(int64_t nbytes) {

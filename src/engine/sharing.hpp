@@ -32,7 +32,4 @@ bool is_shared(const Storage& s);
 void export_storage(const StoragePtr& s, sm_share_desc* desc, int* fd);
 StoragePtr import_storage(const sm_share_desc& desc, int fd);
 
-// CUDA IPC segments this process holds open for imported storages (tests).
-size_t open_ipc_segments();
-
 }  // namespace sm

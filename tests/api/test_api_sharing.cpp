@@ -20,7 +20,7 @@
 #include <sstream>
 
 #include "api_test_util.hpp"
-#include "scm_rights.h"
+#include "process_util.h"
 #include "stridemem_dlpack.h"
 #include "test_cuda_util.hpp"
 
@@ -52,16 +52,6 @@ int count_maps() {
   while (std::getline(f, line))
     if (line.find("memfd:stridemem") != std::string::npos) ++n;
   return n;
-}
-
-// A field of /proc/self/status in kB ("VmRSS:", "RssShmem:").
-int64_t status_kb(const char* field) {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const size_t len = std::strlen(field);
-  while (std::getline(f, line))
-    if (line.compare(0, len, field) == 0) return std::atoll(line.c_str() + len);
-  return -1;
 }
 
 struct Resources {
@@ -497,16 +487,16 @@ TEST(Sharing, ImportCopiesNoPageUntilTouched) {
         sm_share_desc d;
         int fd = -1;
         if (!recv_share(sock, &d, &fd)) return 2;
-        const int64_t rss0 = status_kb("VmRSS:");
+        const int64_t rss0 = sm_status_kb("VmRSS:");
         sm_storage s = nullptr;
         if (sm_storage_import(&d, fd, &s) != SM_OK) return 3;
-        const int64_t rss1 = status_kb("VmRSS:");
+        const int64_t rss1 = sm_status_kb("VmRSS:");
         void* p = nullptr;
         sm_storage_data_ptr(s, &p);
         const volatile uint8_t* b = static_cast<const uint8_t*>(p);
         uint64_t sum = 0;
         for (int64_t i = 0; i < (mib << 20); i += 4096) sum += b[i];
-        const int64_t rss2 = status_kb("VmRSS:");
+        const int64_t rss2 = sm_status_kb("VmRSS:");
         const int64_t figures[4] = {rss0, rss1, rss2, static_cast<int64_t>(sum)};
         if (write(pipefd[1], figures, sizeof figures) != sizeof figures) return 4;
         return 0;
@@ -648,6 +638,24 @@ struct BadImport {
   const char* needle;  // in the message
 };
 
+// Two shared CPU storages of nbytes, exported, and an fd number that was
+// open a moment ago and is closed now: what the bad-fd cases pick from.
+struct TwoExports {
+  Tensor t, other;
+  Exported e, o;
+  int closed = -1;
+  explicit TwoExports(int64_t nbytes) {
+    const int64_t shape[1] = {nbytes};
+    EXPECT_EQ(sm_empty_shared(shape, 1, SM_UINT8, t.out()), SM_OK) << sm_last_error();
+    EXPECT_EQ(sm_empty_shared(shape, 1, SM_UINT8, other.out()), SM_OK) << sm_last_error();
+    export_tensor(t, &e);
+    export_tensor(other, &o);
+    closed = dup(e.fd);
+    EXPECT_GE(closed, 0);
+    close(closed);
+  }
+};
+
 void expect_refused(const sm_share_desc& d, int fd, const BadImport& b) {
   SCOPED_TRACE(b.what);
   const Resources before;
@@ -734,19 +742,12 @@ TEST(SharingBadInput, ForgedCorruptedAndForeignDescriptors) {
 }
 
 TEST(SharingBadInput, WrongClosedAndForeignFds) {
-  Tensor t, other;
-  const int64_t shape[1] = {256};
-  ASSERT_EQ(sm_empty_shared(shape, 1, SM_FLOAT32, t.out()), SM_OK);
-  ASSERT_EQ(sm_empty_shared(shape, 1, SM_FLOAT32, other.out()), SM_OK);
-  Exported e, o;
-  export_tensor(t, &e);
-  export_tensor(other, &o);
+  TwoExports x(1024);
+  const Exported& e = x.e;
   // Another storage's fd.
-  expect_refused(e.desc, o.fd, {"another object's fd", SM_ERR_INVALID_ARGUMENT, "another shared object"});
+  expect_refused(e.desc, x.o.fd, {"another object's fd", SM_ERR_INVALID_ARGUMENT, "another shared object"});
   // A closed fd and nonsense numbers.
-  const int closed = dup(e.fd);
-  ASSERT_GE(closed, 0);
-  close(closed);
+  const int closed = x.closed;
   expect_refused(e.desc, closed, {"a closed fd", SM_ERR_INVALID_ARGUMENT, "not an open file descriptor"});
   expect_refused(e.desc, -1, {"fd -1", SM_ERR_INVALID_ARGUMENT, "not a file descriptor"});
   expect_refused(e.desc, 1 << 28, {"a huge fd", SM_ERR_INVALID_ARGUMENT, "not an open file descriptor"});
@@ -803,16 +804,9 @@ TEST(SharingBadInput, CudaDescriptorsForDevicesThatAreNotThere) {
 // Every call either fails with one of the documented statuses or gives a
 // storage inside the real object; nothing is left mapped or open.
 TEST(SharingBadInput, MutatedDescriptorsFailCleanlyOrStayInBounds) {
-  Tensor t, other;
-  const int64_t shape[1] = {3000};
-  ASSERT_EQ(sm_empty_shared(shape, 1, SM_UINT8, t.out()), SM_OK);
-  ASSERT_EQ(sm_empty_shared(shape, 1, SM_UINT8, other.out()), SM_OK);
-  Exported e, o;
-  export_tensor(t, &e);
-  export_tensor(other, &o);
-  const int closed = dup(e.fd);
-  ASSERT_GE(closed, 0);
-  close(closed);
+  TwoExports x(3000);
+  const Exported &e = x.e, &o = x.o;
+  const int closed = x.closed;
   const Resources before;
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   auto next = [&rng] {

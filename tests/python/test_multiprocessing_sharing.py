@@ -93,9 +93,15 @@ def test_plain_pickle_copies():
     u = pickle.loads(pickle.dumps(t))
     u[...] = 5
     R.equal(np.array(t).tolist(), [0, 0, 0, 0], "plain pickle of a tensor is a copy")
+    t[...] = np.array([7, -1, 2, 3], dtype=np.int32)
     with t.storage() as s:
         s2 = pickle.loads(pickle.dumps(s))
-        R.check(s2.handle != s.handle and s2.nbytes == 16, "plain pickle of a storage is a copy")
+        R.check(s2.handle != s.handle and s2.nbytes == 16 and not s2.is_shared,
+                "plain pickle of a storage is a private copy")
+        with s2.tensor((4,), (1,), 0, "int32") as v:
+            R.equal(np.array(v).tolist(), [7, -1, 2, 3], "the copy holds the storage's bytes")
+            v[...] = 0
+        R.equal(np.array(t).tolist(), [7, -1, 2, 3], "writing the copy leaves the original")
         s2.close()
     with sm.Stack(1024) as st:
         try:

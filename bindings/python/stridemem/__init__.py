@@ -1208,12 +1208,9 @@ class Tensor(_Owner):
         return bool(v.value)
 
     def _export(self) -> Tuple[bytes, int]:
-        """(descriptor bytes, fd) of this tensor's shared storage (fd -1 for
-        CUDA; otherwise a new fd the caller closes)."""
-        desc = ctypes.create_string_buffer(SHARE_DESC_SIZE)
-        fd = c_int(-1)
-        _call("sm_tensor_export", self._h, desc, byref(fd))
-        return desc.raw, fd.value
+        """(descriptor bytes, fd) of this tensor's shared storage, stack
+        buffers included (Storage.export says the rest)."""
+        return _export_shared("sm_tensor_export", self._h)
 
     @property
     def storage_id(self) -> int:
@@ -2011,11 +2008,20 @@ def _decode_scalar(name: str, raw: bytes) -> Any:
     return complex(v[0], v[1]) if len(v) == 2 else v[0]
 
 
-def _unpickle_storage(fmt: int, device: str, data: bytes) -> "Storage":
-    """Rebuilds a pickled storage (Storage.__reduce__): a new storage on the
-    pickled device holding the bytes."""
-    with _closing(_unpickle_tensor(fmt, "uint8", (len(data),), (1,), 0, device, data)) as t:
+def _unpickle_storage(*tensor_args: Any) -> "Storage":
+    """Rebuilds a pickled storage (Storage.__reduce__): the storage of the
+    pickled uint8 tensor of all its bytes."""
+    with _closing(_unpickle_tensor(*tensor_args)) as t:
         return t.storage()
+
+
+def _export_shared(fn: str, handle: Any) -> Tuple[bytes, int]:
+    """sm_storage_export / sm_tensor_export: (the SHARE_DESC_SIZE descriptor
+    bytes, a new fd the caller closes; -1 for CUDA)."""
+    desc = ctypes.create_string_buffer(SHARE_DESC_SIZE)
+    fd = c_int(-1)
+    _call(fn, handle, desc, byref(fd))
+    return desc.raw, fd.value
 
 
 def _unpickle_tensor(fmt: int, dtype: str, shape: Sequence[int], strides: Sequence[int],
@@ -2291,17 +2297,8 @@ class Storage(_Owner):
         handle means nothing in another process, and unpickled here it would
         be a second owner of one reference). multiprocessing sends a shared
         storage by fd instead (stridemem.multiprocessing)."""
-        n = self.nbytes
-        with _closing(self.tensor((n,), (1,), 0, "uint8")) as raw:
-            host = raw
-            if raw.device != "cpu":
-                host = raw.to("cpu")
-            try:
-                data = ctypes.string_at(host.data_ptr, n) if n else b""
-            finally:
-                if host is not raw:
-                    host.close()
-        return (_unpickle_storage, (1, str(self.device), data))
+        with _closing(self.tensor((self.nbytes,), (1,), 0, "uint8")) as raw:
+            return (_unpickle_storage, raw.__reduce__()[1])
 
     @property
     def is_shared(self) -> bool:
@@ -2320,10 +2317,7 @@ class Storage(_Owner):
         socket.send_fds); Storage.from_shared opens them on the other side.
         UnsupportedError for CPU memory that is not shared
         (Tensor.share_memory_ first)."""
-        desc = ctypes.create_string_buffer(SHARE_DESC_SIZE)
-        fd = c_int(-1)
-        _call("sm_storage_export", self._h, desc, byref(fd))
-        return desc.raw, fd.value
+        return _export_shared("sm_storage_export", self._h)
 
     @classmethod
     def from_shared(cls, desc: bytes, fd: int = -1) -> "Storage":

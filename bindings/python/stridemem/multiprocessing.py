@@ -52,10 +52,6 @@ def _receive(desc, fd_handle):
             os.close(fd)  # the storage keeps its own duplicate
 
 
-def _rebuild_storage(desc, fd_handle):
-    return _receive(desc, fd_handle)
-
-
 def _rebuild_tensor(desc, fd_handle, shape, strides, storage_offset, dtype):
     storage = _receive(desc, fd_handle)
     with storage:
@@ -81,7 +77,7 @@ def _reduce_storage(s):
             "tensors, which pickle by value when they are not shared",
             "multiprocessing")
     desc, fd = s.export()
-    return (_rebuild_storage, (desc, _send_fd(fd) if fd >= 0 else None))
+    return (_receive, (desc, _send_fd(fd) if fd >= 0 else None))
 
 
 def register_reducers():
