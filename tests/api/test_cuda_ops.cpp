@@ -5,6 +5,8 @@
 // (64-bit index math). Skipped, with the reason, without a usable GPU.
 #include "test_cuda_util.hpp"
 
+#include <gtest/gtest-spi.h>
+
 #include <numeric>
 
 namespace smt {
@@ -18,6 +20,51 @@ std::string name_of(const char* what, const Shape& shape, sm_dtype dt) {
   std::string s = std::string(what) + " " + sm_dtype_name(dt) + " [";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+// The comparator the tests below rely on, checked here on two CPU tensors
+// (it needs no GPU): "bit for bit" must tell -0 from +0 in every floating
+// dtype and each complex part, and may excuse only NaN sign and payload.
+TEST(CudaTestHelpers, SameValuesComparesBitsExceptNanPayloads) {
+  const auto differ = [](const Tensor& a, const Tensor& b) {
+    EXPECT_NONFATAL_FAILURE(expect_same_values(a.get(), b.get(), "probe"),
+                            "differ in their bits");
+  };
+  const auto agree = [](const Tensor& a, const Tensor& b) {
+    expect_same_values(a.get(), b.get(), "probe");
+  };
+  // Complex values from their parts (re, im, re, im, ...).
+  const auto cplx = [](auto parts) {
+    const sm_dtype dt = sizeof(parts[0]) == 4 ? SM_COMPLEX64 : SM_COMPLEX128;
+    const int64_t n = static_cast<int64_t>(parts.size() / 2);
+    Tensor t;
+    EXPECT_EQ(sm_from_host(parts.data(), &n, 1, dt, cpu(), t.out()), SM_OK) << sm_last_error();
+    return t;
+  };
+  differ(make<float>({1.0f, -0.0f}, {2}), make<float>({1.0f, 0.0f}, {2}));
+  differ(make<double>({-0.0}, {1}), make<double>({0.0}, {1}));
+  differ(make<uint16_t>({0x8000}, {1}, SM_FLOAT16), make<uint16_t>({0x0000}, {1}, SM_FLOAT16));
+  differ(make<uint16_t>({0x8000}, {1}, SM_BFLOAT16), make<uint16_t>({0x0000}, {1}, SM_BFLOAT16));
+  differ(cplx(std::vector<float>{0.0f, -0.0f}), cplx(std::vector<float>{0.0f, 0.0f}));
+  differ(cplx(std::vector<double>{-0.0, 1.0}), cplx(std::vector<double>{0.0, 1.0}));
+  // An infinity is not a NaN (the largest non-NaN pattern of each width).
+  differ(make<uint16_t>({0x7C00}, {1}, SM_FLOAT16), make<uint16_t>({0x7C01}, {1}, SM_FLOAT16));
+  differ(make<uint16_t>({0x7F80}, {1}, SM_BFLOAT16), make<uint16_t>({0x7F81}, {1}, SM_BFLOAT16));
+  differ(make<float>({INFINITY}, {1}), make<float>({NAN}, {1}));
+  // A one-ulp difference is a difference.
+  differ(make<float>({1.0f}, {1}), make<float>({std::nextafter(1.0f, 2.0f)}, {1}));
+  // NaNs of any sign and payload match; so does a NaN part of a complex.
+  uint32_t qnan = 0x7FC00000u, neg_payload = 0xFFC00123u;
+  float f1, f2;
+  std::memcpy(&f1, &qnan, 4);
+  std::memcpy(&f2, &neg_payload, 4);
+  agree(make<float>({f1, -0.0f}, {2}), make<float>({f2, -0.0f}, {2}));
+  agree(make<uint16_t>({0x7E00, 0x8000}, {2}, SM_FLOAT16), make<uint16_t>({0xFC01, 0x8000}, {2}, SM_FLOAT16));
+  agree(make<uint16_t>({0x7FC0}, {1}, SM_BFLOAT16), make<uint16_t>({0xFF81}, {1}, SM_BFLOAT16));
+  agree(cplx(std::vector<double>{NAN, -0.0}), cplx(std::vector<double>{-NAN, -0.0}));
+  // Integers and bools stay byte for byte.
+  const Tensor i1 = make<int32_t>({1}, {1}), i2 = make<int32_t>({2}, {1});
+  EXPECT_NONFATAL_FAILURE(expect_same_values(i1.get(), i2.get(), "probe"), "bytes differ");
 }
 
 // contiguous() of every permutation: the tiled transpose, the vectorized

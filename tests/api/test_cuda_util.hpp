@@ -3,7 +3,8 @@
 // usable device it is reported as skipped, with the library's own reason.
 // The CUDA results are compared with the CPU backend's on the same inputs:
 // both compile the same element definitions (src/core/element_ops.hpp), so
-// results must match exactly (NaN payloads excepted, see expect_same_values).
+// results must match bit for bit (NaN sign and payload excepted, see
+// expect_same_values).
 #pragma once
 
 #include <dlfcn.h>
@@ -189,16 +190,55 @@ inline bool is_float_dtype(sm_dtype d) {
          d == SM_COMPLEX64 || d == SM_COMPLEX128;
 }
 
-// Results computed by arithmetic or conversion: integers and bools bit for
-// bit; floating values equal as numbers, any NaN matching any NaN (x86 and
-// NVIDIA GPUs make NaNs with different sign and payload bits).
-inline void expect_same_values(sm_tensor c, sm_tensor g, const std::string& what) {
-  if (is_float_dtype(dtype_of(c))) {
-    EXPECT_EQ(shape_of(c), shape_of(g)) << what;
-    expect_close(c, g, 0.0, what);
-  } else {
-    expect_same(c, g, what);
+// A floating element's bits (one part of a complex) is a NaN.
+inline bool is_nan_bits(const uint8_t* p, size_t width, sm_dtype dt) {
+  switch (width) {
+    case 2: {
+      uint16_t u;
+      std::memcpy(&u, p, 2);
+      if (dt == SM_BFLOAT16) return (u & 0x7F80u) == 0x7F80u && (u & 0x007Fu) != 0;
+      return (u & 0x7C00u) == 0x7C00u && (u & 0x03FFu) != 0;
+    }
+    case 4: {
+      uint32_t u;
+      std::memcpy(&u, p, 4);
+      return (u & 0x7FFFFFFFu) > 0x7F800000u;
+    }
+    default: {
+      uint64_t u;
+      std::memcpy(&u, p, 8);
+      return (u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
+    }
   }
+}
+
+// Results computed by arithmetic or conversion: equal bit for bit, the sign
+// of zero included. The one exception is the library's NaN rule: a NaN
+// result is a NaN on every backend, but its sign and payload bits are the
+// hardware's (x86 and NVIDIA GPUs make different ones), so a NaN matches any
+// NaN of the same element (each part of a complex on its own).
+inline void expect_same_values(sm_tensor c, sm_tensor g, const std::string& what) {
+  const sm_dtype dt = dtype_of(c);
+  if (!is_float_dtype(dt)) {
+    expect_same(c, g, what);
+    return;
+  }
+  EXPECT_EQ(shape_of(c), shape_of(g)) << what;
+  ASSERT_EQ(dt, dtype_of(g)) << what;
+  const std::vector<uint8_t> bc = read_bytes(c), bg = read_bytes(g);
+  ASSERT_EQ(bc.size(), bg.size()) << what;
+  const size_t width = (dt == SM_COMPLEX64 || dt == SM_COMPLEX128) ? sm_dtype_size(dt) / 2
+                                                                     : sm_dtype_size(dt);
+  size_t diffs = 0, first = 0;
+  for (size_t i = 0; i + width <= bc.size(); i += width) {
+    const uint8_t *a = bc.data() + i, *b = bg.data() + i;
+    if (std::memcmp(a, b, width) == 0) continue;
+    if (is_nan_bits(a, width, dt) && is_nan_bits(b, width, dt)) continue;
+    if (diffs++ == 0) first = i / width;
+  }
+  EXPECT_EQ(diffs, 0u) << what << ": " << diffs << " of " << bc.size() / width
+                       << " floating values differ in their bits (NaN payloads aside), first at "
+                       << (width == sm_dtype_size(dt) ? "element " : "part ") << first;
 }
 
 // The CUDA runtime, loaded at run time (these tests link only stridemem): to
