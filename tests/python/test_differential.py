@@ -49,7 +49,8 @@ paths (>= 1 MiB) are compared too.
 
 Environment: STRIDEMEM_DIFF_CHAINS (default 5000), STRIDEMEM_DIFF_SEED
 (first seed, default 1000), STRIDEMEM_TEST_DEVICE=cuda also runs every chain
-on the GPU (skipped, loudly, when no GPU is usable).
+on the GPU; without a usable GPU it says "no usable GPU: <why>" and exits 77
+(skipped, never 0; 1 if the CPU part failed).
 """
 
 import os
@@ -1776,7 +1777,12 @@ def main():
             run_chains(res, dev, first, count, dev)
             run_chains(res, dev, first + 100000, large, dev + " (large tensors)", large=True)
         else:
+            print("no usable GPU: %s" % why)
             res.skip("differential chains on %s" % dev, "no usable GPU (%s)" % why)
+            rc = res.finish()
+            # Asked for the GPU and did not get one: skipped, never a pass
+            # (77, as test_torch_differential.py and ctest's SKIP_RETURN_CODE).
+            return rc if rc else 77
     return res.finish()
 
 
