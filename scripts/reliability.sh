@@ -75,14 +75,20 @@ build() {  # build DIR [targets...]
     { tail -50 "$root/$dir/build.log"; return 1; }
 }
 
-# ctest_quiet DIR LOG [ctest args...]: the summary, and the output of failures.
+# ctest_quiet DIR LOG [ctest args...]: the summary, the skips (ctest's "100%
+# tests passed" counts them as passes: scripts/skip_report.py lists them and
+# the checks that tests skipped in part), and the output of failures.
 ctest_quiet() {
   local dir="$1" log="$2"
   shift 2
-  if ctest --test-dir "$dir" -j"$JOBS" --timeout 900 --output-on-failure "$@" >"$log" 2>&1; then
+  local junit="${log%.log}.junit.xml"
+  if ctest --test-dir "$dir" -j"$JOBS" --timeout 900 --output-on-failure --output-junit "$junit" \
+    "$@" >"$log" 2>&1; then
     grep -E 'tests passed|Total Test time' "$log"
+    python3 "$root/scripts/skip_report.py" "$junit" --label "$(basename "$dir")"
     return 0
   fi
+  python3 "$root/scripts/skip_report.py" "$junit" --label "$(basename "$dir")"
   # The output of each failed test (ctest prints it after the test's result line).
   awk '/\*\*\*(Failed|Exception|Timeout|Not Run)/ {show = 1; n = 0}
        /^ +Start +[0-9]+:|^ *[0-9]+\/[0-9]+ Test +#/ {if (!/\*\*\*/) show = 0}
