@@ -3,6 +3,8 @@
 // generation limit (sm_debug_age_handle_slot walks a slot there in a few
 // calls instead of 2^28 create/release cycles).
 #include <set>
+#include <string>
+#include <vector>
 
 #include "api_test_util.hpp"
 
@@ -12,38 +14,77 @@ namespace {
 
 const int64_t kShape4[1] = {4};
 
-// Every handle a slot hands out from its last generations on is new, and
-// every released one stays refused, by getters, writers and release alike.
+// White-box: a handle value is [kind:4][generation:28][slot index + 1:32]
+// (src/abi/handles.hpp). Decoding it is how a test sees which slot a handle
+// names, and so tells a retired slot from one that is merely in use.
+constexpr uint32_t kLastGeneration = (1u << 28) - 1;
+uint32_t slot_of(const void* h) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(h) & 0xFFFFFFFFu); }
+uint32_t generation_of(const void* h) {
+  return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(h) >> 32) & kLastGeneration);
+}
+
+// One slot driven to its generation limit and past it: each use issues its
+// next generation, up to the last; once that handle is released the slot is
+// retired. Nothing holds it then, so every check below sees retirement
+// itself: the hook refuses the slot as retired, every handle it issued stays
+// refused, and later handles come from other slots (up to a freshly made
+// one, which the table only makes when no freed slot is left to reuse).
 TEST(HandleGenerations, TensorSlotRetiresAtItsLimit) {
+  const int64_t kEmpty[1] = {0};  // no data: handles only
   sm_tensor first = nullptr;
-  SM_ASSERT_OK(sm_zeros(kShape4, 1, SM_FLOAT32, cpu(), &first));
+  SM_ASSERT_OK(sm_empty(kEmpty, 1, SM_FLOAT32, cpu(), &first));
+  const uint32_t slot = slot_of(first);
   SM_ASSERT_OK(sm_tensor_release(first));
-  SM_ASSERT_OK(sm_debug_age_handle_slot(first, 2));  // 2 reuses left, then retired
-  std::set<sm_tensor> issued{first};
-  Tensor keep;  // a live tensor a wrapped stale handle could hit
-  SM_ASSERT_OK(sm_zeros(kShape4, 1, SM_FLOAT32, cpu(), keep.out()));
-  issued.insert(keep.get());
-  for (int cycle = 0; cycle < 6; ++cycle) {
+  std::vector<sm_tensor> issued{first};
+  // Freed slots are reused oldest-first; aging makes this one the next
+  // reused, so it is aged before every use (to the generation it already has,
+  // after the first time) to keep the walk on it.
+  for (int64_t left = 2; left >= 0; --left) {
+    SM_ASSERT_OK(sm_debug_age_handle_slot(issued.back(), left));
     sm_tensor h = nullptr;
-    SM_ASSERT_OK(sm_zeros(kShape4, 1, SM_FLOAT32, cpu(), &h));
-    ASSERT_EQ(issued.count(h), 0u) << "cycle " << cycle << ": handle " << h << " was issued before";
-    issued.insert(h);
+    SM_ASSERT_OK(sm_empty(kEmpty, 1, SM_FLOAT32, cpu(), &h));
+    ASSERT_EQ(slot_of(h), slot) << "the aged slot was not the next one reused: " << h;
+    EXPECT_EQ(generation_of(h), kLastGeneration - static_cast<uint32_t>(left)) << h;
+    for (sm_tensor old : issued) EXPECT_NE(h, old) << "handle issued twice";
+    int32_t nd = -1;
+    SM_EXPECT_OK(sm_ndim(h, &nd));
+    EXPECT_EQ(nd, 1);
     SM_ASSERT_OK(sm_tensor_release(h));
-    for (sm_tensor old : issued) {
-      if (old == keep.get()) continue;
-      int64_t n = -1;
-      SM_EXPECT_STATUS(sm_numel(old, &n), SM_ERR_INVALID_HANDLE);
-      EXPECT_EQ(n, -1);
-      SM_EXPECT_STATUS(sm_inplace_scalar(old, SM_OP_FILL, 7.0, 0.0), SM_ERR_INVALID_HANDLE);
-      SM_EXPECT_STATUS(sm_tensor_release(old), SM_ERR_INVALID_HANDLE);
-    }
+    issued.push_back(h);
   }
-  // Nothing reached the live tensor.
-  float v[4] = {1, 1, 1, 1};
-  SM_ASSERT_OK(sm_copy_to_host(keep, v, sizeof v));
-  for (float x : v) EXPECT_EQ(x, 0.0f);
-  // The retired slot cannot be aged again: it is gone for good.
-  SM_EXPECT_STATUS(sm_debug_age_handle_slot(first, 0), SM_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(generation_of(issued.back()), kLastGeneration);
+
+  // Retired, not free (nothing is live there): the hook refuses it, saying so.
+  SM_EXPECT_STATUS(sm_debug_age_handle_slot(issued.back(), 0), SM_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sm_last_error()).find("retired"), std::string::npos) << sm_last_error();
+
+  // Every handle the slot issued is stale: getters, writers and release refuse it.
+  for (sm_tensor old : issued) {
+    int64_t n = -1;
+    SM_EXPECT_STATUS(sm_numel(old, &n), SM_ERR_INVALID_HANDLE);
+    EXPECT_EQ(n, -1);
+    SM_EXPECT_STATUS(sm_inplace_scalar(old, SM_OP_FILL, 7.0, 0.0), SM_ERR_INVALID_HANDLE);
+    SM_EXPECT_STATUS(sm_tensor_release(old), SM_ERR_INVALID_HANDLE);
+  }
+
+  // New handles, all held, use up every freed slot until one is made fresh
+  // (generation 1: a slot that was never released). A retired slot put back
+  // among the free ones would be handed out before that.
+  std::vector<Tensor> held;
+  bool fresh = false;
+  while (!fresh && held.size() < (size_t(1) << 20)) {
+    held.emplace_back();
+    SM_ASSERT_OK(sm_empty(kEmpty, 1, SM_FLOAT32, cpu(), held.back().out()));
+    const sm_tensor h = held.back().get();
+    ASSERT_NE(slot_of(h), slot) << "the retired slot was handed out again: " << h << " after "
+                                << held.size() - 1 << " other handles";
+    for (sm_tensor old : issued) ASSERT_NE(h, old) << "handle issued twice";
+    fresh = generation_of(h) == 1;
+  }
+  EXPECT_TRUE(fresh) << held.size() << " new handles, none from a fresh slot";
+  // Still retired with other slots coming and going.
+  held.clear();
+  SM_EXPECT_STATUS(sm_debug_age_handle_slot(issued.back(), 0), SM_ERR_INVALID_ARGUMENT);
 }
 
 // The storage case of the report: releasing a stale storage handle must not

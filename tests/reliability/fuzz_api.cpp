@@ -58,16 +58,30 @@
 // recording, with the modelled capacity and its newest event's totals equal
 // to the statistics. Each call's status is predicted exactly; a failure
 // changes nothing.
+// Op bytes 59, 178 and 229 (kWideOpBytes) select op WIDE, the dtypes a
+// dtype byte never decodes to (uint16, uint32, uint64, complex64,
+// complex128): creation every way, sm_to into them and on into any dtype,
+// sm_copy_into fresh (flipped) tensors both ways, typed re-views of storages
+// (a complex type aligns to its part), in-place scalar and tensor ops on
+// them. Statuses predicted exactly; elements checked against a model of the
+// conversion contract built here (convert_elem), as are in-place results
+// where the contract fixes them. The tensors join the pool, so the other ops
+// view, copy, write, export and re-import them as well.
 // Any failed check aborts, so libFuzzer keeps the input.
 //
 // Built two ways: with clang -fsanitize=fuzzer (STRIDEMEM_FUZZ=ON), and as
 // reliability_fuzz_replay (SM_FUZZ_STANDALONE) that runs corpus files, so the
 // seed corpus is a regression test in every build (ASan, valgrind, plain).
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../api/json_reader.hpp"
 #include "rel_util.hpp"
@@ -91,8 +105,9 @@ extern "C" const char* __asan_default_options() {
 #endif
 
 // Decoding a byte into a dtype picks among the 10 dtypes the corpus was
-// recorded with: dtypes appended later (issue 13: uint16..complex128) must
-// not change what an existing corpus input does.
+// recorded with, so that dtypes appended later (uint16..complex128) do not
+// change what an existing corpus input does; op WIDE (kWideOpBytes) is how
+// inputs reach those.
 constexpr int kCorpusDTypes = 10;
 
 namespace {
@@ -106,8 +121,15 @@ constexpr size_t kMaxTensors = 24;
 // Op bytes from here on select the ops added for the bug classes of 75f5c06,
 // 86a34a6 and f17a581 (generation walks, misaligned re-views, DLPack address
 // arithmetic, empty tensors with huge sizes, memory-stats struct sizes,
-// expanded indices); bytes below it decode as they always did.
+// expanded indices); bytes below it decode as they always did, but for
+// kWideOpBytes.
 constexpr uint8_t kFirstNewOp = 238;
+// Op bytes that select op WIDE (the dtypes in.dtype() never yields). All 256
+// byte values had a meaning, so these three are taken from `op % 17 == 8`, a
+// second range for op_write(false), which `op % 17 == 7` selects as well: no
+// op loses its only byte values, and no seed but seed-wide-* has any of them
+// where an op byte is read (so the others decode as they did without op WIDE).
+constexpr uint8_t kWideOpBytes[] = {59, 178, 229};
 
 // Lengths an expanded (stride-0) index of sm_index_select is given (op
 // EXPIDX). The library checks and gathers an index through its stride, so
@@ -353,6 +375,221 @@ bool mul_ok(i128 a, i128 b, i128* out) {
   *out = a * b;
   return *out <= INT64_MAX && *out >= INT64_MIN;
 }
+
+// ---- element values: the conversion contract, computed independently ------
+// (op WIDE checks the library's results against it). An element's exact
+// value: integers (bool, signed, unsigned) as __int128, real floats as a
+// double, complex numbers as two doubles; conversions as include/stridemem.h
+// states them (sm_to).
+struct Elem {
+  enum Kind { Int, Real, Cplx } kind = Int;
+  i128 i = 0;
+  double re = 0, im = 0;
+};
+Elem real_elem(double v) {
+  Elem e;
+  e.kind = Elem::Real;
+  e.re = v;
+  return e;
+}
+
+bool dt_integral(sm_dtype d) {  // bool included
+  return d == SM_BOOL || d == SM_UINT8 || d == SM_INT8 || d == SM_INT16 || d == SM_INT32 || d == SM_INT64 ||
+         d == SM_UINT16 || d == SM_UINT32 || d == SM_UINT64;
+}
+bool dt_unsigned(sm_dtype d) { return d == SM_UINT8 || d == SM_UINT16 || d == SM_UINT32 || d == SM_UINT64; }
+bool dt_complex(sm_dtype d) { return d == SM_COMPLEX64 || d == SM_COMPLEX128; }
+bool dt_floating(sm_dtype d) {
+  return d == SM_FLOAT16 || d == SM_BFLOAT16 || d == SM_FLOAT32 || d == SM_FLOAT64;
+}
+// The address alignment an element needs: its size; a complex type's, the
+// size of one part (complex128 needs 8).
+size_t dt_align(sm_dtype d) { return dt_complex(d) ? sm_dtype_size(d) / 2 : sm_dtype_size(d); }
+
+// A binary floating-point format: p significant bits, normal exponents emin..emax.
+struct FloatFormat {
+  int p, emin, emax;
+};
+constexpr FloatFormat kFmtF16{11, -14, 15}, kFmtBF16{8, -126, 127}, kFmtF32{24, -126, 127},
+    kFmtF64{53, -1022, 1023};
+FloatFormat format_of(sm_dtype d) {  // a complex type: its part's
+  switch (d) {
+    case SM_FLOAT16: return kFmtF16;
+    case SM_BFLOAT16: return kFmtBF16;
+    case SM_FLOAT32: case SM_COMPLEX64: return kFmtF32;
+    default: return kFmtF64;
+  }
+}
+double largest_finite(const FloatFormat& f) { return std::ldexp(2.0 - std::ldexp(1.0, 1 - f.p), f.emax); }
+
+// x rounded once to the nearest value of f (ties to even), subnormals kept,
+// past the largest finite value: infinity.
+double round_to(double x, const FloatFormat& f) {
+  if (std::isnan(x) || std::isinf(x) || x == 0 || f.p == 53) return x;
+  int e;
+  std::frexp(std::fabs(x), &e);  // |x| in [2^(e-1), 2^e)
+  const int q = std::max(e - 1, f.emin) - (f.p - 1);  // exponent of the last bit kept
+  const double k = std::nearbyint(std::ldexp(std::fabs(x), -q));  // exact scaling; ties to even
+  double r = std::ldexp(k, q);
+  if (r > largest_finite(f)) r = HUGE_VAL;
+  return std::copysign(r, x);
+}
+// An integer (|v| < 2^65) rounded once to f.
+double round_int_to(i128 v, const FloatFormat& f) {
+  if (v == 0) return 0.0;
+  using u128 = unsigned __int128;
+  u128 m = v < 0 ? u128(0) - static_cast<u128>(v) : static_cast<u128>(v);
+  int bits = 0;
+  for (u128 t = m; t; t >>= 1) ++bits;
+  double r;
+  if (bits <= f.p) {
+    r = static_cast<double>(static_cast<uint64_t>(m));
+  } else {
+    const int s = bits - f.p;
+    u128 kept = m >> s;
+    const u128 rem = m & ((u128(1) << s) - 1), half = u128(1) << (s - 1);
+    if (rem > half || (rem == half && (kept & 1))) ++kept;
+    r = std::ldexp(static_cast<double>(static_cast<uint64_t>(kept)), s);
+  }
+  if (r > largest_finite(f)) r = HUGE_VAL;
+  return v < 0 ? -r : r;
+}
+
+// v wrapped to d's bits (two's complement), as d's value.
+i128 wrap_to(i128 v, sm_dtype d) {
+  using u128 = unsigned __int128;
+  const int n = static_cast<int>(sm_dtype_size(d)) * 8;
+  const u128 u = static_cast<u128>(v) & ((u128(1) << n) - 1);
+  if (!dt_unsigned(d) && ((u >> (n - 1)) & 1)) return static_cast<i128>(u) - (i128(1) << n);
+  return static_cast<i128>(u);
+}
+// A float converted to integer dtype d: truncated toward zero, NaN 0; out of
+// range, int64 saturates and narrower types saturate to int64 and wrap;
+// uint64 takes [0, 2^64) as it is, wraps [-2^63, 0), saturates beyond.
+i128 float_to_int(double x, sm_dtype d) {
+  if (std::isnan(x)) return 0;
+  constexpr double k63 = 9223372036854775808.0, k64 = 18446744073709551616.0;
+  if (d == SM_UINT64) {
+    if (x >= k64) return static_cast<i128>(UINT64_MAX);
+    if (x >= k63) return static_cast<i128>(static_cast<uint64_t>(x));
+  }
+  i128 w;
+  if (x >= k63) w = INT64_MAX;
+  else if (x < -k63) w = INT64_MIN;
+  else w = static_cast<i128>(static_cast<int64_t>(x));
+  return wrap_to(w, d);
+}
+
+// v converted to dtype d.
+Elem convert_elem(const Elem& v, sm_dtype d) {
+  Elem r;
+  if (d == SM_BOOL) {
+    r.i = v.kind == Elem::Int ? v.i != 0 : (v.re != 0 || (v.kind == Elem::Cplx && v.im != 0));
+    return r;
+  }
+  if (dt_integral(d)) {
+    r.i = v.kind == Elem::Int ? wrap_to(v.i, d) : float_to_int(v.re, d);
+    return r;
+  }
+  const FloatFormat f = format_of(d);
+  r.kind = dt_complex(d) ? Elem::Cplx : Elem::Real;
+  r.re = v.kind == Elem::Int ? round_int_to(v.i, f) : round_to(v.re, f);
+  if (dt_complex(d) && v.kind == Elem::Cplx) r.im = round_to(v.im, f);
+  return r;
+}
+
+double half_value(uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : HUGE_VAL) : std::ldexp(m + 1024, e - 25);
+  return h & 0x8000 ? -v : v;
+}
+double bf16_value(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// The element of dtype d stored at p.
+Elem load_elem(sm_dtype d, const uint8_t* p) {
+  Elem e;
+  auto rd = [p](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  switch (d) {
+    case SM_BOOL: e.i = p[0] != 0; break;
+    case SM_UINT8: e.i = p[0]; break;
+    case SM_INT8: e.i = rd(int8_t()); break;
+    case SM_INT16: e.i = rd(int16_t()); break;
+    case SM_INT32: e.i = rd(int32_t()); break;
+    case SM_INT64: e.i = rd(int64_t()); break;
+    case SM_UINT16: e.i = rd(uint16_t()); break;
+    case SM_UINT32: e.i = rd(uint32_t()); break;
+    case SM_UINT64: e.i = rd(uint64_t()); break;
+    case SM_FLOAT16: e = real_elem(half_value(rd(uint16_t()))); break;
+    case SM_BFLOAT16: e = real_elem(bf16_value(rd(uint16_t()))); break;
+    case SM_FLOAT32: e = real_elem(rd(float())); break;
+    case SM_FLOAT64: e = real_elem(rd(double())); break;
+    case SM_COMPLEX64:
+      e.kind = Elem::Cplx;
+      e.re = rd(float());
+      e.im = rd(std::array<float, 2>())[1];
+      break;
+    default:
+      e.kind = Elem::Cplx;
+      e.re = rd(double());
+      e.im = rd(std::array<double, 2>())[1];
+      break;
+  }
+  return e;
+}
+bool same_double(double a, double b) {  // NaNs alike whatever their payload; signed zeros differ
+  return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0;
+}
+bool same_elem(const Elem& a, const Elem& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind == Elem::Int) return a.i == b.i;
+  return same_double(a.re, b.re) && same_double(a.im, b.im);
+}
+std::string elem_str(const Elem& e) {
+  char buf[96];
+  if (e.kind == Elem::Int)
+    std::snprintf(buf, sizeof buf, "%s0x%016llx%016llx", e.i < 0 ? "-" : "",
+                  (unsigned long long)((e.i < 0 ? -e.i : e.i) >> 64),
+                  (unsigned long long)(e.i < 0 ? -e.i : e.i));
+  else if (e.kind == Elem::Real)
+    std::snprintf(buf, sizeof buf, "%a", e.re);
+  else
+    std::snprintf(buf, sizeof buf, "(%a, %a)", e.re, e.im);
+  return buf;
+}
+
+// Scalars a dtype takes as an element (sm_full, FILL, CLAMP bounds): bool
+// any; floats and complex NaN, infinities and finite values up to the
+// largest finite one; integers finite values in [lowest, max] (a fraction
+// inside truncates).
+bool scalar_fits_dtype(sm_dtype d, double v) {
+  if (d == SM_BOOL) return true;
+  if (!dt_integral(d)) return std::isnan(v) || std::isinf(v) || std::fabs(v) <= largest_finite(format_of(d));
+  if (!std::isfinite(v)) return false;
+  constexpr double k63 = 9223372036854775808.0, k64 = 18446744073709551616.0;
+  if (d == SM_INT64) return v >= -k63 && v < k63;
+  if (d == SM_UINT64) return v >= 0 && v < k64;
+  const int bits = static_cast<int>(sm_dtype_size(d)) * 8;
+  const double lo = dt_unsigned(d) ? 0 : -std::ldexp(1.0, bits - 1);
+  const double hi = dt_unsigned(d) ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+  return v >= lo && v <= hi;
+}
+// An operand of integer arithmetic (ADD/SUB/MUL scalars, alpha, CLAMP
+// bounds): a whole number of int64, or for uint64 of [-2^63, 2^64).
+bool whole_operand(sm_dtype d, double v) {
+  const double hi = d == SM_UINT64 ? 18446744073709551616.0 : 9223372036854775808.0;
+  return v == std::floor(v) && v >= -9223372036854775808.0 && v < hi;
+}
+
+// The dtypes in.dtype() never yields (it keeps to the corpus's ten): op WIDE's.
+constexpr sm_dtype kWideDTypes[5] = {SM_UINT16, SM_UINT32, SM_UINT64, SM_COMPLEX64, SM_COMPLEX128};
+bool is_wide(sm_dtype d) { return std::find(std::begin(kWideDTypes), std::end(kWideDTypes), d) != std::end(kWideDTypes); }
 
 struct Fuzz {
   explicit Fuzz(In in) : in(in) {}
@@ -677,7 +914,7 @@ struct Fuzz {
     base = rel::state();
     for (int steps = 0; !in.empty() && steps < 200; ++steps) {
       const uint8_t op = in.u8();
-      if (op >= kFirstNewOp) {  // (op bytes 0..237 decode as before)
+      if (op >= kFirstNewOp) {  // (below it: op WIDE, or op % 17)
         switch ((op - kFirstNewOp) % 6) {
           case 0: op_generations(); break;
           case 1: op_review(); break;
@@ -686,6 +923,11 @@ struct Fuzz {
           case 4: op_stats(); break;
           default: op_expanded_index(); break;
         }
+        check_accounting();
+        continue;
+      }
+      if (std::find(std::begin(kWideOpBytes), std::end(kWideOpBytes), op) != std::end(kWideOpBytes)) {
+        op_wide();
         check_accounting();
         continue;
       }
@@ -1395,7 +1637,7 @@ struct Fuzz {
   // library's order (include/stridemem.h): the handle; ndim; dtype; sizes
   // (negative: SHAPE, numel or bytes past int64: OVERFLOW); a negative
   // offset (OUT_OF_BOUNDS); the storage's data address not a multiple of the
-  // dtype's size (INVALID_ARGUMENT, empty views too); the element range
+  // dtype's alignment, dt_align (INVALID_ARGUMENT, empty views too); the element range
   // (past int64: OVERFLOW; outside the storage: OUT_OF_BOUNDS).
   static sm_status predict_from_storage(bool live, uintptr_t base, int64_t nbytes, int32_t nd,
                                         const Dims& shape, const Dims* strides, int64_t off, sm_dtype dt) {
@@ -1414,7 +1656,7 @@ struct Fuzz {
       if (n > INT64_MAX || sat_mul(n, item) > INT64_MAX) return SM_ERR_OVERFLOW;
     }
     if (off < 0) return SM_ERR_OUT_OF_BOUNDS;
-    if (base % static_cast<uintptr_t>(item) != 0) return SM_ERR_INVALID_ARGUMENT;
+    if (base % dt_align(dt) != 0) return SM_ERR_INVALID_ARGUMENT;
     if (empty) return SM_OK;
     std::vector<int64_t> st(shape.v.size());
     int64_t rm = 1;  // row-major strides: they fit, numel does
@@ -1475,16 +1717,16 @@ struct Fuzz {
                 m.dtype, m.ndim, (long long)m.offset, (long long)m.storage_nbytes, dt, nd, (long long)off,
                 (long long)nbytes);
       for (int k = 0; k < m.ndim && k < nd; ++k) REL_CHECK(m.shape[k] == shape.v[static_cast<size_t>(k)], "sm_tensor_from_storage: shape differs");
-      const uintptr_t item = m.itemsize ? m.itemsize : 1;
+      const uintptr_t item = m.itemsize ? m.itemsize : 1, align = m.itemsize ? dt_align(m.dtype) : 1;
       if (m.numel > 0) {
-        REL_CHECK(reinterpret_cast<uintptr_t>(m.data) % item == 0, "sm_tensor_from_storage: data %p is not aligned to %zu bytes", m.data, m.itemsize);
+        REL_CHECK(reinterpret_cast<uintptr_t>(m.data) % align == 0, "sm_tensor_from_storage: data %p is not aligned to %zu bytes", m.data, (size_t)align);
         REL_CHECK(reinterpret_cast<uintptr_t>(rel::storage_base(m)) == base, "sm_tensor_from_storage: the view's storage base moved");
       }
       const uintptr_t got_base = reinterpret_cast<uintptr_t>(rel::storage_base(m));
       if (m.numel > 0 && m.numel <= kMaxTouch)
         for (int64_t o : offsets(m))
-          REL_CHECK((got_base + static_cast<uintptr_t>(o) * item) % item == 0,
-                    "sm_tensor_from_storage: element at storage offset %lld is not aligned to %zu bytes", (long long)o, m.itemsize);
+          REL_CHECK((got_base + static_cast<uintptr_t>(o) * item) % align == 0,
+                    "sm_tensor_from_storage: element at storage offset %lld is not aligned to %zu bytes", (long long)o, (size_t)align);
     }
     if (tensors.size() >= kMaxTensors) {
       check_new_handle(out, rel::kTagTensor, "sm_tensor_from_storage", true);
@@ -2790,6 +3032,568 @@ struct Fuzz {
     } catch (const std::exception& e) {
       REL_CHECK(false, "sm_memory_snapshot: a documented field is missing or mistyped: %s", e.what());
     }
+  }
+
+  // ===== Op WIDE (op bytes kWideOpBytes): the dtypes in.dtype() never
+  // yields (uint16, uint32, uint64, complex64, complex128), each call's
+  // status predicted exactly and every element checked against the
+  // conversion contract (convert_elem). The tensors it makes join the pool,
+  // so every other op (views, copies, writes, getters, storages, stacks,
+  // DLPack) then works on them too.
+  //   byte 1: mode % 6 — 0 creation (empty, zeros, full, arange, from_host),
+  //     1 sm_to into the dtype and on to any dtype, 2 sm_copy_into a fresh
+  //     tensor of the dtype (flipped or not) and on into any dtype,
+  //     3 sm_tensor_from_storage with the dtype, 4 sm_inplace_scalar and
+  //     5 sm_inplace_tensor on a tensor of the dtype (from the pool);
+  //   byte 2: the dtype, kWideDTypes[byte % 5]; then the mode's bytes.
+
+  // The elements of m, row-major.
+  static std::vector<Elem> elems_of(const rel::Meta& m) {
+    const std::vector<uint8_t> b = rel::gather_bytes(m);
+    std::vector<Elem> v;
+    for (size_t k = 0; k + m.itemsize <= b.size() && m.itemsize; k += m.itemsize)
+      v.push_back(load_elem(m.dtype, b.data() + k));
+    return v;
+  }
+  static std::vector<Elem> converted(const std::vector<Elem>& v, sm_dtype d) {
+    std::vector<Elem> r;
+    for (const Elem& e : v) r.push_back(convert_elem(e, d));
+    return r;
+  }
+  // m's elements equal `want` (row-major). A bool result converted from
+  // another dtype holds bytes 0 and 1 only (`from`: the source's dtype; a
+  // bool source is copied byte for byte, and any nonzero byte is true).
+  void check_elems(const rel::Meta& m, const std::vector<Elem>& want, const char* what, sm_dtype from = -1) {
+    if (m.numel > kMaxTouch) return;
+    const std::vector<Elem> got = elems_of(m);
+    REL_CHECK(got.size() == want.size(), "%s: %zu elements, expected %zu", what, got.size(), want.size());
+    for (size_t k = 0; k < got.size() && k < want.size(); ++k)
+      if (!same_elem(got[k], want[k])) {
+        REL_CHECK(false, "%s: element %zu of %s is %s, expected %s", what, k, sm_dtype_name(m.dtype),
+                  elem_str(got[k]).c_str(), elem_str(want[k]).c_str());
+        return;
+      }
+    if (m.dtype == SM_BOOL && from != SM_BOOL)
+      for (uint8_t x : rel::gather_bytes(m))
+        REL_CHECK(x <= 1, "%s: a bool element converted from %s holds byte %u", what, sm_dtype_name(from), x);
+  }
+  // A status that must be `want`; an allocation may fail instead while an
+  // injected fault is armed.
+  void expect_status(sm_status st, sm_status want, const char* what) {
+    REL_CHECK(st == want || (want == SM_OK && st == SM_ERR_OUT_OF_MEMORY && fault_armed),
+              "%s -> %d (%s), expected %d", what, st, st ? sm_last_error() : "", want);
+  }
+  // A new handle into the pool over model storage s, or released when the pool is full.
+  void keep(sm_tensor out, int s, int lease, const char* what) {
+    if (tensors.size() >= kMaxTensors) {
+      check_new_handle(out, rel::kTagTensor, what, true);
+      REL_OK(sm_tensor_release(out));
+      bury(tgrave, out);
+      return;
+    }
+    add_tensor(out, s, lease);
+  }
+  // A fresh dense tensor for the op to write into (not in the pool yet).
+  sm_tensor fresh_tensor(const std::vector<int64_t>& shape, sm_dtype dt, rel::Meta* m) {
+    sm_tensor t = nullptr;
+    const sm_status st = sm_empty(shape.empty() ? nullptr : shape.data(), static_cast<int32_t>(shape.size()), dt,
+                                  rel::cpu(), &t);
+    check_status(st, "sm_empty (a destination)");
+    expect_status(st, SM_OK, "sm_empty (a destination)");
+    if (st != SM_OK) return nullptr;
+    if (!rel::meta_of(t, m)) return nullptr;
+    return t;
+  }
+
+  void op_wide() {
+    const int mode = in.u8() % 6;
+    const sm_dtype dt = kWideDTypes[in.u8() % 5];
+    switch (mode) {
+      case 0: wide_create(dt); break;
+      case 1: wide_convert(dt); break;
+      case 2: wide_copy_into(dt); break;
+      case 3: wide_review(dt); break;
+      case 4: wide_inplace(dt, false); break;
+      default: wide_inplace(dt, true); break;
+    }
+  }
+
+  // bytes: how % 5, ndim % 4, each size % 5, then full: a scalar; arange:
+  // n % 9, start, step (scalars); from_host: a byte b, then the first 32
+  // data bytes (the rest: byte k = k * 167 + b).
+  void wide_create(sm_dtype dt) {
+    const int how = in.u8() % 5;
+    std::vector<int64_t> shape(in.u8() % 4);
+    for (int64_t& x : shape) x = in.u8() % 5;
+    int64_t n = 1;
+    for (int64_t x : shape) n *= x;
+    const size_t item = sm_dtype_size(dt);
+    double v = 0, start = 0, step = 0;
+    int64_t count = 0;
+    std::vector<uint8_t> data;
+    if (how == 2) {
+      v = in.scalar();
+    } else if (how == 3) {
+      count = in.u8() % 9;
+      start = in.scalar();
+      step = in.scalar();
+    } else if (how == 4) {
+      data.resize(static_cast<size_t>(n) * item);
+      const uint8_t b = in.u8();
+      for (size_t k = 0; k < data.size(); ++k) data[k] = k < 32 ? in.u8() : static_cast<uint8_t>(k * 167 + b);
+    }
+    // The status and the elements the contract gives.
+    sm_status want = SM_OK;
+    std::vector<Elem> expect;
+    if (how == 1) expect.assign(static_cast<size_t>(n), convert_elem(Elem(), dt));
+    if (how == 2) {
+      if (scalar_fits_dtype(dt, v)) expect.assign(static_cast<size_t>(n), convert_elem(real_elem(v), dt));
+      else want = SM_ERR_DTYPE;
+    }
+    if (how == 3) {  // integer values must fit: the first and the last bound them all
+      const double last = start + step * static_cast<double>(count - 1);
+      if (dt_integral(dt) && count > 0 && (!scalar_fits_dtype(dt, start) || !scalar_fits_dtype(dt, last)))
+        want = SM_ERR_DTYPE;
+      for (int64_t k = 0; k < count; ++k)
+        expect.push_back(convert_elem(real_elem(start + step * static_cast<double>(k)), dt));
+    }
+    const int64_t* sp = shape.empty() ? nullptr : shape.data();
+    const int32_t nd = static_cast<int32_t>(shape.size());
+    static const char* const kWhat[] = {"sm_empty (wide dtype)", "sm_zeros (wide dtype)", "sm_full (wide dtype)",
+                                        "sm_arange (wide dtype)", "sm_from_host (wide dtype)"};
+    const char* what = kWhat[how];
+    sm_tensor out = kSentT;
+    const rel::State before = rel::state();
+    sm_status st;
+    switch (how) {
+      case 0: st = sm_empty(sp, nd, dt, rel::cpu(), &out); break;
+      case 1: st = sm_zeros(sp, nd, dt, rel::cpu(), &out); break;
+      case 2: st = sm_full(sp, nd, v, dt, rel::cpu(), &out); break;
+      case 3: st = sm_arange(start, step, count, dt, rel::cpu(), &out); break;
+      default: st = sm_from_host(data.empty() ? nullptr : data.data(), sp, nd, dt, rel::cpu(), &out); break;
+    }
+    check_status(st, what);
+    expect_status(st, want, what);
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT, "failing %s wrote its output", what);
+      check_unchanged(before, what);
+      return;
+    }
+    rel::Meta m;
+    if (!check_view(out, nullptr, what, &m)) return;
+    const int64_t numel = how == 3 ? count : n;
+    REL_CHECK(m.dtype == dt && m.numel == numel && m.storage_nbytes == numel * static_cast<int64_t>(item),
+              "%s: dtype %d, %lld elements, storage of %lld bytes; expected %d, %lld, %lld", what, m.dtype,
+              (long long)m.numel, (long long)m.storage_nbytes, dt, (long long)numel,
+              (long long)(numel * static_cast<int64_t>(item)));
+    if (how == 4) REL_CHECK(rel::gather_bytes(m) == data, "%s: the tensor's bytes differ from the data", what);
+    else if (how != 0) check_elems(m, expect, what);
+    keep(out, new_storage(m.storage_nbytes, true), -1, what);
+  }
+
+  // sm_to from src (meta sm) into dtype d: exactly the converted elements;
+  // no copy, and the same storage, when the dtype is already d. Returns the
+  // new tensor (not in the pool yet; *same: it shares src's storage).
+  sm_tensor convert_checked(sm_tensor src, bool valid, const rel::Meta& sm, sm_dtype d, const char* what, int* same) {
+    sm_tensor out = kSentT;
+    int copied = -5;
+    const rel::State before = rel::state();
+    const sm_status st = sm_to(src, rel::cpu(), d, &out, &copied);
+    check_status(st, what);
+    expect_status(st, valid ? SM_OK : SM_ERR_INVALID_HANDLE, what);
+    if (st != SM_OK) {
+      REL_CHECK(out == kSentT && copied == -5, "failing %s wrote its outputs", what);
+      check_unchanged(before, what);
+      return nullptr;
+    }
+    if (!valid) return nullptr;  // (reported)
+    rel::Meta m;
+    check_view(out, nullptr, what, &m);
+    bool shape_ok = m.ndim == sm.ndim;
+    for (int k = 0; shape_ok && k < m.ndim; ++k) shape_ok = m.shape[k] == sm.shape[k];
+    REL_CHECK(m.dtype == d && shape_ok, "%s: dtype %d ndim %d, expected dtype %d and the source's shape", what,
+              m.dtype, m.ndim, d);
+    REL_CHECK(copied == (sm.dtype != d), "%s from %s to %s: *copied = %d", what, sm_dtype_name(sm.dtype),
+              sm_dtype_name(d), copied);
+    *same = -1;
+    REL_OK(sm_same_storage(out, src, same));
+    REL_CHECK(*same == !copied, "%s: *copied = %d, but same storage = %d", what, copied, *same);
+    check_elems(m, converted(elems_of(sm), d), what, sm.dtype);
+    return out;
+  }
+
+  // bytes: a tensor (pick), then the second dtype (% 15).
+  void wide_convert(sm_dtype dt) {
+    const Pick p = pick_tensor();
+    const sm_dtype back = static_cast<sm_dtype>(in.u8() % SM_NUM_DTYPES);
+    rel::Meta pm;
+    if (p.valid && (!rel::meta_of(p.h, &pm) || pm.numel > kMaxTouch)) return;  // never a slow copy
+    int same = -1;
+    sm_tensor out = convert_checked(p.h, p.valid, pm, dt, "sm_to (into a wide dtype)", &same);
+    if (!out) return;
+    const TensorM t = tensors[static_cast<size_t>(p.slot)];
+    rel::Meta om;
+    rel::meta_of(out, &om);
+    const int s = same == 1 ? t.storage : new_storage(om.storage_nbytes, true);
+    const int lease = same == 1 ? t.lease : -1;
+    int same2 = -1;
+    sm_tensor out2 = convert_checked(out, true, om, back, "sm_to (out of a wide dtype)", &same2);
+    keep(out, s, lease, "sm_to (into a wide dtype)");
+    if (out2) {
+      rel::Meta m2;
+      rel::meta_of(out2, &m2);
+      keep(out2, same2 == 1 ? s : new_storage(m2.storage_nbytes, true), same2 == 1 ? lease : -1,
+           "sm_to (out of a wide dtype)");
+    }
+  }
+
+  // sm_copy_into dst <- src into a fresh dst: the state, dst's bytes and
+  // version unchanged on failure; else dst holds src's elements converted.
+  bool copy_into_checked(sm_tensor dst, const rel::Meta& dm, sm_tensor src, bool valid, const rel::Meta& sm,
+                         const char* what) {
+    const std::vector<uint8_t> bytes = storage_bytes(dm);
+    const rel::State before = rel::state();
+    const sm_status st = sm_copy_into(dst, src);
+    check_status(st, what);
+    expect_status(st, valid ? SM_OK : SM_ERR_INVALID_HANDLE, what);
+    rel::Meta after;
+    rel::meta_of(dst, &after);
+    if (st != SM_OK) {
+      check_unchanged(before, what);
+      REL_CHECK(storage_bytes(after) == bytes && after.version == dm.version,
+                "failing %s changed its destination", what);
+      return false;
+    }
+    if (!valid) return false;
+    if (after.numel > 0) REL_CHECK(after.version > dm.version, "%s did not bump the version counter", what);
+    check_elems(after, converted(elems_of(sm), after.dtype), what, sm.dtype);
+    return true;
+  }
+
+  // bytes: a tensor (pick; the source), flags (bit 0: the destination is
+  // flipped along dim 0, bit 1: so is the second one), the second dtype (% 15).
+  void wide_copy_into(sm_dtype dt) {
+    const Pick p = pick_tensor();
+    const uint8_t flags = in.u8();
+    const sm_dtype back = static_cast<sm_dtype>(in.u8() % SM_NUM_DTYPES);
+    rel::Meta pm;
+    if (p.valid && (!rel::meta_of(p.h, &pm) || pm.numel > kMaxTouch)) return;
+    std::vector<int64_t> shape(1, 1);  // (the destination of a call that must be refused)
+    if (p.valid) shape.assign(pm.shape, pm.shape + pm.ndim);
+    // Two fresh destinations, each flipped along dim 0 or not.
+    sm_tensor base[2] = {nullptr, nullptr}, dst[2] = {nullptr, nullptr};
+    int s[2] = {-1, -1};
+    rel::Meta dm[2];
+    const sm_dtype dts[2] = {dt, back};
+    for (int k = 0; k < 2; ++k) {
+      rel::Meta bm;
+      base[k] = fresh_tensor(shape, dts[k], &bm);
+      if (!base[k]) break;
+      s[k] = new_storage(bm.storage_nbytes, true);
+      dst[k] = base[k];
+      if (((flags >> k) & 1) && !shape.empty()) {
+        const int32_t d0 = 0;
+        REL_OK(sm_flip(base[k], &d0, 1, &dst[k]));
+      }
+      rel::meta_of(dst[k], &dm[k]);
+    }
+    if (base[0] && copy_into_checked(dst[0], dm[0], p.h, p.valid, pm, "sm_copy_into (into a wide dtype)") &&
+        base[1]) {
+      rel::Meta src;
+      rel::meta_of(dst[0], &src);
+      copy_into_checked(dst[1], dm[1], dst[0], true, src, "sm_copy_into (out of a wide dtype)");
+    }
+    for (int k = 0; k < 2; ++k) {
+      if (!base[k]) continue;
+      keep(base[k], s[k], -1, "a copy_into destination");
+      if (dst[k] != base[k]) keep(dst[k], s[k], -1, "a flipped copy_into destination");
+    }
+  }
+
+  // bytes: a storage handle (pick), ndim % 3, each size % 5, strides given
+  // (bit 0), each stride (% 7 - 3), the offset % 9.
+  void wide_review(sm_dtype dt) {
+    sm_storage h = nullptr;
+    const int i = pick_shandle(&h);
+    const int32_t nd = in.u8() % 3;
+    Dims shape, strides;
+    shape.v.resize(static_cast<size_t>(nd));
+    strides.v.resize(static_cast<size_t>(nd));
+    for (int64_t& x : shape.v) x = in.u8() % 5;
+    const bool with_strides = in.u8() & 1;
+    for (int64_t& x : strides.v) x = static_cast<int64_t>(in.u8() % 7) - 3;
+    const int64_t off = in.u8() % 9;
+    from_storage(h, i, nd, shape, with_strides ? &strides : nullptr, off, dt);
+  }
+
+  // The in-place target: byte b < 240 picks among the pool's valid tensors
+  // of dtype dt (any of kWideDTypes when none has it), else any tensor (pick).
+  Pick pick_wide(sm_dtype dt) {
+    const uint8_t b = in.u8();
+    std::vector<int> of_dt, wide;
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      if (!lease_valid(tensors[k].lease)) continue;
+      sm_dtype d = -1;
+      REL_OK(sm_dtype_of(tensors[k].h, &d));
+      if (d == dt) of_dt.push_back(static_cast<int>(k));
+      for (sm_dtype w : kWideDTypes)
+        if (d == w) wide.push_back(static_cast<int>(k));
+    }
+    const std::vector<int>& from = of_dt.empty() ? wide : of_dt;
+    if (b >= 240 || from.empty()) return pick_tensor();
+    Pick p;
+    p.slot = from[b % from.size()];
+    p.h = tensors[static_cast<size_t>(p.slot)].h;
+    p.valid = true;
+    return p;
+  }
+
+  // The status of sm_inplace_scalar(t of dtype d, op, a, b) from the op
+  // table's dtype rules and the scalar rules, before writability.
+  static sm_status predict_scalar_op(sm_dtype d, sm_op op, double a, double b) {
+    if (op < SM_OP_FILL || op > SM_OP_EXP) return SM_ERR_INVALID_ARGUMENT;
+    const bool arith = op == SM_OP_ADD || op == SM_OP_SUB || op == SM_OP_MUL;
+    const bool fractional = op == SM_OP_DIV || op == SM_OP_SQRT || op == SM_OP_EXP;
+    if (d == SM_BOOL && !(op == SM_OP_FILL || op == SM_OP_ZERO || op == SM_OP_ABS)) return SM_ERR_DTYPE;
+    if (dt_integral(d) && fractional) return SM_ERR_DTYPE;
+    if (dt_complex(d) && (op == SM_OP_CLAMP || op == SM_OP_RELU || op == SM_OP_ABS)) return SM_ERR_DTYPE;
+    if (dt_integral(d)) {
+      if (arith && !whole_operand(d, a)) return SM_ERR_DTYPE;
+      if (op == SM_OP_CLAMP && ((!std::isnan(a) && !whole_operand(d, a)) || (!std::isnan(b) && !whole_operand(d, b))))
+        return SM_ERR_DTYPE;
+    }
+    if (op == SM_OP_FILL && !scalar_fits_dtype(d, a)) return SM_ERR_DTYPE;
+    if (op == SM_OP_CLAMP && ((!std::isnan(a) && !scalar_fits_dtype(d, a)) || (!std::isnan(b) && !scalar_fits_dtype(d, b))))
+      return SM_ERR_DTYPE;
+    return SM_OK;
+  }
+  // What sm_inplace_scalar makes of element x of a wide dtype d, where the
+  // contract fixes it bit for bit (false: not checked, e.g. complex MUL).
+  static bool scalar_op_result(sm_dtype d, sm_op op, const Elem& x, double a, double b, Elem* r) {
+    if (!is_wide(d)) return false;
+    if (op == SM_OP_ZERO) return *r = convert_elem(Elem(), d), true;
+    if (op == SM_OP_FILL) return *r = convert_elem(real_elem(a), d), true;
+    if (dt_unsigned(d)) {  // wrap-around arithmetic modulo 2^bits, unsigned order
+      const auto as_u64 = [](double v) {
+        return v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
+      };
+      const uint64_t t = static_cast<uint64_t>(x.i);
+      uint64_t v;
+      switch (op) {
+        case SM_OP_ADD: v = t + as_u64(a); break;
+        case SM_OP_SUB: v = t - as_u64(a); break;
+        case SM_OP_MUL: v = t * as_u64(a); break;
+        case SM_OP_NEG: v = 0 - t; break;
+        case SM_OP_ABS: case SM_OP_RELU: v = t; break;
+        case SM_OP_CLAMP: {
+          i128 c = x.i;
+          if (!std::isnan(a) && c < static_cast<i128>(a)) c = static_cast<i128>(a);
+          if (!std::isnan(b) && c > static_cast<i128>(b)) c = static_cast<i128>(b);
+          v = static_cast<uint64_t>(c);
+          break;
+        }
+        default: return false;
+      }
+      r->kind = Elem::Int;
+      r->i = wrap_to(static_cast<i128>(v), d);
+      return true;
+    }
+    if (!dt_complex(d)) return false;
+    r->kind = Elem::Cplx;
+    if (op == SM_OP_NEG) {
+      r->re = -x.re;
+      r->im = -x.im;
+      return true;
+    }
+    if (op != SM_OP_ADD && op != SM_OP_SUB) return false;
+    const double s = op == SM_OP_ADD ? 1 : -1;  // (a, 0) added or subtracted part by part
+    if (d == SM_COMPLEX64) {  // computed in float
+      const float fa = static_cast<float>(a), re = static_cast<float>(x.re), im = static_cast<float>(x.im);
+      r->re = s > 0 ? re + fa : re - fa;
+      r->im = s > 0 ? im + 0.0f : im - 0.0f;
+    } else {
+      r->re = s > 0 ? x.re + a : x.re - a;
+      r->im = s > 0 ? x.im + 0.0 : x.im - 0.0;
+    }
+    return true;
+  }
+  // PyTorch's promote_types (the dtype alpha must fit).
+  static sm_dtype promote(sm_dtype a, sm_dtype b) {
+    if (a == b || b == SM_BOOL) return a;
+    if (a == SM_BOOL) return b;
+    if (dt_complex(a) || dt_complex(b))
+      return a == SM_COMPLEX128 || b == SM_COMPLEX128 || a == SM_FLOAT64 || b == SM_FLOAT64 ? SM_COMPLEX128
+                                                                                          : SM_COMPLEX64;
+    if (dt_floating(a) != dt_floating(b)) return dt_floating(a) ? a : b;
+    if (dt_floating(a)) {
+      if ((a == SM_FLOAT16 && b == SM_BFLOAT16) || (a == SM_BFLOAT16 && b == SM_FLOAT16)) return SM_FLOAT32;
+      return sm_dtype_size(a) >= sm_dtype_size(b) ? a : b;
+    }
+    const auto range = [](sm_dtype d, i128* lo, i128* hi) {
+      const int bits = static_cast<int>(sm_dtype_size(d)) * 8;
+      *lo = dt_unsigned(d) ? 0 : -(i128(1) << (bits - 1));
+      *hi = dt_unsigned(d) ? (i128(1) << bits) - 1 : (i128(1) << (bits - 1)) - 1;
+    };
+    i128 alo, ahi, blo, bhi;
+    range(a, &alo, &ahi);
+    range(b, &blo, &bhi);
+    if (alo <= blo && bhi <= ahi) return a;
+    if (blo <= alo && ahi <= bhi) return b;
+    for (sm_dtype c : {SM_INT16, SM_INT32, SM_INT64}) {
+      i128 clo, chi;
+      range(c, &clo, &chi);
+      if (clo <= std::min(alo, blo) && std::max(ahi, bhi) <= chi) return c;
+    }
+    return SM_INT64;
+  }
+  // alpha as a multiplier of dtype d: what d takes, and for an unsigned d
+  // whole negatives down to -max too (they wrap).
+  static bool multiplier_fits(sm_dtype d, double v) {
+    if (scalar_fits_dtype(d, v)) return true;
+    if (!dt_unsigned(d) || !(v < 0)) return false;
+    const int bits = static_cast<int>(sm_dtype_size(d)) * 8;
+    return d == SM_UINT64 ? -v < 18446744073709551616.0 : -v <= std::ldexp(1.0, bits) - 1;
+  }
+  static bool broadcasts(const rel::Meta& from, const rel::Meta& to) {
+    if (from.ndim > to.ndim) return false;
+    for (int k = 0; k < from.ndim; ++k) {
+      const int64_t f = from.shape[from.ndim - 1 - k], t = to.shape[to.ndim - 1 - k];
+      if (f != 1 && f != t) return false;
+    }
+    return true;
+  }
+  // src's elements broadcast to dst's shape, row-major, read from memory.
+  static std::vector<Elem> broadcast_elems(const rel::Meta& src, const rel::Meta& dst) {
+    std::vector<Elem> v;
+    const char* base = rel::storage_base(src);
+    int64_t mi[SM_MAX_DIMS] = {0};
+    const int lead = dst.ndim - src.ndim;
+    for (int64_t k = 0; k < dst.numel; ++k) {
+      int64_t o = src.offset;
+      for (int j = 0; j < src.ndim; ++j)
+        if (src.shape[j] != 1) o += mi[lead + j] * src.strides[j];
+      uint8_t e[16];
+      std::memcpy(e, base + o * static_cast<int64_t>(src.itemsize), src.itemsize);
+      rel::mark_defined(e, src.itemsize);
+      v.push_back(load_elem(src.dtype, e));
+      for (int j = dst.ndim - 1; j >= 0; --j) {
+        if (++mi[j] < dst.shape[j]) break;
+        mi[j] = 0;
+      }
+    }
+    return v;
+  }
+
+  // bytes: the target (pick_wide), then sm_inplace_scalar: op (% 14 - 1),
+  // a, b (scalars); sm_inplace_tensor: the other tensor (pick), op
+  // (% 14 - 1), alpha (scalar). Statuses exactly as predicted (a partial
+  // overlap of other with the target: OVERLAP or success); a failure
+  // changes nothing; a success changes no byte outside the target's
+  // elements, bumps its version and, where the contract fixes each
+  // element's result, writes exactly that.
+  void wide_inplace(sm_dtype dt, bool tensor_form) {
+    const Pick p = pick_wide(dt);
+    const Pick q = tensor_form ? pick_tensor() : Pick{};
+    const sm_op op = static_cast<sm_op>(in.u8() % 14 - 1);
+    const double a = in.scalar(), b = tensor_form ? 0.0 : in.scalar();
+    const char* what = tensor_form ? "sm_inplace_tensor (wide dtype)" : "sm_inplace_scalar (wide dtype)";
+    rel::Meta dm, om;
+    if (p.valid) rel::meta_of(p.h, &dm);
+    if (q.valid) rel::meta_of(q.h, &om);
+    // Bounded work: a large target only when its elements overlap (refused at once).
+    bool zero_stride = false;
+    for (int k = 0; p.valid && k < dm.ndim; ++k) zero_stride |= dm.shape[k] > 1 && dm.strides[k] == 0;
+    if (p.valid && dm.numel > kMaxTouch && !zero_stride) return;
+    if (q.valid && om.numel > kMaxTouch && !(p.valid && dm.numel <= kMaxTouch)) return;
+    // Whether the target's elements overlap each other: -1 unknown.
+    int overlap = -1;
+    std::vector<int64_t> offs;
+    if (p.valid && dm.numel <= kMaxTouch) {
+      offs = offsets(dm);
+      std::vector<int64_t> sorted = offs;
+      std::sort(sorted.begin(), sorted.end());
+      overlap = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+    } else if (zero_stride) {
+      overlap = 1;
+    }
+    int read_only = 0;
+    if (p.valid) REL_OK(sm_is_read_only(p.h, &read_only));
+    // The predicted status; `either`: OVERLAP is allowed in its place
+    // (other partly overlapping the target, or the target's overlap unknown).
+    sm_status want = SM_OK;
+    bool either = false;
+    if (!p.valid || (tensor_form && !q.valid)) {
+      want = SM_ERR_INVALID_HANDLE;
+    } else if (!tensor_form) {
+      want = predict_scalar_op(dm.dtype, op, a, b);
+    } else {
+      const sm_dtype d = dm.dtype, od = om.dtype;
+      const bool arith = op == SM_OP_ADD || op == SM_OP_SUB || op == SM_OP_MUL;
+      if (op != SM_OP_FILL && !arith && op != SM_OP_DIV) want = SM_ERR_INVALID_ARGUMENT;
+      else if (op != SM_OP_FILL && ((d == SM_BOOL) || (dt_integral(d) && op == SM_OP_DIV) ||
+                                    (dt_integral(d) && dt_floating(od)) || (dt_complex(od) && !dt_complex(d)) ||
+                                    (op == SM_OP_SUB && od == SM_BOOL)))
+        want = SM_ERR_DTYPE;
+      else if ((op == SM_OP_ADD || op == SM_OP_SUB) &&
+               ((dt_integral(d) && !whole_operand(d, a)) || !multiplier_fits(promote(d, od), a)))
+        want = SM_ERR_DTYPE;
+      else if (!broadcasts(om, dm))
+        want = SM_ERR_SHAPE;
+      either = rel::storage_base(om) == rel::storage_base(dm) && om.storage_nbytes > 0;
+    }
+    if (want == SM_OK && read_only) want = SM_ERR_READ_ONLY;
+    if (want == SM_OK && overlap == 1) want = SM_ERR_OVERLAP;
+    either |= want == SM_OK && overlap < 0;
+    const std::vector<uint8_t> bytes = p.valid ? storage_bytes(dm) : std::vector<uint8_t>();
+    // The expected elements (read before the call: other may be the target).
+    std::vector<Elem> expect;
+    bool check_values = want == SM_OK && overlap == 0 && !bytes.empty();
+    if (check_values && !tensor_form) {
+      for (const Elem& x : elems_of(dm)) {
+        Elem r;
+        if (!scalar_op_result(dm.dtype, op, x, a, b, &r)) {
+          check_values = false;
+          break;
+        }
+        expect.push_back(r);
+      }
+    } else if (check_values) {  // FILL from another storage: other's elements converted
+      check_values = op == SM_OP_FILL && !either && om.numel <= kMaxTouch;
+      if (check_values) expect = converted(broadcast_elems(om, dm), dm.dtype);
+    }
+    const rel::State before = rel::state();
+    const sm_status st = tensor_form ? sm_inplace_tensor(p.h, op, q.h, a) : sm_inplace_scalar(p.h, op, a, b);
+    check_status(st, what);
+    REL_CHECK(st == want || (want == SM_OK && either && st == SM_ERR_OVERLAP) ||
+                  (want == SM_OK && st == SM_ERR_OUT_OF_MEMORY && fault_armed),
+              "%s(%s tensor, op %d, %g, %g%s%s) -> %d (%s), expected %d", what,
+              p.valid ? sm_dtype_name(dm.dtype) : "no", op, a, b,
+              q.valid ? ", other of " : "", q.valid ? sm_dtype_name(om.dtype) : "", st, st ? sm_last_error() : "",
+              want);
+    if (!p.valid) {
+      check_unchanged(before, what);
+      return;
+    }
+    rel::Meta after;
+    rel::meta_of(p.h, &after);
+    if (st != SM_OK) {
+      check_unchanged(before, what);
+      REL_CHECK(storage_bytes(after) == bytes && after.version == dm.version, "failing %s changed its target", what);
+      return;
+    }
+    if (after.numel > 0) REL_CHECK(after.version > dm.version, "%s did not bump the version counter", what);
+    if (bytes.empty() || offs.empty()) return;
+    const std::vector<uint8_t> now = storage_bytes(after);
+    std::vector<char> covered(bytes.size(), 0);
+    for (int64_t o : offs)
+      for (size_t k = 0; k < after.itemsize; ++k) {
+        const size_t at = static_cast<size_t>(o) * after.itemsize + k;
+        if (o >= 0 && at < covered.size()) covered[at] = 1;
+      }
+    size_t outside = 0;
+    for (size_t k = 0; k < now.size() && k < bytes.size(); ++k) outside += !covered[k] && now[k] != bytes[k];
+    REL_CHECK(outside == 0, "%s changed %zu bytes outside its target's elements", what, outside);
+    if (check_values) check_elems(after, expect, what, tensor_form ? om.dtype : dm.dtype);
   }
 
   void op_misc() {

@@ -11,6 +11,7 @@ merged in with `scripts/reliability.sh fuzz-merge`.
 """
 import os
 import random
+import struct
 import sys
 
 # Ops (the op byte modulo 17).
@@ -37,6 +38,13 @@ HOSTILE_INDEX = [-2**63, 2**63 - 1, -2**63 + 1, 1 << 40, -(1 << 40), 1000, -1000
 SLICE_NONE = -2**63
 SCALARS = [0, 1, -1, 2.5, -3, 1e10, -1e10, 0.5, 65504, 1e-10, 300, -129, 7, 1e300, -0.0,
            'nan', 'inf', '-inf']
+# Op bytes that select op WIDE (kWideOpBytes in fuzz_api.cpp): the dtypes
+# that an ordinary dtype byte never decodes to. They were a second byte range
+# of WRITE2 (byte % 17 == 8), and no older seed has them where an op byte is read.
+WIDE_BYTES = (59, 178, 229)
+U16, U32, U64, C64, C128 = 10, 11, 12, 13, 14
+WIDE_DTYPES = [U16, U32, U64, C64, C128]
+DTYPE_SIZE = {0: 1, 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 2, 7: 2, 8: 4, 9: 8, 10: 2, 11: 4, 12: 8, 13: 8, 14: 16}
 # Ops of sm_inplace_*: the byte is op + 1 (the harness subtracts one).
 FILL, ZERO, ADD, SUB, MUL, DIV, CLAMP, RELU, NEG, ABS, SQRT, EXP = range(12)
 
@@ -304,6 +312,56 @@ class Prog:
 
     def import_(self, i):
         self.u8(DLPACK); self.u8(1); self.u8(i); self.u8(1)
+
+    # ---- op WIDE: uint16/32/64, complex64/128 ----
+    def wide(self, mode, dtype, byte=WIDE_BYTES[2]):
+        self.u8(byte); self.u8(mode); self.u8(WIDE_DTYPES.index(dtype))
+
+    def wide_create(self, how, shape, dtype, value=0, n=0, start=0, step=1, data=b'', fill=0):
+        """how: 0 empty, 1 zeros, 2 full(value), 3 arange(start, step, n; 1-D),
+        4 from_host: the first 32 bytes from data, byte k past them k * 167 + fill."""
+        self.wide(0, dtype); self.u8(how); self.u8(len(shape))
+        for x in shape:
+            self.u8(x)
+        if how == 2:
+            self.scalar(value)
+        elif how == 3:
+            self.u8(n); self.scalar(start); self.scalar(step)
+        elif how == 4:
+            nbytes = DTYPE_SIZE[dtype]
+            for x in shape:
+                nbytes *= x
+            self.u8(fill)
+            self.b += bytes(data[:min(32, nbytes)])
+            assert len(data) >= min(32, nbytes)
+
+    def wide_to(self, slot, dtype, back):
+        """sm_to(slot, dtype), then that result to dtype back (any)."""
+        self.wide(1, dtype); self.t(slot); self.u8(back)
+
+    def wide_copy_into(self, slot, dtype, back, flip=False, flip_back=False):
+        """sm_copy_into a fresh dtype tensor (flipped or not) from slot, then
+        a fresh back tensor from it."""
+        self.wide(2, dtype); self.t(slot); self.u8(int(flip) | int(flip_back) << 1); self.u8(back)
+
+    def wide_review(self, sh, dtype, shape, offset, strides=None):
+        """sm_tensor_from_storage(storage handle sh, shape, strides, offset, dtype)."""
+        self.wide(3, dtype); self.u8(sh); self.u8(len(shape))
+        for x in shape:
+            self.u8(x)
+        self.u8(1 if strides else 0)
+        for x in (strides or [0] * len(shape)):
+            self.u8(x + 3)
+        self.u8(offset)
+
+    def wide_scalar_op(self, dtype, k, op, a=1, b=0):
+        """sm_inplace_scalar on the k-th valid tensor of dtype in the pool
+        (of any wide dtype when none has that one)."""
+        self.wide(4, dtype); self.u8(k); self.u8(op + 1); self.scalar(a); self.scalar(b)
+
+    def wide_tensor_op(self, dtype, k, other, op, alpha=1):
+        """sm_inplace_tensor on the k-th valid tensor of dtype (as wide_scalar_op), other a slot."""
+        self.wide(5, dtype); self.u8(k); self.t(other); self.u8(op + 1); self.scalar(alpha)
 
     # ---- ops 238.. ----
     def gen(self, kind, mode, arg=0, extra=0):
@@ -708,6 +766,123 @@ def seeds():
     p.snapshot()
     p.tag_pop()                 # empty: refused
     out['seed-tags-history-snapshot'] = p
+
+    # The wide dtypes (op WIDE): uint16/32/64 and complex64/128 made every
+    # way, converted both ways, viewed, written in place, re-viewed from
+    # storages at their alignments, exported.
+    p = Prog()
+    p.wide_create(1, [2, 3], U16)                           # 0: zeros
+    p.wide_create(2, [3], U32, value=300)                   # 1: full
+    p.wide_create(2, [2], U16, value=-1)                    # refused: no uint16
+    p.wide_create(2, [2], C64, value=1e300)                 # refused: past float's range
+    p.wide_create(2, [2, 2], C64, value='inf')              # 2
+    p.wide_create(3, [], U64, n=4, start=7, step=1e10)      # 3: arange
+    p.wide_create(3, [], U16, n=3, start=0, step=65504)     # refused: 131008 is no uint16
+    p.wide_create(3, [], C128, n=8, start=-0.0, step=2.5)   # 4
+    p.wide_create(3, [], C64, n=3, start=1e300, step=-1e10)  # 5: overflows to inf, as float aranges do
+    p.wide_create(4, [2, 2], C128, fill=3,
+                  data=struct.pack('<4d', 1.5, -2.0, float('nan'), -0.0))  # 6
+    p.wide_create(4, [3], U64, data=bytes([0xFF] * 8) + struct.pack('<Q', 1 << 63) + bytes(range(8)))  # 7
+    p.wide_create(0, [0, 3], C128)                          # 8: empty
+    p.wide_create(2, [1], U64, value=1e10)                  # 9
+    p.create(4, [4], F64, data=struct.pack('<4d', float('nan'), -1e10, 1e300, -0.5))  # 10
+    p.wide_to(6, C64, F16)                                  # 11, 12
+    p.wide_to(7, C128, U64)                                 # 13, 14
+    p.wide_to(10, U64, C64)                                 # 15, 16: saturation, wrap-around, NaN
+    p.wide_to(10, U16, I8)                                  # 17, 18
+    p.wide_to(4, C128, C128)                                # 19, 20: the same dtype, no copy
+    p.wide_to(3, U32, BF16)                                 # 21, 22
+    p.wide_copy_into(10, C64, U32, flip=True)               # 23 (a full pool from here on)
+    p.wide_copy_into(6, U16, BOOL, flip_back=True)
+    p.wide_copy_into(7, C128, U64, flip=True, flip_back=True)
+    p.wide_copy_into(0, U64, C128)
+    p.meta(6, 7)
+    p.meta(4, 2)
+    out['seed-wide-create-convert'] = p
+
+    p = Prog()
+    p.wide_create(3, [], C128, n=6, start=1, step=2.5)      # 0
+    p.view(0, [2, 3])                                       # 1
+    p.transpose(1, 0, 1)                                    # 2
+    p.slice(2, 0, -1, SLICE_NONE, -2)                       # 3: a negative step
+    p.wide_scalar_op(C128, 3, ADD, 2.5)                     # through the strided view
+    p.wide_scalar_op(C128, 2, NEG)
+    p.wide_scalar_op(C128, 0, SUB, -3)
+    p.wide_scalar_op(C128, 0, MUL, -3)
+    p.wide_scalar_op(C128, 1, DIV, 7)
+    p.wide_scalar_op(C128, 1, SQRT)
+    p.wide_scalar_op(C128, 0, EXP)
+    p.wide_scalar_op(C128, 0, CLAMP, 0, 1)                  # refused: no order
+    p.wide_scalar_op(C128, 0, RELU)                         # refused
+    p.wide_scalar_op(C128, 0, ABS)                          # refused: a real result
+    p.wide_create(3, [], U32, n=8, start=0, step=7)         # 4
+    p.select(4, 0, 2)                                       # 5: 0-d
+    p.expand(5, [3])                                        # 6: stride 0
+    p.wide_scalar_op(U32, 2, FILL, 1)                       # refused: overlapping elements
+    p.wide_scalar_op(U32, 0, SUB, 300)                      # wraps
+    p.wide_scalar_op(U32, 0, MUL, -129)
+    p.wide_scalar_op(U32, 0, NEG)
+    p.wide_scalar_op(U32, 0, DIV, 7)                        # refused: fractions
+    p.wide_scalar_op(U32, 0, ADD, 2.5)                      # refused: not whole
+    p.wide_scalar_op(U32, 0, FILL, -1)                      # refused: no uint32
+    p.wide_scalar_op(U32, 0, CLAMP, 7, 300)
+    p.wide_scalar_op(U32, 0, CLAMP, 'nan', 1e10)            # refused: 1e10 is no uint32
+    p.wide_scalar_op(U32, 1, ABS)
+    p.wide_scalar_op(U32, 1, RELU)
+    p.wide_create(2, [2, 3], U64, value=7)                  # 7
+    p.wide_scalar_op(U64, 0, ADD, 1e10)
+    p.wide_scalar_op(U64, 0, MUL, -1)                       # wraps
+    p.wide_scalar_op(U64, 0, CLAMP, 'nan', 65504)
+    p.wide_create(2, [3], C64, value=0.5)                   # 8
+    p.wide_scalar_op(C64, 0, ADD, 1e-10)
+    p.wide_scalar_op(C64, 0, SUB, 65504)
+    p.wide_scalar_op(C64, 0, FILL, 1e300)                   # refused: past float's range
+    p.create(3, [], F32, n=3)                               # 9: f32 0, 1, 2
+    p.wide_tensor_op(U32, 0, 9, ADD)                        # refused: a float into an integer tensor
+    p.wide_tensor_op(C64, 0, 9, ADD, alpha=2.5)
+    p.wide_tensor_op(C64, 0, 0, FILL)                       # refused: [6] into [3]
+    p.wide_tensor_op(U64, 0, 7, SUB, alpha=-1)              # itself
+    p.wide_tensor_op(U64, 0, 9, FILL)                       # broadcast, converted
+    p.wide_tensor_op(U64, 0, 7, SUB, alpha=1e10)            # itself, a large alpha
+    p.wide_tensor_op(C128, 0, 4, MUL)                       # refused: [6] and [8]
+    p.wide_tensor_op(C64, 0, 9, DIV)
+    p.wide_tensor_op(U16, 0, 0, ADD)                        # none is uint16: the first wide tensor, itself
+    p.copy(2, 2)                                            # 10: clone of the transposed view
+    p.copy(1, 3)                                            # 11: contiguous
+    p.copy(3, 1, dtype=F16)                                 # 12
+    p.copy(0, 2, shape=[6])                                 # 13: reshape (a copy)
+    p.unfold(4, 0, 3, 2)                                    # 14: overlapping windows
+    p.wide_scalar_op(U32, 3, ADD, 1)                        # refused: overlapping elements
+    p.copy_into(8, 9)                                       # c64 <- f32
+    p.meta(3, 1)
+    p.meta(7, 8)
+    out['seed-wide-views-writes'] = p
+
+    p = Prog()
+    p.wide_create(3, [], C128, n=4, start=1, step=1)        # 0
+    p.tensor_storage(0)                                     # storage 0: 64 bytes
+    p.wide_review(0, C128, [2], 1)                          # 1
+    p.wide_review(0, C64, [3], 1)                           # 2: the parts of 1.5 elements on
+    p.wide_review(0, U64, [2, 2], 0, strides=[1, 2])        # 3
+    p.wide_review(0, U16, [3], 8)                           # 4
+    p.wide_review(0, C128, [3], 2)                          # refused: past the end
+    p.review([([8], None, 0, U8)], src=0, mis=4, dt1=U8, n=24)  # 5 and 6: bytes at 16k + 4, storage 1
+    p.wide_review(1, C64, [2], 0)                           # 7: 4-byte parts fit
+    p.wide_review(1, U32, [3], 1)                           # 8
+    p.wide_review(1, C128, [1], 0)                          # refused: 8-byte parts
+    p.wide_review(1, U64, [0], 0)                           # refused, empty too
+    p.hostile_import([3], 5, 4, byte_offset=8)              # 9: complex128 at 16k + 8
+    p.tensor_storage(9)                                     # storage 2
+    p.wide_review(2, C128, [2], 1)                          # 10: complex128 needs 8, not 16
+    p.wide_review(2, U64, [2], 3)                           # 11
+    p.export(0, 1)
+    p.export(4, 0)
+    p.import_(0)                                            # 12
+    p.import_(0)                                            # 13
+    p.scalar_op(12, ADD, 1)
+    p.meta(13, 12)
+    p.wide_to(9, U16, C64)
+    out['seed-wide-storage-dlpack'] = p
     return out
 
 
