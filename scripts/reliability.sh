@@ -126,7 +126,7 @@ run_asan() {
 }
 
 # ---- TSan: the stress test, every header function from several threads -------
-# TSAN_ROUNDS (default 3): rounds of reliability_concurrency's phases.
+# TSAN_ROUNDS (default 5): rounds of reliability_concurrency's phases.
 run_tsan() {
   local IFS=$'\n'
   # shellcheck disable=SC2046
@@ -139,7 +139,7 @@ run_tsan() {
   # Fails naming any function of stridemem.h that no two threads called at once.
   TSAN_OPTIONS="$opts" \
     "$root/build-tsan/tests/reliability/reliability_concurrency" --threads "$TSAN_THREADS" \
-    --rounds "${TSAN_ROUNDS:-3}" --seed 1 || rc=1
+    --rounds "${TSAN_ROUNDS:-5}" --seed 1 || rc=1
   return "$rc"
 }
 
