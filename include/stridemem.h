@@ -8,7 +8,13 @@
  * Conventions (they hold for every function below unless it says otherwise):
  *  - Thread rule: every call is thread-safe. Handles may be shared between
  *    threads; refcounts are atomic. Writes to the same elements from several
- *    threads at once are the caller's race, as with any memory.
+ *    threads at once are the caller's race, as with any memory. Process-wide
+ *    settings (sm_set_num_threads, sm_set_oom_observer,
+ *    sm_memory_record_history, sm_debug_fail_alloc) may be changed from any
+ *    thread, the last call wins; the last error, the tag stack and the
+ *    current CUDA stream are per thread. Two calls whose overlap is a race:
+ *    sm_stack_pop_to and sm_share_memory with a call on a tensor they
+ *    invalidate or move (see each).
  *  - Every fallible call returns sm_status (SM_OK == 0) and writes results
  *    through out-parameters; on failure it writes nothing to them and changes
  *    no state. sm_last_error() then describes the failure.
@@ -547,7 +553,10 @@ typedef struct sm_oom_info {
     const char* report;
 } sm_oom_info;
 typedef void (*sm_oom_observer)(const sm_oom_info* info, void* user_data);
-/* One observer for the process; NULL removes it. */
+/* One observer for the process; NULL removes it. A failure on another thread
+ * that read the previous observer just before may still call it after the
+ * call replacing it has returned: keep its user_data valid until such calls
+ * are over. */
 SM_API sm_status sm_set_oom_observer(sm_oom_observer observer, void* user_data);
 
 /* Allocation rounding (documented): requests are rounded up to a multiple of
@@ -688,7 +697,9 @@ SM_API sm_status sm_empty_shared(const int64_t* shape, int32_t ndim, sm_dtype dt
  * export (its consumer holds the old address). Addresses taken before
  * (sm_data_ptr, sm_storage_data_ptr) point to freed memory afterwards: move
  * first, then hand addresses out. Another thread inside a call on a view of
- * the storage while it moves is a data race, as with freeing memory. */
+ * the storage while it moves is a data race, as with freeing memory
+ * (sm_share_memory itself excepted: concurrent moves of one storage are
+ * serialized, one moves it and the others find it shared). */
 SM_API sm_status sm_share_memory(sm_tensor t);
 /* *out = 1 if t's storage can be exported as it is (shared CPU memory, a
  * non-empty CUDA caching-allocator block, an imported storage), else 0. */
@@ -737,8 +748,9 @@ SM_API sm_status sm_synchronize(sm_device device);
  * work queued there so far has finished. */
 SM_API sm_status sm_record_stream(sm_tensor t, void* cuda_stream);
 
-/* CPU worker threads for large copies (0 = one per core). The environment
- * variable STRIDEMEM_NUM_THREADS sets the initial value. */
+/* CPU worker threads for large copies (0 = one per core), for the whole
+ * process; a copy already running keeps the count it started with. The
+ * environment variable STRIDEMEM_NUM_THREADS sets the initial value. */
 SM_API sm_status sm_set_num_threads(int32_t n);
 SM_API sm_status sm_get_num_threads(int32_t* out);
 
@@ -786,7 +798,8 @@ SM_API sm_status sm_from_dlpack(void* managed, int versioned, sm_tensor* out);
 /* Testing hooks                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Fault injection: the n-th data allocation from now (1-based, any device)
+/* Fault injection: the n-th data allocation from now (1-based, any device,
+ * any thread: one countdown for the process, which a later call replaces)
  * fails as if the system were out of memory; n <= 0 disables. The
  * environment variable STRIDEMEM_FAIL_ALLOC=n sets it at load time. */
 SM_API sm_status sm_debug_fail_alloc(int64_t n);
@@ -799,7 +812,8 @@ SM_API sm_status sm_debug_live_handles(int64_t* tensors, int64_t* storages, int6
  * last). SM_ERR_INVALID_ARGUMENT when that slot is live or already retired,
  * or when it is already closer to its limit (generations never go back);
  * SM_ERR_INVALID_HANDLE for a value that is no handle. Changes no live
- * handle. */
+ * handle. Another thread creating a handle of that kind may take the slot
+ * first (it is then live: refused) or right after this call. */
 SM_API sm_status sm_debug_age_handle_slot(const void* released, int64_t generations_left);
 
 #ifdef __cplusplus

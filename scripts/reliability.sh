@@ -131,14 +131,22 @@ run_asan() {
   return "$rc"
 }
 
-# ---- TSan: the stress test ----------------------------------------------------
+# ---- TSan: the stress test, every header function from several threads -------
+# TSAN_ROUNDS (default 5): rounds of reliability_concurrency's phases.
 run_tsan() {
   local IFS=$'\n'
   # shellcheck disable=SC2046
   configure build-tsan $(san_args "$TSAN_FLAGS") || return 1
-  build build-tsan stridemem reliability_stress || return 1
-  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4" \
-    "$root/build-tsan/tests/reliability/reliability_stress" --threads "$TSAN_THREADS" --ops "$TSAN_OPS" --seed 1
+  build build-tsan stridemem reliability_stress reliability_concurrency || return 1
+  local opts="halt_on_error=1:second_deadlock_stack=1:history_size=4" rc=0
+  TSAN_OPTIONS="$opts" \
+    "$root/build-tsan/tests/reliability/reliability_stress" --threads "$TSAN_THREADS" --ops "$TSAN_OPS" --seed 1 ||
+    rc=1
+  # Fails naming any function of stridemem.h that no two threads called at once.
+  TSAN_OPTIONS="$opts" \
+    "$root/build-tsan/tests/reliability/reliability_concurrency" --threads "$TSAN_THREADS" \
+    --rounds "${TSAN_ROUNDS:-5}" --seed 1 || rc=1
+  return "$rc"
 }
 
 # ---- libFuzzer ------------------------------------------------------------------

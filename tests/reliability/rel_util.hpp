@@ -5,11 +5,13 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,32 @@ inline void report_failure(const char* file, int line, const char* fmt, ...) {
 #define REL_OK(expr) REL_STATUS(expr, SM_OK)
 
 inline sm_device cpu() { return sm_device{SM_DEVICE_CPU, 0}; }
+
+// ---------------------------------------------------------------------------
+// A reusable barrier for lock-step rounds (std::barrier is C++20). What one
+// thread did before wait() happens before what any thread does after it.
+// ---------------------------------------------------------------------------
+
+class Barrier {
+ public:
+  explicit Barrier(int n) : n_(n) {}
+  void wait() {
+    std::unique_lock<std::mutex> lk(mu_);
+    const int gen = gen_;
+    if (++count_ == n_) {
+      count_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lk, [&] { return gen != gen_; });
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_, count_ = 0, gen_ = 0;
+};
 
 // ---------------------------------------------------------------------------
 // Deterministic random numbers (splitmix64): same seed, same run.

@@ -22,8 +22,6 @@
 //   reliability_stress [--threads 8] [--ops 4000] [--seed 1]
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "../api/json_reader.hpp"
@@ -38,27 +36,6 @@ constexpr int64_t kBig = 1 << 18;    // elements of B per thread (f32): 1 MiB, t
 constexpr int64_t kRO = 64;          // RO is kRO x kRO f32, RO[i][j] = i * kRO + j
 constexpr int64_t kSharedStackCap = 64 << 10;
 
-class Barrier {
- public:
-  explicit Barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lk(mu_);
-    const int gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lk, [&] { return gen != gen_; });
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int n_, count_ = 0, gen_ = 0;
-};
-
 struct Shared {
   int threads = 8;
   int64_t ops = 4000;
@@ -68,7 +45,7 @@ struct Shared {
   sm_tensor B = nullptr;   // f32 [T, kBig]: thread k owns row k (large copies)
   sm_tensor RO = nullptr;  // f32 [kRO, kRO], never written: everyone reads it
   sm_stack SS = nullptr;   // shared stack, pushed concurrently in rounds
-  Barrier* bar = nullptr;
+  rel::Barrier* bar = nullptr;
   std::atomic<int64_t> calls{0};
 };
 
@@ -704,7 +681,7 @@ int main(int argc, char** argv) {
   REL_OK(sm_stack_create(rel::cpu(), kSharedStackCap, &sh.SS));
   if (rel::failures() != 0) return 1;
 
-  Barrier bar(T);
+  rel::Barrier bar(T);
   sh.bar = &bar;
   std::vector<Worker> workers;
   workers.reserve(static_cast<size_t>(T));
