@@ -11,6 +11,7 @@
 #include <set>
 
 #include "api_test_util.hpp"
+#include "header_functions.hpp"
 #include "stridemem_dlpack.h"
 
 using namespace smt;
@@ -1340,26 +1341,7 @@ const char* const kNoBadInput[] = {
 // read from the header itself: a function added to it without a bad-input
 // case (or a reason it has none) fails here.
 TEST(BadInputCoverage, EveryHeaderFunctionIsListed) {
-  FILE* f = std::fopen(SM_TEST_PUBLIC_HEADER, "r");
-  ASSERT_NE(f, nullptr) << SM_TEST_PUBLIC_HEADER;
-  std::string h;
-  char chunk[4096];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) h.append(chunk, n);
-  std::fclose(f);
-  // Declarations: "SM_API <return type> sm_name(".
-  std::set<std::string> declared;
-  for (size_t at = h.find("SM_API "); at != std::string::npos; at = h.find("SM_API ", at + 1)) {
-    const size_t paren = h.find('(', at);
-    if (paren == std::string::npos) break;
-    size_t end = paren;
-    while (end > at && h[end - 1] == ' ') --end;
-    size_t start = end;
-    while (start > at && (std::isalnum(static_cast<unsigned char>(h[start - 1])) || h[start - 1] == '_'))
-      --start;
-    const std::string name = h.substr(start, end - start);
-    if (name.rfind("sm_", 0) == 0) declared.insert(name);
-  }
+  const std::set<std::string> declared = sm_test::header_functions(SM_TEST_PUBLIC_HEADER);
   ASSERT_GT(declared.size(), 80u) << "the header was not parsed";
   const std::vector<BadCase> cases = all_cases();
   std::set<std::string> covered;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "api_test_util.hpp"
+#include "barrier.hpp"
 
 using namespace smt;
 
@@ -14,27 +15,7 @@ namespace {
 
 constexpr int kThreads = 8;
 
-// Minimal reusable barrier (std::barrier is C++20).
-class Barrier {
- public:
-  explicit Barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lk(mu_);
-    const int gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lk, [&] { return gen != gen_; });
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int n_, count_ = 0, gen_ = 0;
-};
+using sm_test::Barrier;
 
 }  // namespace
 

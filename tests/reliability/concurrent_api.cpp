@@ -45,6 +45,7 @@
 
 #include "../api/json_reader.hpp"
 #include "rel_util.hpp"
+#include "../helpers/header_functions.hpp"
 #include "stridemem_dlpack.h"
 
 namespace {
@@ -1258,30 +1259,6 @@ class Worker {
   Recorder rec_;
 };
 
-// Every "SM_API <type> sm_name(" of the header.
-std::set<std::string> declared_functions(const char* path) {
-  std::set<std::string> out;
-  FILE* f = std::fopen(path, "r");
-  if (!f) return out;
-  std::string h;
-  char chunk[4096];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) h.append(chunk, n);
-  std::fclose(f);
-  for (size_t at = h.find("SM_API "); at != std::string::npos; at = h.find("SM_API ", at + 1)) {
-    const size_t paren = h.find('(', at);
-    if (paren == std::string::npos) break;
-    size_t end = paren;
-    while (end > at && h[end - 1] == ' ') --end;
-    size_t start = end;
-    while (start > at && (std::isalnum(static_cast<unsigned char>(h[start - 1])) || h[start - 1] == '_'))
-      --start;
-    const std::string name = h.substr(start, end - start);
-    if (name.rfind("sm_", 0) == 0) out.insert(name);
-  }
-  return out;
-}
-
 }  // namespace
 
 #ifndef SM_REL_PUBLIC_HEADER
@@ -1300,7 +1277,7 @@ int main(int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  const std::set<std::string> declared = declared_functions(header);
+  const std::set<std::string> declared = sm_test::header_functions(header);
   if (declared.size() < 80) {
     std::fprintf(stderr, "FAIL: %zu functions read from %s: not the public header\n", declared.size(),
                  header);

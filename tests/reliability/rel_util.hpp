@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "stridemem.h"
+#include "../helpers/barrier.hpp"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -94,31 +95,8 @@ inline void report_failure(const char* file, int line, const char* fmt, ...) {
 
 inline sm_device cpu() { return sm_device{SM_DEVICE_CPU, 0}; }
 
-// ---------------------------------------------------------------------------
-// A reusable barrier for lock-step rounds (std::barrier is C++20). What one
-// thread did before wait() happens before what any thread does after it.
-// ---------------------------------------------------------------------------
-
-class Barrier {
- public:
-  explicit Barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lk(mu_);
-    const int gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lk, [&] { return gen != gen_; });
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int n_, count_ = 0, gen_ = 0;
-};
+// Lock-step rounds: tests/helpers/barrier.hpp.
+using Barrier = sm_test::Barrier;
 
 // ---------------------------------------------------------------------------
 // Deterministic random numbers (splitmix64): same seed, same run.
