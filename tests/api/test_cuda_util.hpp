@@ -148,43 +148,6 @@ inline void expect_same(sm_tensor c, sm_tensor g, const std::string& what) {
                        << " bytes differ, first at byte " << first;
 }
 
-// Values as doubles, equal within relative tolerance rel (0: exactly); NaN
-// must match NaN.
-inline std::vector<double> values_as_double(sm_tensor t) {
-  const sm_dtype dt = dtype_of(t);
-  if (dt == SM_COMPLEX64 || dt == SM_COMPLEX128) {  // both parts, in order
-    Tensor c;
-    EXPECT_EQ(sm_contiguous(t, SM_CONTIGUOUS, c.out(), nullptr), SM_OK) << sm_last_error();
-    const std::vector<uint8_t> b = read_bytes(c);
-    std::vector<double> out;
-    if (dt == SM_COMPLEX64) {
-      std::vector<float> f(b.size() / 4);
-      std::memcpy(f.data(), b.data(), b.size());
-      out.assign(f.begin(), f.end());
-    } else {
-      out.resize(b.size() / 8);
-      std::memcpy(out.data(), b.data(), b.size());
-    }
-    return out;
-  }
-  Tensor d;
-  EXPECT_EQ(sm_to(t, cpu(), SM_FLOAT64, d.out(), nullptr), SM_OK) << sm_last_error();
-  return read<double>(d);
-}
-inline void expect_close(sm_tensor c, sm_tensor g, double rel, const std::string& what) {
-  const std::vector<double> a = values_as_double(c), b = values_as_double(g);
-  ASSERT_EQ(a.size(), b.size()) << what;
-  size_t bad = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) || std::isnan(b[i])) {
-      bad += std::isnan(a[i]) != std::isnan(b[i]);
-    } else if (a[i] != b[i]) {
-      bad += std::fabs(a[i] - b[i]) > rel * std::max(std::fabs(a[i]), std::fabs(b[i]));
-    }
-  }
-  EXPECT_EQ(bad, 0u) << what;
-}
-
 inline bool is_float_dtype(sm_dtype d) {
   return d == SM_FLOAT16 || d == SM_BFLOAT16 || d == SM_FLOAT32 || d == SM_FLOAT64 ||
          d == SM_COMPLEX64 || d == SM_COMPLEX128;

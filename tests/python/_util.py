@@ -28,6 +28,19 @@ def import_stridemem():
     return stridemem
 
 
+def stridemem_gpu_unusable(sm, device="cuda:0"):
+    """Why the stridemem module sm cannot use a CUDA device (None: it can):
+    the library's device count, then a real allocation there."""
+    if sm.cuda_device_count() <= 0:
+        return ("sm_cuda_device_count() == 0 (a CPU-only build of %s, or no usable GPU)"
+                % os.environ.get("STRIDEMEM_LIB", "the library"))
+    try:
+        sm.zeros(1, device=device).close()
+    except sm.StrideMemError as e:
+        return str(e)
+    return None
+
+
 class Results(object):
     def __init__(self, name, max_reports=40):
         self.name = name

@@ -63,7 +63,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _util import Results, import_stridemem  # noqa: E402
+from _util import Results, import_stridemem, stridemem_gpu_unusable  # noqa: E402
 
 sm = import_stridemem()
 
@@ -1764,15 +1764,8 @@ def main():
     want = os.environ.get("STRIDEMEM_TEST_DEVICE", "").strip().lower()
     if want.startswith("cuda"):
         dev = want if ":" in want else "cuda:0"
-        n = sm.cuda_device_count()
-        usable = n > 0
-        why = "sm_cuda_device_count() == 0"
-        if usable:
-            try:
-                sm.zeros(1, device=dev).close()
-            except sm.StrideMemError as e:
-                usable, why = False, str(e)
-        if usable:
+        why = stridemem_gpu_unusable(sm, dev)
+        if why is None:
             creation_checks(res, dev)
             run_chains(res, dev, first, count, dev)
             run_chains(res, dev, first + 100000, large, dev + " (large tensors)", large=True)

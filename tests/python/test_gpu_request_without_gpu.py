@@ -11,31 +11,34 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _util import Results, import_stridemem  # noqa: E402
+from _util import Results, import_stridemem, stridemem_gpu_unusable  # noqa: E402
 
 sm = import_stridemem()
 R = Results("test_gpu_request_without_gpu")
 
 
-def gpu_usable():
-    if sm.cuda_device_count() <= 0:
-        return False
+def torch_gpu_unusable():
     try:
-        sm.zeros(1, device="cuda:0").close()
-        return True
-    except sm.StrideMemError:
-        return False
+        import torch
+    except ImportError as e:
+        return "no torch: %s" % e
+    return None if torch.cuda.is_available() else "torch.cuda.is_available() is False"
 
 
-want = 0 if gpu_usable() else 77
+# What each script needs to run on the GPU: the library's device, and for the
+# PyTorch differential also torch's.
+mine = stridemem_gpu_unusable(sm)
+needs = {"test_differential.py": mine,
+         "test_torch_differential.py": mine or torch_gpu_unusable()}
 env = dict(os.environ, STRIDEMEM_TEST_DEVICE="cuda", STRIDEMEM_DIFF_CHAINS="20",
            STRIDEMEM_DIFF_LARGE="1", STRIDEMEM_TORCH_CHAINS="20")
-for script in ("test_differential.py", "test_torch_differential.py"):
+for script, why in sorted(needs.items()):
+    want = 0 if why is None else 77
     p = subprocess.run([sys.executable, os.path.join(HERE, script)], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     tail = "\n".join(p.stdout.splitlines()[-6:])
-    R.equal(p.returncode, want, "%s with STRIDEMEM_TEST_DEVICE=cuda (%s GPU); its last lines:\n%s"
-            % (script, "a usable" if want == 0 else "no usable", tail))
+    R.equal(p.returncode, want, "%s with STRIDEMEM_TEST_DEVICE=cuda (%s); its last lines:\n%s"
+            % (script, "a usable GPU" if why is None else why, tail))
     if want == 77:
         R.check("no usable GPU" in p.stdout, "%s says why it skipped:\n%s" % (script, tail))
 sys.exit(R.finish())

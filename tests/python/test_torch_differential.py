@@ -71,7 +71,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _util import Results, import_stridemem  # noqa: E402
+from _util import Results, import_stridemem, stridemem_gpu_unusable  # noqa: E402
 
 sm = import_stridemem()
 
@@ -2472,13 +2472,9 @@ def gpu_unusable(device):
     if sm.Device(device).type != sm.DEVICE_CUDA:
         return "STRIDEMEM_TEST_DEVICE=%s is not a CUDA device" % device
     why = []
-    if sm.cuda_device_count() == 0:
-        why.append("stridemem: sm_cuda_device_count() == 0 (a CPU-only build of %s, or no usable "
-                   "GPU)" % os.environ.get("STRIDEMEM_LIB", "the library"))
-    try:
-        sm.zeros(1, device=device).close()
-    except sm.StrideMemError as e:
-        why.append("stridemem: %s" % e)
+    mine = stridemem_gpu_unusable(sm, device)
+    if mine:
+        why.append("stridemem: %s" % mine)
     if not torch.cuda.is_available():
         why.append("torch %s: torch.cuda.is_available() is False (built with CUDA %s)"
                    % (torch.__version__, torch.version.cuda))

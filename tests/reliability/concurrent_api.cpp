@@ -1313,14 +1313,7 @@ int main(int argc, char** argv) {
   REL_OK(sm_storage_release(sst));
   if (rel::failures() != 0) return 1;
 
-  rel::Barrier bar(T);
-  sh.bar = &bar;
-  std::vector<Worker> workers;
-  workers.reserve(static_cast<size_t>(T));
-  for (int k = 0; k < T; ++k) workers.emplace_back(sh, k);
-  std::vector<std::thread> threads;
-  for (int k = 0; k < T; ++k) threads.emplace_back([&workers, k] { workers[static_cast<size_t>(k)].run(); });
-  for (auto& th : threads) th.join();
+  const std::vector<Worker> workers = rel::run_workers<Worker>(sh, T);
 
   for (const Worker& wk : workers)
     REL_CHECK(wk.cuda_devices() == workers[0].cuda_devices(), "threads disagree on sm_cuda_device_count");

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stridemem.h"
@@ -97,6 +98,23 @@ inline sm_device cpu() { return sm_device{SM_DEVICE_CPU, 0}; }
 
 // Lock-step rounds: tests/helpers/barrier.hpp.
 using Barrier = sm_test::Barrier;
+
+// T workers W(shared, k), each run() on its own thread, sharing one barrier
+// (shared.bar) for their lock-step rounds; returns them once all have
+// finished, for the caller's final checks (shared.bar is reset then).
+template <class W, class S>
+std::vector<W> run_workers(S& shared, int T) {
+  Barrier bar(T);
+  shared.bar = &bar;
+  std::vector<W> workers;
+  workers.reserve(static_cast<size_t>(T));
+  for (int k = 0; k < T; ++k) workers.emplace_back(shared, k);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < T; ++k) threads.emplace_back([&workers, k] { workers[static_cast<size_t>(k)].run(); });
+  for (auto& th : threads) th.join();
+  shared.bar = nullptr;
+  return workers;
+}
 
 // ---------------------------------------------------------------------------
 // Deterministic random numbers (splitmix64): same seed, same run.

@@ -681,16 +681,11 @@ int main(int argc, char** argv) {
   REL_OK(sm_stack_create(rel::cpu(), kSharedStackCap, &sh.SS));
   if (rel::failures() != 0) return 1;
 
-  rel::Barrier bar(T);
-  sh.bar = &bar;
-  std::vector<Worker> workers;
-  workers.reserve(static_cast<size_t>(T));
-  for (int k = 0; k < T; ++k) workers.emplace_back(sh, k);
-  std::vector<std::thread> threads;
-  for (int k = 0; k < T; ++k) threads.emplace_back([&workers, k] { workers[static_cast<size_t>(k)].run(); });
+  // The watcher snapshots memory while the workers run (started first, so it
+  // is there for their whole run).
   Watcher watcher;
   std::thread watching([&watcher] { watcher.run(); });
-  for (auto& th : threads) th.join();
+  const std::vector<Worker> workers = rel::run_workers<Worker>(sh, T);
   watcher.stop = true;
   watching.join();
   REL_CHECK(watcher.snapshots > 0, "the watcher took no snapshot");
