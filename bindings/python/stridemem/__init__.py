@@ -18,7 +18,12 @@ minor must match too (0.x minors break the ABI), and the library must not be
 older.
 
 Every failing C call raises :class:`StrideMemError`, carrying ``.status`` (the
-frozen integer code), ``.status_name`` and ``.message`` (``sm_last_error``).
+frozen integer code), ``.status_name``, ``.function`` (the Python call) and
+``.message`` (``sm_last_error`` in the binding's words; ``.c_function`` and
+``.c_message`` are the C library's).
+
+Tensors have no comparison operators (``==`` raises TypeError: use
+:func:`equal`); default dtypes follow PyTorch (Python floats give float32).
 
 NumPy is optional for the core of the module; ``numpy()``, ``from_numpy`` and
 the zero-copy wrappers need it. Every dtype but bfloat16 is exchanged with
