@@ -219,6 +219,8 @@ def errors_name_python_calls():
         ("Storage.tensor out of range",
          lambda: t.storage().tensor((100,), (1,), 0, "float32"), sm.StrideMemError, "Storage.tensor()"),
         ("copy_ of another shape", lambda: t.copy_(sm.zeros(4)), sm.ShapeError, "copy_()"),
+        ("from_blob of NULL", lambda: sm.from_blob(0, (3,), "float32"), sm.StrideMemError,
+         "from_blob()"),
     ]
     for what, fn, exc, name in cases:
         e = raises(exc, fn, what, [name], absent=["sm_"])

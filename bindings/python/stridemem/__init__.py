@@ -604,11 +604,13 @@ def _python_message(message: str, function: str = "", doubles: Sequence[float] =
     return _ARTICLE_A.sub("a ", _ARTICLE_AN.sub("an ", message))
 
 
-def _error(status, function, method=None, doubles=()):
+def _error(status, function, method=None, doubles=(), raw=None):
     """The exception for a failed C call (built here and raised by the
     caller: a local name for it in the raising frame would be a reference
-    cycle through its traceback, keeping tensors alive until gc runs)."""
-    raw = last_error()
+    cycle through its traceback, keeping tensors alive until gc runs).
+    raw: sm_last_error() when the caller had to read it early."""
+    if raw is None:
+        raw = last_error()
     e = error_for(status, _python_message(raw, function, doubles),
                   method or _PY_NAMES.get(function, function))
     e.c_function, e.c_message = function, raw
@@ -1031,7 +1033,7 @@ def from_blob(address: int, shape: Sequence[int], dtype: Any,
     if status != 0:
         msg = last_error()
         _registry.drop("blob", key)  # on failure the deleter is not called
-        raise error_for(status, msg, "sm_from_blob")
+        raise _error(status, "sm_from_blob", raw=msg)
     _registry.bump("blob", "wrapped")
     return Tensor._wrap(out)
 
@@ -1967,7 +1969,7 @@ class Tensor(_Owner):
             return False
         if status == ERR_UNSUPPORTED:
             return True
-        raise error_for(status, last_error(), "sm_tensor_storage")
+        raise _error(status, "sm_tensor_storage")
 
     def _interface(self, cuda: bool) -> Dict[str, Any]:
         """The __array_interface__ / __cuda_array_interface__ dict (v3):
