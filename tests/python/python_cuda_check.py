@@ -576,7 +576,7 @@ def section_creation():
         not_run("linspace", "the binding has no linspace (arange/arange_n only)")
 
     t = sm.tensor([[1, 2, 3], [4, 5, 6]], device=DEV)
-    check(t.dtype == "int64" and t.device == DEV, "tensor(nested ints): int64 (NumPy's dtype)")
+    check(t.dtype == "int64" and t.device == DEV, "tensor(nested ints): int64 (PyTorch's default)")
     check_values("tensor(nested ints)", t, np.array([[1, 2, 3], [4, 5, 6]]))
     u = sm.tensor([[1.5, -2.25], [3, 4]], dtype="float16", device=DEV)
     check_values("tensor(list, float16)", u, np.array([[1.5, -2.25], [3, 4]], np.float16))
@@ -594,8 +594,9 @@ def section_creation():
     check(yc.device == "cpu", "tensor(device tensor, device='cpu')")
     check_values("tensor(device tensor, cpu, float64)", yc, arr.astype(np.float64))
     z = sm.tensor(2.5 + 1j, device=DEV)
-    check(z.shape == () and z.dtype == "complex128", "tensor(complex scalar): 0-d complex128")
-    check_values("tensor(complex scalar)", z, np.array(2.5 + 1j))
+    check(z.shape == () and z.dtype == "complex64",
+          "tensor(complex scalar): 0-d complex64 (PyTorch's default)")
+    check_values("tensor(complex scalar)", z, np.array(2.5 + 1j, np.complex64))
     for t_ in (t, u, w, x, y, yc, z):
         t_.close()
 

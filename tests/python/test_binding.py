@@ -605,7 +605,8 @@ def errors():
     except sm.StrideMemError as e:
         R.equal(e.status, sm.ERR_SHAPE, "error status")
         R.equal(e.status_name, "SM_ERR_SHAPE", "error status name")
-        R.equal(e.function, "sm_view", "error function")
+        R.equal(e.function, "view()", "error function: the Python call")
+        R.equal(e.c_function, "sm_view", "error c_function: the C call")
         R.check("7" in e.message and e.message in str(e), "error message %r" % e.message)
     t.close()
     try:

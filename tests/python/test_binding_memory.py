@@ -293,8 +293,8 @@ def oom_observer():
                 "info.cached_free_bytes (every free byte: reserved - allocated)")
         R.check(0 <= info.largest_free_block <= info.cached_free_bytes, "info.largest_free_block")
         R.check("out of memory" in info.report and "12000" in info.report, "report: %r" % info.report)
-        R.check(e is not None and e.message.endswith(info.report),
-                "the error's message carries the report: %r" % (e and e.message))
+        R.check(e is not None and e.c_message.endswith(info.report),
+                "the error's C message carries the report: %r" % (e and e.c_message))
         R.equal(inner[0]["totals"]["allocated_bytes"], info.allocated_bytes,
                 "a snapshot inside the observer")
         ooms = [ev for ev in sm.memory_snapshot()["history"]["events"] if ev["action"] == "oom"]

@@ -18,7 +18,12 @@ minor must match too (0.x minors break the ABI), and the library must not be
 older.
 
 Every failing C call raises :class:`StrideMemError`, carrying ``.status`` (the
-frozen integer code), ``.status_name`` and ``.message`` (``sm_last_error``).
+frozen integer code), ``.status_name``, ``.function`` (the Python call) and
+``.message`` (``sm_last_error`` in the binding's words; ``.c_function`` and
+``.c_message`` are the C library's).
+
+Tensors have no comparison operators (``==`` raises TypeError: use
+:func:`equal`); default dtypes follow PyTorch (Python floats give float32).
 
 NumPy is optional for the core of the module; ``numpy()``, ``from_numpy`` and
 the zero-copy wrappers need it. Every dtype but bfloat16 is exchanged with
@@ -47,13 +52,14 @@ import json
 import math
 import operator
 import os
+import re
 import struct
 import sys
 import threading
 import warnings
 from contextlib import ContextDecorator as _ContextDecorator, closing as _closing
-from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence,
-                    Tuple, Union)
+from typing import (Any, Callable, Dict, Iterator, List, Literal, NamedTuple, NoReturn,
+                    Optional, Sequence, Tuple, Union, overload)
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
                     c_int, c_int32, c_int64, c_size_t, c_uint8, c_uint16,
                     c_uint32, c_uint64, c_void_p)
@@ -61,7 +67,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
 try:  # NumPy is needed only for the NumPy exchange functions.
     import numpy as _np
 except ImportError:  # pragma: no cover
-    _np = None
+    _np = None  # type: ignore[assignment]
 
 __all__ = [
     "StrideMemError", "DLPackExportError", "InvalidArgumentError", "InvalidHandleError",
@@ -69,7 +75,7 @@ __all__ = [
     "OverlapError", "SizeOverflowError", "UnsupportedError", "CudaError", "InternalError",
     "ReadOnlyError", "Tensor", "Storage", "Stack", "Device", "DType",
     "empty", "empty_strided", "zeros", "ones", "full", "empty_like", "zeros_like",
-    "ones_like", "full_like", "arange", "arange_n", "tensor", "from_numpy",
+    "ones_like", "full_like", "arange", "arange_n", "tensor", "from_numpy", "equal",
     "from_blob", "from_numpy_blob", "as_tensor", "from_dlpack", "copy_into",
     "memory_stats", "reset_peak_stats", "empty_cache", "memory_summary",
     "memory_snapshot", "save_memory_snapshot", "tag", "record_memory_history",
@@ -392,7 +398,12 @@ class StrideMemError(Exception):
         self.status = int(status)
         self.status_name = STATUS_NAMES.get(self.status, "SM_STATUS_%d" % self.status)
         self.message = message
+        # The Python call that failed ("reshape()") and the message in the
+        # binding's words; c_function and c_message are the C library's
+        # (sm_reshape, sm_last_error()) where a C call failed.
         self.function = function
+        self.c_function = function
+        self.c_message = message
         text = "%s (%s)" % (self.status_name, self.status)
         if function:
             text = "%s: %s" % (function, text)
@@ -494,13 +505,129 @@ def status_string(status: int) -> str:
     return s.decode("utf-8", "replace") if s else ""
 
 
-def _check(status, function):
+# The Python name of what each C function does, for error messages: a
+# Python user called reshape(), not sm_reshape. Where several Python calls
+# share one C function (ones and full call sm_full) the message names the
+# most direct one; .c_function keeps the C name.
+_PY_NAMES = {
+    "sm_view": "view()", "sm_as_strided": "as_strided()", "sm_slice": "slice()",
+    "sm_narrow": "narrow()", "sm_select": "select()", "sm_permute": "permute()",
+    "sm_transpose": "transpose()", "sm_movedim": "movedim()", "sm_expand": "expand()",
+    "sm_squeeze": "squeeze()", "sm_unsqueeze": "unsqueeze()", "sm_flatten": "flatten()",
+    "sm_unflatten": "unflatten()", "sm_unfold": "unfold()", "sm_diagonal": "diagonal()",
+    "sm_split": "split()", "sm_chunk": "chunk()", "sm_flip": "flip()",
+    "sm_reshape": "reshape()", "sm_reshape_would_copy": "reshape_would_copy()",
+    "sm_contiguous": "contiguous()", "sm_clone": "clone()", "sm_to": "to()",
+    "sm_copy_into": "copy_()", "sm_index_select": "index_select()",
+    "sm_inplace_scalar": "an in-place op", "sm_inplace_tensor": "an in-place op",
+    "sm_ndim": "ndim", "sm_shape": "shape", "sm_strides": "strides",
+    "sm_storage_offset": "storage_offset", "sm_numel": "numel", "sm_nbytes": "nbytes",
+    "sm_storage_nbytes": "storage_nbytes", "sm_version_counter": "version",
+    "sm_dtype_of": "dtype", "sm_device_of": "device", "sm_data_ptr": "data_ptr",
+    "sm_is_read_only": "is_read_only", "sm_is_contiguous": "is_contiguous()",
+    "sm_same_storage": "same_storage()", "sm_tensor_storage": "storage()",
+    "sm_share_memory": "share_memory_()", "sm_is_shared": "is_shared()",
+    "sm_tensor_export": "pickling a shared tensor", "sm_tensor_retain": "retain()",
+    "sm_tensor_release": "close()", "sm_copy_to_host": "numpy()",
+    "sm_from_host": "from_numpy()", "sm_empty": "empty()", "sm_empty_shared": "empty_shared()",
+    "sm_empty_strided": "empty_strided()", "sm_zeros": "zeros()", "sm_full": "full()",
+    "sm_arange": "arange()", "sm_from_blob": "from_blob()", "sm_from_dlpack": "from_dlpack()",
+    "sm_to_dlpack": "__dlpack__()", "sm_to_dlpack_ex": "__dlpack__()",
+    "sm_record_stream": "record_stream()", "sm_storage_size": "Storage.nbytes",
+    "sm_storage_data_ptr": "Storage.data_ptr", "sm_storage_device": "Storage.device",
+    "sm_storage_id": "Storage.id", "sm_storage_is_shared": "Storage.is_shared",
+    "sm_storage_export": "Storage.export()", "sm_storage_import": "Storage.from_shared()",
+    "sm_tensor_from_storage": "Storage.tensor()", "sm_storage_retain": "Storage.tensor()",
+    "sm_storage_release": "Storage.close()", "sm_stack_create": "Stack()",
+    "sm_stack_create_shared": "Stack(shared=True)", "sm_stack_push": "Stack.push()",
+    "sm_stack_mark": "Stack.mark()", "sm_stack_pop_to": "Stack.pop_to()",
+    "sm_stack_used": "Stack.used", "sm_stack_storage": "Stack.storage()",
+    "sm_stack_release": "Stack.close()", "sm_memory_stats": "memory_stats()",
+    "sm_reset_peak_stats": "reset_peak_stats()", "sm_empty_cache": "empty_cache()",
+    "sm_memory_summary": "memory_summary()", "sm_memory_snapshot": "memory_snapshot()",
+    "sm_memory_record_history": "record_memory_history()", "sm_push_tag": "tag()",
+    "sm_pop_tag": "tag()", "sm_set_oom_observer": "set_oom_observer()",
+    "sm_cuda_device_count": "cuda_device_count()", "sm_synchronize": "synchronize()",
+    "sm_set_stream": "set_stream()", "sm_get_stream": "get_stream()",
+    "sm_set_num_threads": "set_num_threads()", "sm_get_num_threads": "get_num_threads()",
+    "sm_debug_fail_alloc": "debug_fail_alloc()", "sm_debug_live_handles": "debug_live_handles()",
+    "sm_version": "version()", "sm_dtype_size": "dtype_size()",
+}
+_C_NAME = re.compile(r"\bsm_[a-z0-9_]+\b")
+# "t is NULL (not a tensor handle)": the binding passes NULL only for an
+# object whose close() has run.
+_NULL_HANDLE = re.compile(r"\b(\w+) is NULL \(not an? (\w+) handle\)")
+# The C library writes "a %s" before every dtype name.
+_ARTICLE_AN = re.compile(r"\ba (?=int(?:8|16|32|64)\b)")
+_ARTICLE_A = re.compile(r"\ban (?=uint)")
+# Scalars reach the library as doubles and its messages print them with %g
+# ("value = 1.09951e+12") and dtype ranges with %.17g.
+_C_SCALAR = re.compile(r"\b(\w+) = ([-+]?(?:inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?))(?=[ :;,)]|$)")
+_C_RANGE = re.compile(r"\b(u?int(?:8|16|32|64)) holds \[[^\]]*\]")
+
+
+def _exact(v: float) -> str:
+    """A double as Python writes a number: whole values as integers
+    (1099511627776, not 1.09951e+12), others as repr (shortest exact)."""
+    if math.isfinite(v) and v == int(v):
+        return str(int(v))
+    return repr(v)
+
+
+def _int_range(name: str) -> str:
+    bits = int(name.lstrip("uint"))
+    lo, hi = (0, (1 << bits) - 1) if name[0] == "u" else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    return "%s holds [%d, %d]" % (name, lo, hi)
+
+
+def _python_message(message: str, function: str = "", doubles: Sequence[float] = ()) -> str:
+    """sm_last_error's text in the binding's words: without the leading name
+    of the failed C function (the exception names the Python call), other C
+    function names as the Python calls that run them, a NULL handle as a
+    closed object, a scalar as exactly the number passed (`doubles`: the
+    call's double arguments), integer ranges exactly, and "an int32"."""
+    if function and message.startswith(function + ": "):
+        message = message[len(function) + 2:]
+    message = _NULL_HANDLE.sub(
+        lambda m: "%s is closed (close(), release() or the end of a with block dropped it)"
+        % ("this " + m.group(2) if m.group(1) in ("t", "s", "stack", "storage")
+           else "the %s passed as %s" % (m.group(2), m.group(1))), message)
+
+    def scalar(m: Any) -> str:
+        for v in doubles:
+            if "%g" % v == m.group(2):
+                return "%s = %s" % (m.group(1), _exact(v))
+        return m.group(0)
+    message = _C_SCALAR.sub(scalar, message)
+    message = _C_RANGE.sub(lambda m: _int_range(m.group(1)), message)
+    message = _C_NAME.sub(lambda c: _PY_NAMES.get(c.group(0), c.group(0)), message)
+    return _ARTICLE_A.sub("a ", _ARTICLE_AN.sub("an ", message))
+
+
+def _error(status, function, method=None, doubles=(), raw=None):
+    """The exception for a failed C call (built here and raised by the
+    caller: a local name for it in the raising frame would be a reference
+    cycle through its traceback, keeping tensors alive until gc runs).
+    raw: sm_last_error() when the caller had to read it early."""
+    if raw is None:
+        raw = last_error()
+    e = error_for(status, _python_message(raw, function, doubles),
+                  method or _PY_NAMES.get(function, function))
+    e.c_function, e.c_message = function, raw
+    return e
+
+
+def _check(status, function, method=None, doubles=()):
     if status != 0:
-        raise error_for(status, last_error(), function)
+        raise _error(status, function, method, doubles)
 
 
-def _call(name, *args):
-    _check(getattr(lib, name)(*args), name)
+def _call(name, *args, method=None):
+    """Calls the C function `name`; a failure raises the status's exception,
+    naming `method` (the Python call; by default the one _PY_NAMES gives)."""
+    status = getattr(lib, name)(*args)
+    if status != 0:
+        _check(status, name, method, [a for a in args if type(a) is float])
 
 
 def version() -> Tuple[int, int, int]:
@@ -549,7 +676,7 @@ def dtype_name(dtype: Any) -> str:
         raise ValueError("stridemem: unknown dtype code %d" % dtype)
     if _np is not None:
         try:
-            nd = _np.dtype(dtype)
+            nd = _np.dtype(dtype)  # type: ignore[arg-type]
         except TypeError:
             nd = None
         if nd is not None:
@@ -710,7 +837,8 @@ class Device(tuple):
 
     type = property(lambda self: self[0], doc="DLPack's device type code (1 CPU, 2 CUDA, 3 "
                                               "CUDA host).")
-    index = property(lambda self: self[1], doc="The GPU ordinal for CUDA, else 0.")
+    index = property(lambda self: self[1],  # type: ignore[assignment]
+                     doc="The GPU ordinal for CUDA, else 0.")
 
     def c(self) -> SmDevice:
         """The C API's sm_device struct."""
@@ -905,7 +1033,7 @@ def from_blob(address: int, shape: Sequence[int], dtype: Any,
     if status != 0:
         msg = last_error()
         _registry.drop("blob", key)  # on failure the deleter is not called
-        raise error_for(status, msg, "sm_from_blob")
+        raise _error(status, "sm_from_blob", raw=msg)
     _registry.bump("blob", "wrapped")
     return Tensor._wrap(out)
 
@@ -950,6 +1078,20 @@ def _normalize_index(idx):
     return idx
 
 
+def _refuse_compare(kind: str, op: str) -> NoReturn:
+    if kind == "Storage":
+        how = ("a.id == b.id asks whether two Storage objects own the same storage; "
+               "`a is b` whether they are one Python object")
+    else:
+        how = ("compare values with sm.equal(a, b) (same shape and elements), "
+               "elementwise with numpy.asarray(a) %s numpy.asarray(b) or a.tolist() %s "
+               "b.tolist(); a.same_storage(b) asks whether two views share memory, "
+               "`a is b` whether they are one Python object" % (op, op))
+    raise TypeError("stridemem: %s does not support %s (there is no elementwise comparison, "
+                    "and comparing the Python objects would answer wrongly): %s"
+                    % (kind, op, how))
+
+
 class _Owner(object):
     """One reference to a C handle in ``_h`` (None once dropped): close()
     drops it now, the end of a ``with`` block or garbage collection later.
@@ -957,19 +1099,20 @@ class _Owner(object):
 
     __slots__ = ()
     _RELEASE = ""
+    _h: Optional[int]  # in each subclass's __slots__
 
     def close(self) -> None:
         """Drop this owner now; later calls raise SM_ERR_INVALID_HANDLE
         (:class:`InvalidHandleError`). Objects sharing the memory (views,
         tensors of a storage or stack) keep it alive."""
-        h, self._h = self._h, None
+        h, self._h = self._h, None  # type: ignore[misc]  # _h is in the subclasses' slots
         if h:
             _call(self._RELEASE, h)
 
     release = close
 
     # The handles __del__ may still own: Tensor adds its pinned one.
-    _OWNED = ("_h",)
+    _OWNED: Tuple[str, ...] = ("_h",)
 
     def __del__(self, _lib: Any = lib) -> None:
         # Never raises, and binds the library as a default: at interpreter
@@ -1000,6 +1143,7 @@ class Tensor(_Owner):
     __slots__ = ("_h", "_pin", "__weakref__")
     _RELEASE = "sm_tensor_release"
     _OWNED = ("_h", "_pin")
+    _pin: Any  # None, True (an array interface is out) or the handle to release
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use stridemem.empty/zeros/tensor/from_numpy/... to make tensors")
@@ -1054,7 +1198,8 @@ class Tensor(_Owner):
             return self.clone("preserve")
         with _closing(storage):
             nbytes = storage.nbytes
-            key = ("stridemem.storage", storage.data_ptr, tuple(storage.device), nbytes)
+            key: Tuple[Any, ...] = ("stridemem.storage", storage.data_ptr,
+                                    tuple(storage.device), nbytes)
             if nbytes == 0 or key[1] == 0:
                 key = ("stridemem.storage.empty", id(self))
             new = memo.get(key)
@@ -1092,13 +1237,17 @@ class Tensor(_Owner):
 
     @property
     def shape(self) -> Tuple[int, ...]:
-        """The size of every dim, a tuple (``size`` is the same property)."""
+        """The size of every dim, a tuple."""
         n = self.ndim
         buf = (c_int64 * max(n, 1))()
         _call("sm_shape", self._h, buf, max(n, 1))
         return tuple(buf[:n])
 
-    size = shape
+    @property
+    def size(self) -> int:
+        """The number of elements, an int, as NumPy's ``ndarray.size`` (the
+        same as ``numel``). The dims are ``shape`` (PyTorch's ``t.size()``)."""
+        return self.numel
 
     @property
     def strides(self) -> Tuple[int, ...]:
@@ -1108,11 +1257,17 @@ class Tensor(_Owner):
         _call("sm_strides", self._h, buf, max(n, 1))
         return tuple(buf[:n])
 
+    @overload
+    def stride(self, dim: None = None) -> Tuple[int, ...]: ...
+
+    @overload
+    def stride(self, dim: int) -> int: ...
+
     def stride(self, dim: Optional[int] = None) -> Union[int, Tuple[int, ...]]:
         """The strides tuple, or the stride of dim (in elements)."""
         return self.strides if dim is None else self.strides[dim]
 
-    def _i64_prop(name: str, doc: str) -> property:
+    def _i64_prop(name: str, doc: str) -> property:  # type: ignore[misc]
         def get(self: "Tensor") -> int:
             v = c_int64()
             _call(name, self._h, byref(v))
@@ -1246,10 +1401,16 @@ class Tensor(_Owner):
         if not self._h:
             return "<stridemem.Tensor (closed)>"
         try:
+            shape, numel = self.shape, self.numel
+        except StrideMemError as e:  # a repr never raises
+            if e.status == ERR_INVALID_HANDLE and "Stack.pop_to()" in e.message:
+                return ("<stridemem.Tensor (invalid: its stack region was popped by "
+                        "Stack.pop_to(); only close() accepts it now)>")
+            return "<stridemem.Tensor (invalid: %s)>" % (e.message,)
+        try:
             body = _format_values(self, "tensor(")
         except Exception as e:  # never let a repr fail: show the metadata
             body = "tensor(<values unavailable: %s>" % (e,)
-        shape, numel = self.shape, self.numel
         meta = []
         if numel == 0 and len(shape) != 1:
             meta.append("shape=%s" % (shape,))
@@ -1284,6 +1445,32 @@ class Tensor(_Owner):
             raise ValueError("stridemem: the truth value of a tensor with %d elements is "
                              "ambiguous (use a reduction on a NumPy copy)" % n)
         return bool(self.item())
+
+    # -- comparisons ----------------------------------------------------------
+    # The C library has no elementwise comparison, and Python's default ==
+    # compares identity: a == a[:] and t == 1 would answer False, silently
+    # and wrongly. They raise instead, saying how to compare. Hashing stays
+    # by identity, so tensors still serve as dict keys and set members, and
+    # `t in [t]` holds (containment checks identity before ==).
+    def __eq__(self, other: object) -> bool:
+        _refuse_compare("Tensor", "==")
+
+    def __ne__(self, other: object) -> bool:
+        _refuse_compare("Tensor", "!=")
+
+    def __lt__(self, other: object) -> bool:
+        _refuse_compare("Tensor", "<")
+
+    def __le__(self, other: object) -> bool:
+        _refuse_compare("Tensor", "<=")
+
+    def __gt__(self, other: object) -> bool:
+        _refuse_compare("Tensor", ">")
+
+    def __ge__(self, other: object) -> bool:
+        _refuse_compare("Tensor", ">=")
+
+    __hash__ = _Owner.__hash__
 
     # -- views -----------------------------------------------------------
     def _unary(self, name, *args):
@@ -1572,12 +1759,40 @@ class Tensor(_Owner):
         t = Tensor._wrap(out)
         return (t, bool(copied.value)) if return_copied else t
 
+    # return_copied changes the return type: typing.overload tells a type
+    # checker which one a call gets, so t.reshape(6).numel type-checks.
+    @overload
+    def reshape(self, *shape: Any, return_copied: Literal[False] = False) -> "Tensor": ...
+
+    @overload
+    def reshape(self, *shape: Any, return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
+
+    @overload
+    def reshape(self, *shape: Any,
+                return_copied: bool) -> Union["Tensor", Tuple["Tensor", bool]]: ...
+
     def reshape(self, *shape: Any,
                 return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]:
         """A view when the strides allow, else a row-major copy. With
         return_copied=True returns (tensor, copied)."""
         a, n = _i64(_shape_arg(shape))
         return self._maybe_copy("sm_reshape", (a, n), return_copied)
+
+    @overload
+    def contiguous(self, memory_format: str = "contiguous",
+                   return_copied: Literal[False] = False) -> "Tensor": ...
+
+    @overload
+    def contiguous(self, memory_format: str, return_copied: Literal[True]
+                   ) -> Tuple["Tensor", bool]: ...
+
+    @overload
+    def contiguous(self, memory_format: str = "contiguous", *,
+                   return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
+
+    @overload
+    def contiguous(self, memory_format: str = "contiguous", return_copied: bool = False
+                   ) -> Union["Tensor", Tuple["Tensor", bool]]: ...
 
     def contiguous(self, memory_format: str = "contiguous", return_copied: bool = False
                    ) -> Union["Tensor", Tuple["Tensor", bool]]:
@@ -1591,6 +1806,22 @@ class Tensor(_Owner):
         dense tensor (any other gets dense strides in its stride order);
         "contiguous", "channels_last", "channels_last_3d" lay it out so."""
         return self._unary("sm_clone", FORMATS[memory_format])
+
+    @overload
+    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None,
+           return_copied: Literal[False] = False) -> "Tensor": ...
+
+    @overload
+    def to(self, device: Optional[DeviceLike], dtype: Any,
+           return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
+
+    @overload
+    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None, *,
+           return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
+
+    @overload
+    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None,
+           return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]: ...
 
     def to(self, device: Optional[DeviceLike] = None, dtype: Any = None,
            return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]:
@@ -1631,10 +1862,10 @@ class Tensor(_Owner):
             value, alpha = _complex_scalar_tensor(value, self.dtype, self.device), 1.0
         if isinstance(value, Tensor):
             _call("sm_inplace_tensor", self._h, OPS[op], value._h,
-                  _real_scalar(alpha, name + " alpha"))
+                  _real_scalar(alpha, name + " alpha"), method=name + "()")
         else:
             a = 0.0 if value is None else _real_scalar(value, name)
-            _call("sm_inplace_scalar", self._h, OPS[op], a, float(b))
+            _call("sm_inplace_scalar", self._h, OPS[op], a, float(b), method=name + "()")
         return self
 
     def fill_(self, value: Any) -> "Tensor":
@@ -1738,7 +1969,7 @@ class Tensor(_Owner):
             return False
         if status == ERR_UNSUPPORTED:
             return True
-        raise error_for(status, last_error(), "sm_tensor_storage")
+        raise _error(status, "sm_tensor_storage")
 
     def _interface(self, cuda: bool) -> Dict[str, Any]:
         """The __array_interface__ / __cuda_array_interface__ dict (v3):
@@ -1951,6 +2182,79 @@ def _is_scalar(value: Any) -> bool:
                                 or (isinstance(value, _np.ndarray) and value.ndim == 0))
 
 
+# PyTorch's dtypes for Python scalars, by kind (bool < int < float < complex).
+_KIND_DEFAULTS = ("bool", "int64", "float32", "complex64")
+_DTYPE_KIND = {"bool": 0, "uint8": 1, "int8": 1, "int16": 1, "int32": 1, "int64": 1,
+               "uint16": 1, "uint32": 1, "uint64": 1, "float16": 2, "bfloat16": 2,
+               "float32": 2, "float64": 2, "complex64": 3, "complex128": 3}
+
+
+def _python_kind(value: Any) -> int:
+    """0 bool, 1 int, 2 float, 3 complex for a Python scalar (not a NumPy
+    one: np.float64 subclasses float); -1 for anything else."""
+    if _np is not None and isinstance(value, _np.generic):
+        return -1
+    for kind, cls in enumerate((bool, int, float, complex)):
+        if isinstance(value, cls):
+            return kind
+    return -1
+
+
+def _scalar_dtype(value: Any) -> str:
+    """The dtype of a fill value given without dtype= (full): PyTorch's for
+    Python scalars (bool, int64, float32, complex64); a NumPy scalar or 0-d
+    array keeps its dtype."""
+    if _np is not None and isinstance(value, (_np.generic, _np.ndarray)):
+        name = _dtype_name_or_none(_np.asarray(value).dtype)
+        if name is not None:
+            return name
+    kind = _python_kind(value)
+    return _KIND_DEFAULTS[kind] if kind >= 0 else "float32"
+
+
+def _promote(a: str, b: str) -> str:
+    """PyTorch's promote_types for two dtypes: the higher kind wins as it
+    is (int32 with float16 gives float16, not NumPy's float32), except that
+    complex64 widens to complex128 for a float64; within one kind NumPy's
+    promotion."""
+    if a == b:
+        return a
+    ka, kb = _DTYPE_KIND[a], _DTYPE_KIND[b]
+    if ka != kb:
+        hi, lo = (a, b) if ka > kb else (b, a)
+        return "complex128" if (hi, lo) == ("complex64", "float64") else hi
+    if "bfloat16" in (a, b):
+        other = b if a == "bfloat16" else a
+        return other if other in ("float32", "float64") else "float32"
+    return dtype_name(_np.result_type(a, b))
+
+
+def _values_dtype(values: Any) -> Optional[str]:
+    """torch.tensor's dtype for a scalar or nested lists/tuples: every Python
+    scalar counts as its kind's default (bool, int64, float32, complex64),
+    every NumPy scalar or array and every tensor inside as its own dtype,
+    promoted as PyTorch promotes; an empty list is float32. None when a leaf
+    is something else (NumPy then says what it makes of it)."""
+    dtype: Optional[str] = None
+    todo = [values]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, (list, tuple)):
+            todo.extend(v)
+            continue
+        if isinstance(v, Tensor):
+            name: Optional[str] = v.dtype.name
+        elif _np is not None and isinstance(v, (_np.generic, _np.ndarray)):
+            name = _dtype_name_or_none(v.dtype)
+        else:
+            kind = _python_kind(v)
+            name = _KIND_DEFAULTS[kind] if kind >= 0 else None
+        if name is None:
+            return None
+        dtype = name if dtype is None else _promote(dtype, name)
+    return "float32" if dtype is None else dtype
+
+
 def _host_tensor(value: Any, dtype: Any) -> Tensor:
     """A CPU tensor of what NumPy makes of value (array, nested list...),
     for an assignment that copy_into broadcasts and converts."""
@@ -2061,7 +2365,9 @@ def _edge_view(t: Tensor, edge: int) -> Tuple[Tensor, List[int]]:
     of t that were split (those whose middle NumPy elides). Dims past the
     16-dim limit stay whole."""
     shape, strides = t.shape, t.strides
-    new_shape, new_strides, split = [], [], []
+    new_shape: List[int] = []
+    new_strides: List[int] = []
+    split: List[int] = []
     for d, (n, st) in enumerate(zip(shape, strides)):
         if n > 2 * edge and len(shape) + len(split) < MAX_DIMS:
             new_shape += [2, edge]
@@ -2083,7 +2389,7 @@ def _format_values(t: Tensor, prefix: str) -> str:
     opts = _np.get_printoptions()
     edge, numel = max(int(opts["edgeitems"]), 1), t.numel
     summarize = numel > opts["threshold"]
-    split = []
+    split: List[int] = []
     src = t
     if summarize:
         src, split = _edge_view(t, edge)
@@ -2256,6 +2562,17 @@ class Storage(_Owner):
         s = object.__new__(cls)
         s._h = handle.value if isinstance(handle, c_void_p) else handle
         return s
+
+    # Each t.storage() is a new Python owner: identity (Python's default ==)
+    # would call two owners of one storage different. Refused; hashing
+    # stays by identity.
+    def __eq__(self, other: object) -> bool:
+        _refuse_compare("Storage", "==")
+
+    def __ne__(self, other: object) -> bool:
+        _refuse_compare("Storage", "!=")
+
+    __hash__ = _Owner.__hash__
 
     @property
     def handle(self) -> Optional[int]:
@@ -2500,12 +2817,16 @@ def ones(*shape: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Ten
     return full(_shape_arg(shape), 1, dtype=dtype, device=device)
 
 
-def full(shape: Any, value: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Tensor:
+def full(shape: Any, value: Any, dtype: Any = None, device: DeviceLike = "cpu") -> Tensor:
     """Every element value (sm_full); shape is an int or a sequence, as
-    NumPy's full. A value the dtype cannot hold raises DTypeError. A complex
-    value for a complex dtype is written by fill_ (sm_full takes a real
-    double)."""
+    NumPy's full. dtype None: PyTorch's rule, the value's kind (a Python
+    bool gives bool, an int int64, a float float32, a complex complex64; a
+    NumPy scalar keeps its dtype). A value the dtype cannot hold raises
+    DTypeError. A complex value for a complex dtype is written by fill_
+    (sm_full takes a real double)."""
     shape = _shape_tuple(shape)
+    if dtype is None:
+        dtype = _scalar_dtype(value)
     if _is_complex_scalar(value) and _DTYPE_BY_CODE.get(_dtype_code(dtype)) in _COMPLEX_DTYPES:
         return empty(shape, dtype=dtype, device=device).fill_(value)
     a, n = _i64(shape)
@@ -2582,9 +2903,13 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     return arange_n(start, step, n, dtype=dtype, device=device)
 
 
-def arange_n(start: Any, step: Any, n: int, dtype: Any = "float32",
+def arange_n(start: Any, step: Any, n: int, dtype: Any = None,
              device: DeviceLike = "cpu") -> Tensor:
-    """n elements start, start + step, ... (sm_arange's argument order)."""
+    """n elements start, start + step, ... (sm_arange's argument order).
+    dtype None: int64 when start and step are integers, else float32 (as
+    arange)."""
+    if dtype is None:
+        dtype = "int64" if _all_integers(start, step) else "float32"
     out = _out()
     _call("sm_arange", _real_scalar(start, "arange"), _real_scalar(step, "arange"), int(n),
           _dtype_code(dtype),
@@ -2616,10 +2941,14 @@ def from_numpy(arr: Any, device: DeviceLike = "cpu", dtype: Any = None) -> Tenso
 
 
 def tensor(values: Any, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
-    """A new tensor (always a copy) of values: nested lists and scalars (of
-    NumPy's inferred dtype unless dtype is given; values, also for
-    bfloat16), a NumPy array (as from_numpy) or a tensor. device None: a
-    tensor's own device (as torch.tensor keeps it), else the CPU."""
+    """A new tensor (always a copy) of values: nested lists and scalars, a
+    NumPy array (as from_numpy) or a tensor. Without dtype, PyTorch's rule:
+    Python floats give float32, ints int64, bools bool, complex numbers
+    complex64; NumPy arrays, NumPy scalars and tensors keep their dtype;
+    mixed values promote as torch.tensor does (an empty list is float32).
+    Given dtype, values are converted (bfloat16 too: values, not bits).
+    device None: a tensor's own device (as torch.tensor keeps it), else the
+    CPU."""
     if device is None:
         device = values.device if isinstance(values, Tensor) else "cpu"
     if isinstance(values, Tensor):
@@ -2630,11 +2959,39 @@ def tensor(values: Any, dtype: Any = None, device: Optional[DeviceLike] = None) 
             return r.clone()
     if _np is not None and isinstance(values, _np.ndarray):
         return from_numpy(values, device=device, dtype=dtype)
-    arr = _np.asarray(values)
-    if dtype is None or dtype_name(dtype) != "bfloat16":
-        return from_numpy(arr, device=device, dtype=dtype)
-    with _closing(from_numpy(arr.astype(_np.float32), device=device)) as f:
-        return f.to(dtype="bfloat16")
+    if dtype is None:
+        dtype = _values_dtype(values)
+    if dtype is None:
+        arr = _np.asarray(values)
+    elif dtype_name(dtype) == "bfloat16":
+        with _closing(from_numpy(_np.asarray(values, dtype=_np.float32), device=device)) as f:
+            return f.to(dtype="bfloat16")
+    else:
+        arr = _np.asarray(values, dtype=numpy_dtype(dtype))
+    return from_numpy(arr, device=device, dtype=dtype)
+
+
+def _host_values(x: Any) -> Any:
+    """A NumPy array of x's values: a host copy of a tensor (bfloat16 as
+    float32), else what NumPy makes of x."""
+    if isinstance(x, Tensor):
+        with _closing(x.to("cpu", "float32" if x.dtype == "bfloat16" else None)) as h:
+            return h.numpy()
+    return _np.asarray(x)
+
+
+def equal(a: Any, b: Any) -> bool:
+    """True when a and b have the same shape and equal values (PyTorch's
+    torch.equal; NaN equals nothing). a and b are tensors (any device,
+    copied to the host to compare), NumPy arrays or nested lists; values
+    compare as numbers, whatever the dtypes (an int64 2 equals a float32
+    2.0). Tensors have no ==: it raises TypeError rather than compare the
+    Python objects. For an elementwise answer use NumPy:
+    numpy.asarray(a) == numpy.asarray(b)."""
+    if _np is None:
+        raise TypeError("stridemem: equal() needs NumPy")
+    x, y = _host_values(a), _host_values(b)
+    return x.shape == y.shape and bool(_np.array_equal(x, y))
 
 
 def copy_into(dst: Tensor, src: Tensor) -> Tensor:

@@ -144,7 +144,7 @@ def sanitizers_of(path):
     return [e[0] for e in _built_with(path)[1]]
 
 
-_SELF = []
+_SELF: list = []  # the process's own symbols (ctypes.CDLL(None)), opened once
 
 
 def runtime_in_process(symbol):
