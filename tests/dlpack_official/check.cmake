@@ -1,5 +1,6 @@
 # Builds consumer.c against the official <dlpack/dlpack.h> and our headers,
-# then runs it: cmake -DCOMPILER=... -DLANG=c|cxx -DORDER=0|1 -DSRC=consumer.c
+# then runs it: cmake -DCOMPILER=... [-DFLAGS="the build's compile and link
+#   flags"] -DLANG=c|cxx -DORDER=0|1 -DSRC=consumer.c
 #   -DINCLUDES="dir;dir" -DDLPACK_INCLUDE=dir -DLIB=libstridemem.so -DWORK=dir -P check.cmake
 # The compile is part of the test (not of the build) so that a header clash
 # shows up as this test failing, with the compiler's message, while the
@@ -27,9 +28,10 @@ endforeach()
 if(NOT DLPACK_INCLUDE MATCHES "^/usr(/local)?/include/?$")
   list(APPEND incs -isystem ${DLPACK_INCLUDE})
 endif()
+separate_arguments(extra UNIX_COMMAND "${FLAGS}")
 get_filename_component(libdir ${LIB} DIRECTORY)
 execute_process(
-  COMMAND ${COMPILER} ${flags} -pedantic -Werror -Wall -Wextra -DSM_OFFICIAL_FIRST=${ORDER}
+  COMMAND ${COMPILER} ${extra} ${flags} -pedantic -Werror -Wall -Wextra -DSM_OFFICIAL_FIRST=${ORDER}
           ${incs} ${SRC} -x none -o ${exe} ${LIB}
           -Wl,-rpath,${libdir}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
