@@ -770,7 +770,9 @@ SM_API sm_status sm_to_dlpack(sm_tensor t, int versioned, void** managed);
 /* Flags for sm_to_dlpack_ex. */
 #define SM_DLPACK_VERSIONED 1u /* produce a DLManagedTensorVersioned (else legacy) */
 #define SM_DLPACK_NORMALIZE 2u /* for consumers that cannot take negative strides: such a
-                                  tensor is exported as a dense copy; others stay zero-copy */
+                                  tensor is exported as a dense copy; others stay zero-copy.
+                                  A negative stride that moves nothing (a dim of one
+                                  element, an empty tensor) is exported as 1, zero copy */
 #define SM_DLPACK_COPY 4u      /* always export a fresh row-major copy (array API copy=True) */
 #define SM_DLPACK_NO_COPY 8u   /* never copy (copy=False): an export that would need one
                                   (another device, NORMALIZE of negative strides) is

@@ -1,9 +1,12 @@
 /*
  * stridemem_dlpack.h - the DLPack exchange structs, written from the DLPack
  * specification (https://dmlc.github.io/dlpack/) with an sm_ prefix so that
- * this header can be included beside <dlpack/dlpack.h>. The layouts are
- * binary-identical to DLPack's (tests assert sizes and offsets against
- * Debian's libdlpack-dev header). Compiles as C99 and C++.
+ * this header can be included beside <dlpack/dlpack.h>, before or after it,
+ * whatever that header's version (0.x has no versioned structs: ours are
+ * always here). The layouts are binary-identical to DLPack's, so a pointer
+ * converts with a cast (tests assert sizes and offsets against Debian's
+ * libdlpack-dev header, and tests/dlpack_official runs a C and a C++
+ * consumer that includes both, in both orders). Compiles as C99 and C++.
  */
 #ifndef STRIDEMEM_DLPACK_H
 #define STRIDEMEM_DLPACK_H

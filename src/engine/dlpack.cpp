@@ -107,15 +107,23 @@ struct ExportContext {
   sm_DLManagedTensorVersioned versioned;
 };
 
+bool is_empty(const Layout& l) {
+  for (int i = 0; i < l.ndim; ++i)
+    if (l.sizes[i] == 0) return true;
+  return false;
+}
+
 void fill_dl_tensor(sm_DLTensor& dl, ExportContext& ctx, bool normalize) {
   const TensorImpl& t = *ctx.keep;
   const Layout& l = t.layout();
+  const bool empty = is_empty(l);
   for (int i = 0; i < l.ndim; ++i) {
     ctx.shape[i] = l.sizes[i];
     ctx.strides[i] = l.strides[i];
-    // A dim of size <= 1 never steps, so its stride is free: consumers that
-    // refuse negative strides get a harmless 1.
-    if (normalize && l.sizes[i] <= 1 && l.strides[i] < 0) ctx.strides[i] = 1;
+    // A dim of size <= 1 never steps, and no stride of an empty tensor is
+    // ever used, so such a stride is free: consumers that refuse negative
+    // strides get a harmless 1.
+    if (normalize && (l.sizes[i] <= 1 || empty) && l.strides[i] < 0) ctx.strides[i] = 1;
   }
   dl.data = t.data();
   dl.device = to_dl_device(t.device());
@@ -133,7 +141,9 @@ void delete_versioned(sm_DLManagedTensorVersioned* self) {
   if (self) delete static_cast<ExportContext*>(self->manager_ctx);
 }
 
+// A negative stride that moves between elements (fill_dl_tensor rewrites the others).
 bool has_negative_stride(const Layout& l) {
+  if (is_empty(l)) return false;
   for (int i = 0; i < l.ndim; ++i)
     if (l.strides[i] < 0 && l.sizes[i] > 1) return true;
   return false;

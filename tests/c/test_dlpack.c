@@ -525,6 +525,50 @@ static void test_export_normalize(void)
         sm_tensor_release(row);
     }
 
+    /* Negative strides that move nothing: NORMALIZE exports them as 1,
+     * zero copy (NO_COPY proves it), on a size-1 dim and on every dim of an
+     * empty tensor, whose strides no consumer ever uses. */
+    {
+        sm_tensor row = NULL, rowflip = NULL, none = NULL, noneflip = NULL;
+        int32_t d0 = 0, d1 = 1;
+        sm_tensor cases[2];
+        int k;
+        CTX("normalize, negative strides that move nothing");
+        EXPECT_OK(sm_narrow(base, 0, 1, 1, &row));
+        EXPECT_OK(sm_flip(row, &d0, 1, &rowflip));
+        EXPECT_OK(sm_narrow(base, 0, 1, 0, &none));
+        EXPECT_OK(sm_flip(none, &d1, 1, &noneflip)); /* shape (0, 4), stride -1 on dim 1 */
+        cases[0] = rowflip;
+        cases[1] = noneflip;
+        for (k = 0; k < 4; ++k) {
+            const uint32_t vf = (k & 2) ? SM_DLPACK_VERSIONED : 0u;
+            int64_t st[2] = {0, 0};
+            void* data = NULL;
+            void* m = NULL;
+            int copied = -1;
+            EXPECT_OK(sm_strides(cases[k & 1], st, 2));
+            EXPECT(st[0] < 0 || st[1] < 0); /* the layout under test */
+            EXPECT_OK(sm_data_ptr(cases[k & 1], &data));
+            EXPECT_OK(sm_to_dlpack_ex(cases[k & 1], vf | SM_DLPACK_NORMALIZE | SM_DLPACK_NO_COPY,
+                                      NULL, &m, &copied));
+            EXPECT_EQ_I64(copied, 0);
+            if (m) {
+                sm_DLTensor* dl = dl_of(m, vf != 0);
+                EXPECT(dl->strides[0] >= 0 && dl->strides[1] >= 0);
+                EXPECT(dl->data == data);
+                if (vf) {
+                    EXPECT(!(((sm_DLManagedTensorVersioned*)m)->flags &
+                             SM_DLPACK_FLAG_BITMASK_IS_COPIED));
+                }
+                consumer_done(m, vf != 0);
+            }
+        }
+        sm_tensor_release(noneflip);
+        sm_tensor_release(none);
+        sm_tensor_release(rowflip);
+        sm_tensor_release(row);
+    }
+
     /* Bad flags / arguments. */
     {
         void* m = (void*)&m;

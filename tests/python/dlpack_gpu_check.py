@@ -11,8 +11,18 @@ For each consumer present:
   export  consumer.from_dlpack(our tensor) for dense, permuted, sliced,
           expanded, size-0 and 0-d CUDA tensors: same values, same device
           memory (data pointer), same strides; a write on either side is
-          seen by the other. Negative strides: refused by the consumer or
-          taken as they are; the normalized export (a dense copy) is taken.
+          seen by the other.
+  matrix  the consumer matrix of test_dlpack_consumers.py (which runs it on
+          the CPU with NumPy and torch 1.13) on cuda:0: every dtype over
+          dense, 0-d, size-0, expanded, sliced, transposed, flipped,
+          negative-step and unfolded layouts through consumer.from_dlpack(t),
+          each call in a child process, so that an abort is a failure of its
+          case: a correct tensor (zero copy unless negative strides) or a
+          clean exception; negative strides never reach the consumer by
+          default (a flagged copy when it asks for a versioned capsule, our
+          BufferError for a legacy one); copy=True / normalize=True give a
+          dense copy, copy=False our BufferError, normalize=False (CuPy
+          only: torch aborts on them) the strides as they are.
   import  stridemem.from_dlpack(consumer tensor) for the same layouts: same
           values and memory; the consumer's memory stays alive while our
           last view does, and is released after it (weakref / memory).
@@ -40,6 +50,7 @@ import weakref
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _util import CapsuleHolder, Checklist, import_stridemem  # noqa: E402
+import test_dlpack_consumers as matrix  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -247,38 +258,35 @@ def export_to(c):
             sm.synchronize("cuda:0")
         v.close()
         del x
-    # Negative strides: the consumer takes them or refuses; normalize always works.
-    t = sm.arange_n(0, 1, 12, "float32", device="cuda:0").view(3, 4).flip([1])
-    ref = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::-1]
-    what = "%s export negative strides as they are" % c.name
-    if c.name == "torch":
-        # torch 2.11 aborts the whole process here (a c10::Error thrown
-        # through a noexcept while it sizes the storage: pytorch/pytorch
-        # #188023, fixed on its trunk later); only the normalized export is
-        # offered to it.
-        record(what, "NOT RUN", "torch %s aborts the process on negative strides "
-               "(pytorch/pytorch#188023)" % c.version)
-    else:
-        try:
-            x = c.from_dlpack(t)
-            check(np.array_equal(c.host(x), ref) and c.ptr(x) == t.data_ptr, what + ": taken, "
-                  "zero copy")
-            del x
-        except Exception as e:
-            record(what, "PASS", "refused by the consumer (%s: %s); see the normalized export"
-                   % (type(e).__name__, str(e)[:80]))
-    what = "%s export negative strides normalized" % c.name
-    cap = t.__dlpack__(normalize=True, stream=1)
-    x = attempt(what, c.from_capsule, cap)
-    if x is not None:
-        check(np.array_equal(c.host(x), ref), what + ": values")
-        check(all(s > 0 for s in c.strides(x)), what + ": positive strides")
-        check(c.ptr(x) != t.data_ptr, what + ": a copy")
-        del x
-    del cap
-    t.close()
     check(cuda_stats() == s0, "%s export: every storage freed" % c.name,
           "%d live vs %d" % (cuda_stats(), s0))
+
+
+class _MatrixResults(object):
+    """Collects the matrix children's checks for the Checklist."""
+
+    def __init__(self):
+        self.passed, self.failures = 0, []
+
+    def ok(self, what=""):
+        self.passed += 1
+
+    def fail(self, what):
+        self.failures.append(what)
+
+
+def consumer_matrix(c, device="cuda:0"):
+    """test_dlpack_consumers.py's matrix for this consumer on device, each
+    consumer call in a child process."""
+    res = _MatrixResults()
+    died = matrix.run_children(res, matrix.cases([c.name], selftest=False), device=device)
+    for case, rc in sorted(died.items()):
+        res.fail("%s: the consumer killed the process (exit status %d)" % (case, rc))
+    for f in res.failures:
+        record("%s matrix: %s" % (c.name, f[:300]), "FAIL")
+    record("%s DLPack consumer matrix on %s" % (c.name, device),
+           "FAIL" if res.failures or not res.passed else "PASS",
+           "%d checks passed, %d failed" % (res.passed, len(res.failures)))
 
 
 def array_interface(c):
@@ -505,7 +513,8 @@ def main():
         return 77
     for c in consumers:
         print("== %s %s" % (c.name, c.version))
-        for fn in (export_to, array_interface, import_from, versioned, streams, pinned):
+        for fn in (export_to, consumer_matrix, array_interface, import_from, versioned, streams,
+                   pinned):
             try:
                 fn(c)
             except Exception as e:

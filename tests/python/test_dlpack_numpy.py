@@ -3,8 +3,10 @@
 
 Export: numpy.from_dlpack(tensor) must see the same values *and the same
 memory* (a write through NumPy is visible through our handle and the other
-way round) for dense, permuted, sliced (negative steps too), expanded
-(reads only), 0-d and size-0 tensors of every dtype NumPy has. Import:
+way round) for dense, permuted, sliced (negative steps too: asked for with
+__dlpack__(normalize=False), since the default export refuses them in a
+legacy capsule), expanded (reads only), 0-d and size-0 tensors of every
+dtype NumPy has. Import:
 stridemem.from_dlpack(ndarray) likewise; a read-only array stays read-only
 wherever NumPy can say so (versioned DLPack, NumPy >= 2.1). Deleters are counted: the NumPy
 owner's reference count returns exactly to where it was (so NumPy's deleter
@@ -100,8 +102,18 @@ def export_to_numpy(dtype):
     t = sm.from_numpy(base_np)
     for name, v, want in views(t, base_np):
         what = "export %s %s" % (dtype, name)
+        src = v
+        if any(s < 0 and n > 1 for n, s in zip(v.shape, v.strides)):
+            # The default (legacy) export refuses negative strides: PyTorch
+            # aborts on them. NumPy takes them when asked for as they are.
+            try:
+                np.from_dlpack(v)
+                R.fail(what + ": the default export handed out negative strides")
+            except BufferError as e:
+                R.check("normalize=False" in str(e), what + ": the refusal names the way out")
+            src = CapsuleHolder(v.__dlpack__(normalize=False))
         try:
-            arr = np.from_dlpack(v)
+            arr = np.from_dlpack(src)
         except Exception as e:
             R.fail("%s: numpy.from_dlpack raised %s: %s" % (what, type(e).__name__, e))
             v.close()
@@ -337,7 +349,7 @@ def roundtrip_self():
     t = sm.arange_n(0, 1, 24, "float32").view(2, 3, 4).permute(2, 0, 1)[::-1]
     for versioned in (False, True):
         what = "self round trip (%s)" % ("versioned" if versioned else "legacy")
-        cap = t.__dlpack__(max_version=(1, 0) if versioned else None)
+        cap = t.__dlpack__(max_version=(1, 0) if versioned else None, normalize=False)
         u = sm.from_dlpack(cap)
         R.equal((u.shape, u.strides, u.data_ptr), (t.shape, t.strides, t.data_ptr), what + ": same layout and memory")
         R.check(np.array_equal(u.numpy(), t.numpy()), what + ": values")
@@ -419,11 +431,11 @@ def export_no_copy_refused():
             R.check("negative" in str(e) and str(e).endswith(sm.last_error()),
                     "copy=False refusal: the library's message, got %r" % str(e))
     R.equal(sm.DLPACK_STATS["exported"], n0, "refused exports made no capsule")
-    # Without normalize the negative strides travel as they are, zero copy.
-    cap = t.__dlpack__(max_version=(1, 0), copy=False)
+    # normalize=False: the negative strides travel as they are, zero copy.
+    cap = t.__dlpack__(max_version=(1, 0), copy=False, normalize=False)
     m = managed_of(cap)
     R.check(m.dl_tensor.data == t.data_ptr and m.dl_tensor.strides[0] == -1,
-            "copy=False without normalize: the negative stride itself")
+            "copy=False, normalize=False: the negative stride itself")
     del m, cap
     t.close()
     R.equal(stats(), s0, "refused exports: nothing leaked")
@@ -495,7 +507,7 @@ def roundtrip_numpy(dtype):
     base = sample(dtype, (3, 5), seed=11)
     t = sm.from_numpy(base)
     v = t[:, ::-2]
-    a = np.from_dlpack(v)
+    a = np.from_dlpack(CapsuleHolder(v.__dlpack__(normalize=False)))
     # NumPy 1.24 marks an imported array read-only and will not export it
     # again: re-export the same memory through a writable array over it.
     u = sm.from_dlpack(writable_alias(a) if not a.flags.writeable else a)

@@ -2087,23 +2087,38 @@ class Tensor(_Owner):
     def __dlpack__(self, stream: Optional[int] = None,
                    max_version: Optional[Tuple[int, int]] = None,
                    dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None,
-                   normalize: bool = False) -> Any:
+                   normalize: Optional[bool] = None) -> Any:
         """Export as a PyCapsule 'dltensor' (legacy) or 'dltensor_versioned'
         (when max_version >= (1, 0)), per the Python array API. One call,
         sm_to_dlpack_ex, does the whole export.
 
         Zero copy unless a copy is asked for or needed: copy=True always
         exports a fresh row-major copy (SM_DLPACK_COPY); dl_device other than
-        the tensor's device exports a copy there; normalize=True exports a
-        negative-stride tensor as a dense copy (SM_DLPACK_NORMALIZE). The
-        library flags every copy IS_COPIED in a versioned capsule. copy=False
-        (SM_DLPACK_NO_COPY) forbids copies: an export that would need one
-        raises BufferError (DLPackExportError) with the library's message, as
-        does a dl_device this build cannot reach. On CUDA, stream None means
-        the legacy default stream (1), -1 means no synchronization, and any
-        other value is a consumer stream the data must be ready for (we
-        synchronize the device after the export). On the CPU, stream must be
-        None (or -1)."""
+        the tensor's device exports a copy there. The library flags every
+        copy IS_COPIED in a versioned capsule. copy=False (SM_DLPACK_NO_COPY)
+        forbids copies: an export that would need one raises BufferError
+        (DLPackExportError) with the library's message, as does a dl_device
+        this build cannot reach.
+
+        Negative strides (a flip, a negative step) reach a consumer only when
+        normalize=False asks for them (for consumers that take them: NumPy,
+        CuPy, stridemem itself): PyTorch aborts the whole process on them, and
+        torch.from_dlpack(t) has no way to say so. By default (normalize=None)
+        a tensor with a negative stride on a dim of more than one element is
+        exported in a versioned capsule as a dense copy flagged IS_COPIED
+        (SM_DLPACK_NORMALIZE); a legacy capsule cannot say that it holds a
+        copy (and mpi4py, which asks for one, releases it at once while it
+        still uses the memory), so there, and with copy=False, the export
+        raises DLPackExportError naming the ways out: t.contiguous(),
+        numpy.asarray(t) (the array interface takes negative strides), or
+        normalize=False. normalize=True makes the dense copy in a legacy
+        capsule too. A negative stride that moves nothing (a dim of one
+        element, an empty tensor) is exported as 1, zero copy.
+
+        On CUDA, stream None means the legacy default stream (1), -1 means
+        no synchronization, and any other value is a consumer stream the
+        data must be ready for (we synchronize the device after the export).
+        On the CPU, stream must be None (or -1)."""
         dev = self.device if dl_device is None else Device(tuple(dl_device))
         if dev[0] == DEVICE_CUDA:
             if stream is None:
@@ -2115,14 +2130,19 @@ class Tensor(_Owner):
             raise BufferError("stridemem: stream must be None for a %s tensor" % (dev,))
         versioned = max_version is not None and tuple(max_version)[:1] >= (1,)
         flags = ((DLPACK_VERSIONED if versioned else 0)
-                 | (DLPACK_NORMALIZE if normalize else 0))
+                 | (DLPACK_NORMALIZE if normalize is None or normalize else 0))
         if copy is not None:
             flags |= DLPACK_COPY if copy else DLPACK_NO_COPY
+        elif normalize is None and not versioned and dev == self.device:
+            # Legacy: the copy a negative stride needs could not be flagged,
+            # so it is refused; nothing else on the same device copies.
+            flags |= DLPACK_NO_COPY
         target = None if dl_device is None else byref(dev.c())
         managed, copied = c_void_p(), c_int(0)
         status = lib.sm_to_dlpack_ex(self._h, flags, target, byref(managed), byref(copied))
         if status == ERR_UNSUPPORTED or (status == ERR_DEVICE and dl_device is not None):
-            raise DLPackExportError(status, last_error(), "sm_to_dlpack_ex")
+            raise DLPackExportError(status, self._dlpack_refusal(flags, copy) + last_error(),
+                                    "sm_to_dlpack_ex")
         _check(status, "sm_to_dlpack_ex")
         name = _CAPSULE_VERSIONED if versioned else _CAPSULE_LEGACY
         try:
@@ -2140,6 +2160,22 @@ class Tensor(_Owner):
         dlpack_collect()
         _registry.hold("capsule", capsule)
         return capsule
+
+    def _dlpack_refusal(self, flags: int, copy: Optional[bool]) -> str:
+        """What __dlpack__ says before the library's message when it refuses
+        a tensor for its negative strides ('' for other refusals)."""
+        shape, strides = self.shape, self.strides
+        if not (flags & DLPACK_NORMALIZE and flags & DLPACK_NO_COPY and all(shape)
+                and any(s < 0 and n > 1 for n, s in zip(shape, strides))):
+            return ""
+        why = ("copy=False forbids the dense copy that would make it safe" if copy is False else
+               "a legacy capsule (no max_version) cannot say that it holds a copy, so none "
+               "is made (a versioned one carries a copy flagged IS_COPIED)")
+        return ("shape %s with strides %s has a negative stride, which PyTorch cannot take "
+                "(torch.from_dlpack aborts the process on one); %s. Export t.contiguous() (a "
+                "copy), read it with numpy.asarray(t) (zero copy: the array interface takes "
+                "negative strides), or ask __dlpack__(normalize=False) for a consumer that "
+                "takes them. The library says: " % (shape, strides, why))
 
 
 def _is_array_index(it: Any) -> bool:
@@ -2522,6 +2558,8 @@ def from_dlpack(obj: Any) -> Tensor:
         capsule = obj
     else:
         kwargs = {}
+        if isinstance(obj, Tensor):
+            kwargs["normalize"] = False  # we take negative strides: stay zero copy
         if hasattr(obj, "__dlpack_device__"):
             dtype_, index = obj.__dlpack_device__()
             if int(dtype_) == DEVICE_CUDA:

@@ -241,7 +241,9 @@ fn exported(out: *mut c_void, versioned: bool, function: &str) -> Result<DlpackT
 impl Tensor {
     /// Zero-copy DLPack export (`sm_to_dlpack`): a versioned (1.x) or
     /// legacy managed tensor that keeps the storage alive until it is
-    /// dropped or its consumer calls the deleter.
+    /// dropped or its consumer calls the deleter. Negative strides go out
+    /// as they are: PyTorch aborts the process on them; for a consumer that
+    /// cannot take them use [`to_dlpack_normalized`](Tensor::to_dlpack_normalized).
     pub fn to_dlpack(&self, versioned: bool) -> Result<DlpackTensor> {
         let mut out: *mut c_void = ptr::null_mut();
         // SAFETY: valid out-pointer.

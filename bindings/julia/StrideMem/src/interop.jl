@@ -7,7 +7,8 @@ Zero-copy export (`sm_to_dlpack`): a `DLManagedTensorVersioned*`
 (`versioned = true`) or a legacy `DLManagedTensor*`, keeping `A`'s storage
 alive until the consumer calls its deleter exactly once. The strides in it
 are the C (row-major) ones: a DLPack consumer sees the C shape, i.e. `A`'s
-Julia dims reversed.
+Julia dims reversed. Negative strides go out as they are: PyTorch aborts the
+process on them; for such a consumer use `to_dlpack_ex(A; normalize = true)`.
 """
 function to_dlpack(A::StridedTensor; versioned::Bool = true)
     p = Ref{Ptr{Cvoid}}(C_NULL)
