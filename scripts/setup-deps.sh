@@ -35,11 +35,7 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The exact packages locked in tools/julia-syntax.
-julia_syntax="$(cd "$(dirname "$0")/.." && pwd)/tools/julia-syntax"
-# npm ci only when the lock changed since the last install (a copy of the lock
-# it installed is kept in node_modules), so a re-run needs no network.
-if ! cmp -s "$julia_syntax/package-lock.json" "$julia_syntax/node_modules/.installed-lock.json"; then
-  (cd "$julia_syntax" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
-  cp "$julia_syntax/package-lock.json" "$julia_syntax/node_modules/.installed-lock.json"
-fi
+# The exact packages locked in tools/julia-syntax: npm ci only when the lock
+# changed since the last install, so a re-run needs no network (the same
+# script installs them for tools/check_julia_syntax.sh).
+"$(cd "$(dirname "$0")/.." && pwd)/tools/julia-syntax/install.sh"

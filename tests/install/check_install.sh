@@ -28,6 +28,20 @@ static_only "$prefix/consumer-build/consumer_static"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c99 "$src/consumer/main.c" $(pkg-config --cflags --libs stridemem) -o "$prefix/pc-consumer"
 LD_LIBRARY_PATH="$libdir" "$prefix/pc-consumer"
+# ... and with the rpath: README.md's command line for a private prefix, run
+# as written (app.c being the consumer), so that the README cannot drift. The
+# program must start with no LD_LIBRARY_PATH.
+readme="$src/../../README.md"
+documented="$(grep -E '^cc app\.c .*pkg-config --variable=libdir stridemem' "$readme")" ||
+  fail "README.md has no 'cc app.c ... pkg-config --variable=libdir stridemem ...' line"
+[ "$(wc -l <<<"$documented")" -eq 1 ] || fail "README.md has several such lines: $documented"
+mkdir "$prefix/rpath-consumer"
+cp "$src/consumer/main.c" "$prefix/rpath-consumer/app.c"
+(cd "$prefix/rpath-consumer" && bash -euc "$documented") ||
+  fail "README.md's line failed: $documented"
+readelf -d "$prefix/rpath-consumer/app" | grep -q 'R\(UN\)\{0,1\}PATH' || fail "README.md's line gave no rpath"
+env -u LD_LIBRARY_PATH "$prefix/rpath-consumer/app" ||
+  fail "the program built by README.md's line does not start without LD_LIBRARY_PATH: $documented"
 # pkg-config, static: Libs.private completes the link of libstridemem.a, which
 # a plain C compiler driver makes (no C++ runtime of its own). The archive is
 # picked over the .so with -Bstatic around -lstridemem only ...

@@ -35,8 +35,8 @@ function loadDeps() {
                                      `web-tree-sitter ${version('web-tree-sitter')}` };
   } catch (e) {
     process.stderr.write(`check_julia_syntax: ${e.message}\n` +
-                         `  install the pinned packages: (cd ${__dirname} && npm ci)` +
-                         ' or run scripts/setup-deps.sh\n');
+                         `  install the pinned packages: ${path.join(__dirname, 'install.sh')}` +
+                         ' (npm ci; tools/check_julia_syntax.sh and scripts/setup-deps.sh run it)\n');
     process.exit(2);
   }
 }

@@ -16,8 +16,11 @@ use std::time::SystemTime;
 /// The environment variable that names the library's directory.
 pub const ENV_DIR: &str = "STRIDEMEM_LIB_DIR";
 
-/// How the library is linked: the shared library (the default), or
-/// `libstridemem.a` with the crate's `static` feature.
+/// The environment variable that chooses the kind of library (`auto`,
+/// `static` or `dylib`); it overrides the crate's features.
+pub const ENV_LINK: &str = "STRIDEMEM_LINK";
+
+/// How the library is linked: the shared library or `libstridemem.a`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Link {
     /// `libstridemem.so` (`.dylib` on macOS).
@@ -27,17 +30,72 @@ pub enum Link {
 }
 
 impl Link {
-    /// File names that count as "the library is here".
+    /// The kind of a library file, from its name.
+    pub fn of(lib: &Path) -> Link {
+        if lib.extension().is_some_and(|e| e == "a") { Link::Static } else { Link::Dylib }
+    }
+}
+
+/// What the build asked for: the kind of library to look for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// The default: at the first place that has the library, the archive
+    /// when it is there (a dependent's program then starts with nothing set:
+    /// cargo cannot give a dependent's binary an rpath), else the shared
+    /// library.
+    Auto,
+    /// The shared library only (feature `dylib`, `STRIDEMEM_LINK=dylib`).
+    Dylib,
+    /// `libstridemem.a` only (feature `static`, `STRIDEMEM_LINK=static`).
+    Static,
+}
+
+impl Choice {
+    /// File names that count as "the library is here", preferred first.
     pub fn file_names(self) -> &'static [&'static str] {
         match self {
-            Link::Dylib => &["libstridemem.so", "libstridemem.dylib"],
-            Link::Static => &["libstridemem.a"],
+            Choice::Auto => &["libstridemem.a", "libstridemem.so", "libstridemem.dylib"],
+            Choice::Dylib => &["libstridemem.so", "libstridemem.dylib"],
+            Choice::Static => &["libstridemem.a"],
         }
     }
 
-    /// The name used in messages.
-    pub fn file_name(self) -> &'static str {
-        self.file_names()[0]
+    /// What was looked for, in messages.
+    pub fn wanted(self) -> &'static str {
+        match self {
+            Choice::Auto => "libstridemem.a or libstridemem.so",
+            Choice::Dylib => "libstridemem.so",
+            Choice::Static => "libstridemem.a",
+        }
+    }
+}
+
+/// The choice from `$STRIDEMEM_LINK` (`None` when unset) and the crate's
+/// `static` and `dylib` features. The variable wins when set (to one of
+/// `auto`, `static`, `dylib`); both features at once (two dependents asking
+/// for different kinds) need it to decide.
+pub fn choose(env_link: Option<&str>, feature_static: bool, feature_dylib: bool) -> Result<Choice, String> {
+    match env_link.map(str::trim) {
+        Some("auto") => return Ok(Choice::Auto),
+        Some("static") => return Ok(Choice::Static),
+        Some("dylib") => return Ok(Choice::Dylib),
+        Some("") | None => {}
+        Some(other) => {
+            return Err(format!(
+                "stridemem: {ENV_LINK}={other:?} is not one of auto, static, dylib \
+                 (unset it for the default, auto: the static library when there is one)."
+            ));
+        }
+    }
+    match (feature_static, feature_dylib) {
+        (true, true) => Err(format!(
+            "stridemem: the features `static` and `dylib` are both on (cargo unifies the \
+             features every dependent asks for): set {ENV_LINK}=static or {ENV_LINK}=dylib \
+             to decide, or drop one of them."
+        )),
+        (true, false) => Ok(Choice::Static),
+        (false, true) => Ok(Choice::Dylib),
+        (false, false) => Ok(Choice::Auto),
     }
 }
 
@@ -70,8 +128,8 @@ pub enum PkgConfig {
 /// Everything the search reads besides the file system.
 #[derive(Clone, Debug)]
 pub struct Inputs {
-    /// Shared or static.
-    pub link: Link,
+    /// What to look for.
+    pub choice: Choice,
     /// `$STRIDEMEM_LIB_DIR`, made absolute (relative to the crate); `None`
     /// when unset or empty.
     pub env_dir: Option<PathBuf>,
@@ -99,6 +157,8 @@ pub struct Found {
     pub dir: PathBuf,
     /// The file itself.
     pub lib: PathBuf,
+    /// Its kind.
+    pub link: Link,
     /// Which step found it.
     pub source: Source,
     /// Does a program linked against it need an rpath to start without
@@ -110,8 +170,8 @@ pub struct Found {
 /// Nothing was found: the places looked at, one line each, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotFound {
-    /// Shared or static.
-    pub link: Link,
+    /// What was looked for.
+    pub choice: Choice,
     /// One line per step: where, and why it did not do.
     pub tried: Vec<String>,
 }
@@ -120,7 +180,7 @@ impl NotFound {
     /// The message for the user: what was looked for, every place tried,
     /// and what to do.
     pub fn message(&self) -> String {
-        let name = self.link.file_name();
+        let name = self.choice.wanted();
         let mut m = format!("stridemem: {name} not found. Looked, in this order, at:\n");
         for (i, line) in self.tried.iter().enumerate() {
             let _ = writeln!(m, "  {}. {line}", i + 1);
@@ -137,9 +197,58 @@ impl NotFound {
     }
 }
 
-/// The first of `link`'s file names present in `dir`.
-pub fn library_in(dir: &Path, link: Link) -> Option<PathBuf> {
-    link.file_names().iter().map(|name| dir.join(name)).find(|path| path.is_file())
+/// The build.rs lines a dependent adds to put the rpath this crate
+/// publishes (`DEP_STRIDEMEM_RPATH`) into its program.
+pub const DEPENDENT_BUILD_RS: &str = "fn main() {
+    if let Ok(dir) = std::env::var(\"DEP_STRIDEMEM_RPATH\") {
+        println!(\"cargo:rustc-link-arg=-Wl,-rpath,{dir}\");
+    }
+}";
+
+/// Is `found` a shared library that a dependent's program would not find at
+/// run time, with nobody having chosen the shared library? Then a dependent
+/// must not build (lib.rs stops it; the crate's own targets get an rpath).
+pub fn dylib_unreachable(choice: Choice, found: &Found) -> bool {
+    choice == Choice::Auto && found.link == Link::Dylib && found.needs_rpath
+}
+
+/// What a dependent is told when `dylib_unreachable`: why its program would
+/// not start, and the ways out.
+pub fn dylib_unreachable_message(found: &Found) -> String {
+    let mut m = format!(
+        "stridemem: found only the shared library {lib}, and no libstridemem.a beside it. \
+         The dynamic loader does not search {dir}, and cargo gives a dependent's program no \
+         rpath, so the program would build and then fail to start (cannot open shared \
+         object file). Do one of:\n",
+        lib = found.lib.display(),
+        dir = found.dir.display()
+    );
+    let _ = writeln!(
+        m,
+        "  - build the static library there too (in the repository: `cmake --build build \
+         --target stridemem_static`; `cmake --install` puts it beside the shared one) and \
+         build again: it is then linked by default and the program needs nothing at run time;"
+    );
+    let _ = writeln!(
+        m,
+        "  - choose the shared library (`features = [\"dylib\"]` on the stridemem \
+         dependency, or {ENV_LINK}=dylib) and add this build.rs to the crate that builds \
+         the program:"
+    );
+    for line in DEPENDENT_BUILD_RS.lines() {
+        let _ = writeln!(m, "        {line}");
+    }
+    let _ = write!(
+        m,
+        "  - or install the library where the loader looks (a standard prefix, or the \
+         prefix's lib directory in /etc/ld.so.conf.d/, then `ldconfig`)."
+    );
+    m
+}
+
+/// The first of `choice`'s file names present in `dir`.
+pub fn library_in(dir: &Path, choice: Choice) -> Option<PathBuf> {
+    choice.file_names().iter().map(|name| dir.join(name)).find(|path| path.is_file())
 }
 
 fn modified(path: &Path) -> SystemTime {
@@ -161,7 +270,7 @@ pub fn is_sanitizer_build(dir: &Path) -> bool {
 
 /// `repo/build-*` directories holding the library, newest library first;
 /// the second list is the sanitizer builds that were skipped.
-pub fn fallback_build_dirs(repo: &Path, link: Link) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBuf>) {
+pub fn fallback_build_dirs(repo: &Path, choice: Choice) -> (Vec<(PathBuf, PathBuf)>, Vec<PathBuf>) {
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut skipped = Vec::new();
     let Ok(entries) = fs::read_dir(repo) else {
@@ -174,7 +283,7 @@ pub fn fallback_build_dirs(repo: &Path, link: Link) -> (Vec<(PathBuf, PathBuf)>,
             continue;
         }
         let dir = entry.path();
-        let Some(lib) = library_in(&dir, link) else { continue };
+        let Some(lib) = library_in(&dir, choice) else { continue };
         if is_sanitizer_build(&dir) {
             skipped.push(dir);
             continue;
@@ -209,11 +318,11 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// Does a program need an rpath to load the shared library from `dir`? Not
-/// when `dir` is one the loader always searches, nor when ld.so's cache
-/// lists the library there (an install followed by `ldconfig`).
-pub fn needs_rpath(dir: &Path, inputs: &Inputs) -> bool {
-    if inputs.link == Link::Static {
+/// Does a program need an rpath to load the `link` library from `dir`? Not
+/// a static one; not when `dir` is one the loader always searches, nor when
+/// ld.so's cache lists the library there (an install followed by `ldconfig`).
+pub fn needs_rpath(dir: &Path, link: Link, inputs: &Inputs) -> bool {
+    if link == Link::Static {
         return false;
     }
     if inputs.loader_dirs.iter().any(|d| same_dir(d, dir)) {
@@ -225,9 +334,10 @@ pub fn needs_rpath(dir: &Path, inputs: &Inputs) -> bool {
 
 fn found(dir: PathBuf, lib: PathBuf, source: Source, inputs: &Inputs) -> Found {
     let dir = dir.canonicalize().unwrap_or(dir);
+    let link = Link::of(&lib);
     let lib = lib.canonicalize().unwrap_or(lib);
-    let needs_rpath = needs_rpath(&dir, inputs);
-    Found { dir, lib, source, needs_rpath }
+    let needs_rpath = needs_rpath(&dir, link, inputs);
+    Found { dir, lib, link, source, needs_rpath }
 }
 
 fn show(path: &Path) -> String {
@@ -241,21 +351,21 @@ fn show_list(dirs: &[PathBuf]) -> String {
 /// The search: `STRIDEMEM_LIB_DIR` (when set, the only place), pkg-config,
 /// the system linker path, the repository's build directories.
 pub fn discover(inputs: &Inputs) -> Result<Found, NotFound> {
-    let link = inputs.link;
-    let name = link.file_name();
+    let choice = inputs.choice;
+    let name = choice.wanted();
     let mut tried = Vec::new();
 
     // 1. An explicit directory is a decision: no fallback that could link
     //    some other copy of the library.
     if let Some(dir) = &inputs.env_dir {
-        if let Some(lib) = library_in(dir, link) {
+        if let Some(lib) = library_in(dir, choice) {
             return Ok(found(dir.clone(), lib, Source::EnvDir, inputs));
         }
         tried.push(format!(
             "{ENV_DIR}={}: no {name} there (no other place is searched while {ENV_DIR} is set)",
             show(dir)
         ));
-        return Err(NotFound { link, tried });
+        return Err(NotFound { choice, tried });
     }
     tried.push(format!("{ENV_DIR}: not set"));
 
@@ -273,7 +383,7 @@ pub fn discover(inputs: &Inputs) -> Result<Found, NotFound> {
         }
         PkgConfig::Dirs(dirs) => {
             for dir in dirs {
-                if let Some(lib) = library_in(dir, link) {
+                if let Some(lib) = library_in(dir, choice) {
                     return Ok(found(dir.clone(), lib, Source::PkgConfig, inputs));
                 }
             }
@@ -294,7 +404,7 @@ pub fn discover(inputs: &Inputs) -> Result<Found, NotFound> {
         }
     }
     for dir in &system {
-        if let Some(lib) = library_in(dir, link) {
+        if let Some(lib) = library_in(dir, choice) {
             return Ok(found(dir.clone(), lib, Source::System, inputs));
         }
     }
@@ -303,10 +413,10 @@ pub fn discover(inputs: &Inputs) -> Result<Found, NotFound> {
 
     // 4. The repository's own CMake build directories (a checkout).
     let default = inputs.repo.join("build");
-    if let Some(lib) = library_in(&default, link) {
+    if let Some(lib) = library_in(&default, choice) {
         return Ok(found(default, lib, Source::RepoBuild, inputs));
     }
-    let (builds, skipped) = fallback_build_dirs(&inputs.repo, link);
+    let (builds, skipped) = fallback_build_dirs(&inputs.repo, choice);
     if let Some((dir, lib)) = builds.into_iter().next() {
         return Ok(found(dir, lib, Source::RepoBuild, inputs));
     }
@@ -319,7 +429,7 @@ pub fn discover(inputs: &Inputs) -> Result<Found, NotFound> {
         let _ = write!(line, " (skipped sanitizer builds, which need their runtime preloaded: {})", show_list(&skipped));
     }
     tried.push(line);
-    Err(NotFound { link, tried })
+    Err(NotFound { choice, tried })
 }
 
 /// The standard library directories of a Linux-like system, in the order

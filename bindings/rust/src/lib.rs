@@ -29,6 +29,16 @@
 #[cfg(all(stridemem_missing, not(doc)))]
 compile_error!(include_str!(concat!(env!("OUT_DIR"), "/not_found.txt")));
 
+// build.rs found only a shared library the dynamic loader will not find,
+// and nobody chose the shared library: fine for this crate's own tests and
+// examples (build.rs gives them an rpath), but a dependent's program would
+// build and not start, since cargo passes no rpath to dependents. Cargo sets
+// CARGO_PRIMARY_PACKAGE only when this crate is the one being built.
+#[cfg(all(stridemem_dylib_unreachable, not(doc)))]
+const _: () = if option_env!("CARGO_PRIMARY_PACKAGE").is_none() {
+    panic!("{}", include_str!(concat!(env!("OUT_DIR"), "/dylib_unreachable.txt")))
+};
+
 pub mod json;
 pub mod sys;
 

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use discover::{Inputs, Link, PkgConfig, Source, discover};
+use discover::{Choice, Inputs, Link, PkgConfig, Source, discover};
 
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -44,10 +44,11 @@ impl Drop for TempDir {
 }
 
 /// A machine with nothing installed: no env dir, no pkg-config package,
-/// empty system dirs, and `repo` as the repository root.
+/// empty system dirs, and `repo` as the repository root; the default choice
+/// (the archive when there is one, else the shared library).
 fn bare(root: &TempDir) -> Inputs {
     Inputs {
-        link: Link::Dylib,
+        choice: Choice::Auto,
         env_dir: None,
         pkg_config: PkgConfig::NoPackage("Package stridemem was not found in the pkg-config search path.".into()),
         pkg_config_path: None,
@@ -60,6 +61,7 @@ fn bare(root: &TempDir) -> Inputs {
 }
 
 const SO: &str = "libstridemem.so";
+const A: &str = "libstridemem.a";
 
 #[test]
 fn env_dir_wins_and_needs_an_rpath() {
@@ -71,7 +73,7 @@ fn env_dir_wins_and_needs_an_rpath() {
     inputs.env_dir = Some(dir.clone());
     let found = discover(&inputs).unwrap();
     assert_eq!((found.source, &found.dir), (Source::EnvDir, &dir));
-    assert_eq!(found.lib, dir.join(SO));
+    assert_eq!((&found.lib, found.link), (&dir.join(SO), Link::Dylib));
     assert!(found.needs_rpath);
 }
 
@@ -186,7 +188,9 @@ fn nothing_found_lists_every_place_in_order_and_what_to_do() {
     assert!(err.tried[3].contains(&format!("skipped sanitizer builds, which need their runtime preloaded: {}", asan.display())));
 
     let msg = err.message();
-    assert!(msg.starts_with("stridemem: libstridemem.so not found. Looked, in this order, at:\n  1. STRIDEMEM_LIB_DIR: not set\n  2. pkg-config"));
+    assert!(msg.starts_with(
+        "stridemem: libstridemem.a or libstridemem.so not found. Looked, in this order, at:\n  1. STRIDEMEM_LIB_DIR: not set\n  2. pkg-config"
+    ));
     assert!(msg.contains("\n  4. the repository's build directories"));
     for fix in ["cmake --build build", "PKG_CONFIG_PATH=<prefix>/lib/pkgconfig", "set STRIDEMEM_LIB_DIR to the directory"] {
         assert!(msg.contains(fix), "{fix}: {msg}");
@@ -203,14 +207,114 @@ fn nothing_found_lists_every_place_in_order_and_what_to_do() {
 fn static_looks_for_the_archive_and_needs_no_rpath() {
     let root = TempDir::new("static");
     let mut inputs = bare(&root);
-    inputs.link = Link::Static;
+    inputs.choice = Choice::Static;
     let dir = root.dir_with("custom", &[SO]);
     inputs.env_dir = Some(dir.clone());
     let err = discover(&inputs).unwrap_err();
     assert!(err.message().starts_with("stridemem: libstridemem.a not found"));
     fs::write(dir.join("libstridemem.a"), b"").unwrap();
     let found = discover(&inputs).unwrap();
-    assert_eq!((found.lib, found.needs_rpath), (dir.join("libstridemem.a"), false));
+    assert_eq!((found.lib, found.link, found.needs_rpath), (dir.join(A), Link::Static, false));
+}
+
+#[test]
+fn by_default_the_archive_when_a_place_has_one() {
+    let root = TempDir::new("auto");
+    let mut inputs = bare(&root);
+    // Both kinds in one place: the archive, which needs no rpath.
+    let both = root.dir_with("custom", &[SO, A]);
+    inputs.env_dir = Some(both.clone());
+    let found = discover(&inputs).unwrap();
+    assert_eq!((&found.lib, found.link, found.needs_rpath), (&both.join(A), Link::Static, false));
+    assert!(!discover::dylib_unreachable(Choice::Auto, &found));
+
+    // The place comes first, then the kind: a pkg-config prefix with the
+    // shared library only wins over a repository build that has both.
+    inputs.env_dir = None;
+    let prefix = root.dir_with("prefix/lib", &[SO]);
+    root.dir_with("repo/build", &[SO, A]);
+    inputs.pkg_config = PkgConfig::Dirs(vec![prefix.clone()]);
+    let found = discover(&inputs).unwrap();
+    assert_eq!((found.source, &found.lib, found.link), (Source::PkgConfig, &prefix.join(SO), Link::Dylib));
+    assert!(found.needs_rpath);
+    // ...which a dependent's program would not find: its build must stop.
+    assert!(discover::dylib_unreachable(Choice::Auto, &found));
+    // Chosen explicitly, it is the dependent's business (the README's build.rs).
+    assert!(!discover::dylib_unreachable(Choice::Dylib, &found));
+
+    // The archive alone is found by the default choice, in the repo build too.
+    inputs.pkg_config = PkgConfig::NoPackage(String::new());
+    let only_a = root.dir_with("repo/build-static", &[A]);
+    fs::remove_dir_all(root.0.join("repo/build")).unwrap();
+    let found = discover(&inputs).unwrap();
+    assert_eq!((found.source, &found.lib, found.link), (Source::RepoBuild, &only_a.join(A), Link::Static));
+
+    // A shared library in a directory the loader searches is fine as it is.
+    let usr_lib = root.dir_with("usr/lib", &[SO]);
+    let found = discover(&inputs).unwrap();
+    assert_eq!((&found.dir, found.link, found.needs_rpath), (&usr_lib, Link::Dylib, false));
+    assert!(!discover::dylib_unreachable(Choice::Auto, &found));
+}
+
+#[test]
+fn dylib_choice_never_takes_the_archive() {
+    let root = TempDir::new("dylib");
+    let mut inputs = bare(&root);
+    inputs.choice = Choice::Dylib;
+    let dir = root.dir_with("custom", &[A]);
+    inputs.env_dir = Some(dir.clone());
+    let err = discover(&inputs).unwrap_err();
+    assert!(err.message().starts_with("stridemem: libstridemem.so not found"), "{}", err.message());
+    assert!(err.tried[0].contains("no libstridemem.so there"), "{}", err.tried[0]);
+    fs::write(dir.join(SO), b"").unwrap();
+    let found = discover(&inputs).unwrap();
+    assert_eq!((found.lib, found.link, found.needs_rpath), (dir.join(SO), Link::Dylib, true));
+}
+
+#[test]
+fn the_choice_from_features_and_stridemem_link() {
+    use discover::choose;
+    assert_eq!(choose(None, false, false), Ok(Choice::Auto));
+    assert_eq!(choose(Some(""), false, false), Ok(Choice::Auto));
+    assert_eq!(choose(None, true, false), Ok(Choice::Static));
+    assert_eq!(choose(None, false, true), Ok(Choice::Dylib));
+    // The variable overrides the features, and settles a conflict.
+    assert_eq!(choose(Some("dylib"), true, false), Ok(Choice::Dylib));
+    assert_eq!(choose(Some("static"), false, true), Ok(Choice::Static));
+    assert_eq!(choose(Some(" auto "), true, true), Ok(Choice::Auto));
+    let both = choose(None, true, true).unwrap_err();
+    assert!(both.contains("`static` and `dylib` are both on") && both.contains("STRIDEMEM_LINK=dylib"), "{both}");
+    let bad = choose(Some("shared"), false, false).unwrap_err();
+    assert!(bad.contains("STRIDEMEM_LINK=\"shared\" is not one of auto, static, dylib"), "{bad}");
+}
+
+#[test]
+fn an_unreachable_shared_library_says_what_to_do() {
+    let root = TempDir::new("unreach");
+    let mut inputs = bare(&root);
+    let dir = root.dir_with("custom", &[SO]);
+    inputs.env_dir = Some(dir.clone());
+    let found = discover(&inputs).unwrap();
+    let msg = discover::dylib_unreachable_message(&found);
+    let what = format!("found only the shared library {}", dir.join(SO).display());
+    for needle in [
+        what.as_str(),
+        "fail to start",
+        "cmake --build build --target stridemem_static",
+        "features = [\"dylib\"]",
+        "STRIDEMEM_LINK=dylib",
+        "/etc/ld.so.conf.d/",
+    ] {
+        assert!(msg.contains(needle), "{needle}: {msg}");
+    }
+    // The build.rs it shows, line by line, is the README's.
+    for line in discover::DEPENDENT_BUILD_RS.lines() {
+        assert!(msg.contains(&format!("\n        {line}\n")), "{line:?}: {msg}");
+    }
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = format!("```rust,ignore\n{}\n```", discover::DEPENDENT_BUILD_RS);
+    let indented: String = block.lines().map(|l| format!("  {l}\n")).collect();
+    assert!(readme.contains(&indented), "the README's build.rs for dependents is not\n{indented}");
 }
 
 #[test]

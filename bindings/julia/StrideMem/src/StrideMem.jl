@@ -125,26 +125,52 @@ function _system_library()
     return isempty(name) ? "" : Libdl.dlpath(name)
 end
 
+# What pkg-config is asked, as the Python loader and the Rust build script ask
+# it: the installed package's library folder (an install into any prefix is
+# found with PKG_CONFIG_PATH=<prefix>/lib/pkgconfig).
+const _PKG_CONFIG_ARGS = ["--variable=libdir", "stridemem"]
+
+# The library in the folder pkg-config names for the package stridemem, or ""
+# when pkg-config is not installed, does not know the package, or names a
+# folder without the library. `pkg_config` is the binary (nothing: none).
+function _pkg_config_library(; pkg_config = Sys.which("pkg-config"))
+    pkg_config === nothing && return ""
+    libdir = try
+        readchomp(pipeline(`$pkg_config $_PKG_CONFIG_ARGS`; stderr = devnull))
+    catch
+        return ""  # no package stridemem on its search path (it exits 1)
+    end
+    isempty(libdir) && return ""
+    path = joinpath(libdir, "libstridemem." * Libdl.dlext)
+    return isfile(path) ? abspath(path) : ""
+end
+
 """
-    _find_library(; env = ENV, system_library = _system_library,
+    _find_library(; env = ENV, pkg_config_library = _pkg_config_library,
+                  system_library = _system_library,
                   repository_library = _repository_library()) -> String
 
-The path of the libstridemem to load, from the first of:
+The path of the libstridemem to load, from the first of (the order of the
+Python and Rust bindings):
 
 1. `env["STRIDEMEM_LIB"]`, the library file's path. When it is set it is the
    only place looked at: a path that is not a file is an error (a typo must
    not silently load another library).
-2. The system's library search path: `Libdl.find_library` of `libstridemem`
-   and `libstridemem.so.0` (`_LIBRARY_NAMES`), i.e. an installed library
-   (`cmake --install`) or one in a folder of `LD_LIBRARY_PATH`.
-3. The repository's build, `build/libstridemem.so` (`.dylib` on macOS) four
+2. pkg-config: `libstridemem.so` in `pkg-config --variable=libdir stridemem`
+   (`_PKG_CONFIG_ARGS`), i.e. an install into any prefix, found with
+   `PKG_CONFIG_PATH=<prefix>/lib/pkgconfig`.
+3. The system's library search path: `Libdl.find_library` of the names in
+   `_LIBRARY_NAMES`, i.e. an installed library (`cmake --install` into a
+   standard prefix) or one in a folder of `LD_LIBRARY_PATH`.
+4. The repository's build, `build/libstridemem.so` (`.dylib` on macOS) four
    folders up from `src/`.
 
-When none has it, the error lists the three places and what to do. The
-keywords are there for the tests: they replace the environment and the two
-look-ups.
+When none has it, the error lists the four places and what to do. The
+keywords are there for the tests: they replace the environment and the
+three look-ups.
 """
-function _find_library(; env = ENV, system_library = _system_library,
+function _find_library(; env = ENV, pkg_config_library = _pkg_config_library,
+                       system_library = _system_library,
                        repository_library::AbstractString = _repository_library())
     path = get(env, "STRIDEMEM_LIB", "")
     if !isempty(path)
@@ -154,18 +180,24 @@ function _find_library(; env = ENV, system_library = _system_library,
                               "repository's build.")
         return abspath(path)
     end
+    found = pkg_config_library()
+    isempty(found) || return found
     found = system_library()
     isempty(found) || return found
     isfile(repository_library) && return repository_library
     error("StrideMem: libstridemem not found. Tried, in order:\n" *
           "  1. ENV[\"STRIDEMEM_LIB\"]: not set\n" *
-          "  2. the system library search path: Libdl.find_library($(_LIBRARY_NAMES)) " *
+          "  2. pkg-config $(join(_PKG_CONFIG_ARGS, ' ')): no such package, or no " *
+          "libstridemem.$(Libdl.dlext) in its libdir (PKG_CONFIG_PATH=" *
+          "$(get(env, "PKG_CONFIG_PATH", "")))\n" *
+          "  3. the system library search path: Libdl.find_library($(_LIBRARY_NAMES)) " *
           "found nothing\n" *
-          "  3. the repository's build: $(repository_library): no such file\n" *
+          "  4. the repository's build: $(repository_library): no such file\n" *
           "Do one of: build it in the repository (cmake -S . -B build && cmake --build build); " *
-          "install it where the dynamic loader looks (cmake --install build, or add its " *
-          "folder to LD_LIBRARY_PATH); or set ENV[\"STRIDEMEM_LIB\"] to the library " *
-          "file's path. Then load the package again.")
+          "install it (cmake --install build --prefix <prefix>) and set " *
+          "PKG_CONFIG_PATH=<prefix>/lib/pkgconfig, or install it where the dynamic loader " *
+          "looks (or add its folder to LD_LIBRARY_PATH); or set ENV[\"STRIDEMEM_LIB\"] to " *
+          "the library file's path. Then load the package again.")
 end
 
 function __init__()

@@ -9,13 +9,14 @@ end
 
 @testset "finding the library" begin
     lib = LibStrideMem.libstridemem()
-    find(env; system = "", repository = "/nonexistent/build/libstridemem.so") =
-        StrideMem._find_library(env = env, system_library = () -> system,
+    find(env; pkgconfig = "", system = "", repository = "/nonexistent/build/libstridemem.so") =
+        StrideMem._find_library(env = env, pkg_config_library = () -> pkgconfig,
+                                system_library = () -> system,
                                 repository_library = repository)
     no_env = Dict{String,String}()
     # 1. STRIDEMEM_LIB wins over everything...
-    @test find(Dict("STRIDEMEM_LIB" => lib); system = "/sys/libstridemem.so.0",
-               repository = lib) == abspath(lib)
+    @test find(Dict("STRIDEMEM_LIB" => lib); pkgconfig = "/pc/lib/libstridemem.so",
+               system = "/sys/libstridemem.so.0", repository = lib) == abspath(lib)
     # ...and, set to something that is not a file, is an error with no fallback.
     bad = "/no/such/dir/libstridemem.so"
     err = try
@@ -26,7 +27,10 @@ end
     end
     @test err isa ErrorException
     @test occursin(bad, err.msg) && occursin("STRIDEMEM_LIB", err.msg)
-    # 2. then what the system's dynamic loader finds, 3. then the repository's build.
+    # 2. then pkg-config's prefix, 3. then what the system's dynamic loader
+    # finds, 4. then the repository's build.
+    @test find(no_env; pkgconfig = "/pc/lib/libstridemem.so", system = "/sys/libstridemem.so.0",
+               repository = lib) == "/pc/lib/libstridemem.so"
     @test find(no_env; system = "/sys/libstridemem.so.0", repository = lib) ==
           "/sys/libstridemem.so.0"
     @test find(no_env; repository = lib) == lib
@@ -38,13 +42,33 @@ end
         e
     end
     @test err isa ErrorException
-    for needle in ("STRIDEMEM_LIB", "libstridemem.so.0", "/nonexistent/build/libstridemem.so",
+    for needle in ("STRIDEMEM_LIB", "pkg-config --variable=libdir stridemem", "PKG_CONFIG_PATH",
+                   "libstridemem.so.0", "/nonexistent/build/libstridemem.so",
                    "cmake --build build", "cmake --install build", "LD_LIBRARY_PATH")
         @test occursin(needle, err.msg)
     end
-    # The real look-ups: a full path to a file, or "" for the system's.
+    # The real look-ups: a full path to a file, or "".
     sys = StrideMem._system_library()
     @test sys == "" || isfile(sys)
+    pc = StrideMem._pkg_config_library()
+    @test pc == "" || isfile(pc)
+    @test StrideMem._pkg_config_library(pkg_config = nothing) == ""
+    @test StrideMem._pkg_config_library(pkg_config = "/nonexistent/pkg-config") == ""
+    # A private prefix, as `cmake --install build --prefix <prefix>` makes it
+    # (the .pc finds its prefix from where it lies), through PKG_CONFIG_PATH.
+    if Sys.which("pkg-config") !== nothing
+        mktempdir() do prefix
+            mkpath(joinpath(prefix, "lib", "pkgconfig"))
+            so = joinpath(prefix, "lib", "libstridemem." * StrideMem.Libdl.dlext)
+            write(so, "")
+            write(joinpath(prefix, "lib", "pkgconfig", "stridemem.pc"),
+                  "prefix=\${pcfiledir}/../..\nlibdir=\${prefix}/lib\nName: stridemem\n" *
+                  "Description: test\nVersion: 0.0.0\nLibs: -L\${libdir} -lstridemem\n")
+            withenv("PKG_CONFIG_PATH" => joinpath(prefix, "lib", "pkgconfig")) do
+                @test realpath(StrideMem._pkg_config_library()) == realpath(so)
+            end
+        end
+    end
     @test endswith(StrideMem._repository_library(),
                    joinpath("build", "libstridemem." * StrideMem.Libdl.dlext))
 end
