@@ -16,7 +16,7 @@ if cargo clippy --version >/dev/null 2>&1; then
   echo "== Rust crate (cargo clippy -D warnings)"
   (cd bindings/rust && STRIDEMEM_LIB_DIR="$root/build" cargo clippy --quiet --all-targets -- -D warnings)
 fi
-echo "== Rust crate: a dependent program starts without LD_LIBRARY_PATH (env dir, pkg-config prefix, static)"
+echo "== Rust crate: dependents start without LD_LIBRARY_PATH (no build.rs: static by default; dylib with build.rs; pkg-config prefix; a lone unreachable .so stops the build)"
 REQUIRE_STATIC=1 bindings/rust/tests/dependent/check_dependent.sh "$root/build"
 
 echo "== Julia package: @ccall checker against stridemem.h and nm -D"
