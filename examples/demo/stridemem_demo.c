@@ -702,11 +702,13 @@ static void save_snapshot(int sc, const char* variant, sm_device dev, variant_re
         fputs(r->snapshot, f);
         fprintf(f,
                 ",\"run\":{\"scenario\":\"%s\",\"variant\":\"%s\",\"device\":\"%s\","
-                "\"peak_bytes\":%" PRId64 ",\"allocs\":%" PRId64 ",\"time_ms\":%.3f,"
-                "\"warmup_ms\":%.3f,\"runs_ms\":[",
+                "\"peak_bytes\":%" PRId64 ",\"allocs\":%" PRId64 ",\"time_ms\":%.17g,"
+                "\"warmup_ms\":%.17g,\"runs_ms\":[",
                 k_scenarios[sc].name, variant, device_name(dev), r->peak_bytes, r->allocs,
                 r->ms, r->warmup_ms);
-        for (i = 0; i < r->nruns; ++i) fprintf(f, "%s%.3f", i ? "," : "", r->runs_ms[i]);
+        /* Every digit of the doubles: a reader gets the very values whose
+         * median the table prints. */
+        for (i = 0; i < r->nruns; ++i) fprintf(f, "%s%.17g", i ? "," : "", r->runs_ms[i]);
         fprintf(f, "],\"ran_first\":[");
         for (i = 0; i < r->nruns; ++i)
             fprintf(f, "%s%s", i ? "," : "", r->ran_first[i] ? "true" : "false");

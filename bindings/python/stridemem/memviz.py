@@ -1183,8 +1183,8 @@ def _comparison(items):
         if o["time_ms"] is None:
             cells.append('<td data-cmp="%d" data-field="own_time_ms">\u2014</td>' % si)
         else:
-            cells.append('<td data-cmp="%d" data-field="own_time_ms" data-value="%.3f">'
-                         '%.1f ms</td>' % (si, o["time_ms"], o["time_ms"]))
+            cells.append('<td data-cmp="%d" data-field="own_time_ms" data-value="%r">'
+                         '%.1f ms</td>' % (si, float(o["time_ms"]), o["time_ms"]))
         for f in ("allocated_bytes", "reserved_bytes", "peak_allocated_bytes",
                   "peak_reserved_bytes"):
             cells.append('<td data-cmp="%d" data-field="%s" data-value="%d">%s</td>'
