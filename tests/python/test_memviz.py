@@ -602,6 +602,9 @@ def overlay_draws_every_history_on_one_axis():
     for p, s in zip(paths, snaps):
         expect(p.get("data-peak") == str(own_peak(s)), "overlay peak %s, want %d"
                % (p.get("data-peak"), own_peak(s)))
+        # One time axis: every line starts at its left edge (its own first event).
+        expect(p.get("d").startswith("M%s," % memviz._n(memviz.CH_L)),
+               "an overlay line starts at %r, not the axis' origin" % p.get("d")[:20])
     one = Dom(memviz.render([fixture("views")]))
     expect(not one.find_all("svg", cls="overlay"), "one snapshot: no overlay")
 
