@@ -611,7 +611,7 @@ def overlay_draws_every_history_on_one_axis():
 
 @case
 def small_bands_keep_a_minimum_height():
-    # 64 KiB held beside 64 MiB: 0.2 px to scale, drawn 3 px and labelled.
+    # 64 KiB held beside 64 MiB: 0.2 px to scale, drawn MIN_BAND_PX high and labelled.
     s = fixture("hand")
     for e in s["history"]["events"]:
         if e.get("tag") == "A" and e["action"] == "alloc":

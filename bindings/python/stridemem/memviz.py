@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """memviz: draws stridemem memory snapshots as one offline HTML page.
 
-    memviz.py SNAPSHOT.json [more.json ...] -o OUT.html [--title T]
+    python -m stridemem.memviz SNAPSHOT.json [more.json ...] -o OUT.html
+        [--title T] [--note SENTENCE] [--pytorch OUT.pickle]
+
+(also tools/memviz/memviz.py in the source tree, share/stridemem/memviz.py
+after cmake --install, or this file run by its path: it needs no library.)
 
 Reads the JSON that sm_memory_snapshot() writes (docs/MEMORY_SNAPSHOT.md,
 the contract) and writes ONE self-contained HTML file: inline CSS, inline
@@ -14,6 +18,8 @@ Python 3 standard library only. Importable:
     memviz.load(path) -> dict            (validated; raises SnapshotError)
     memviz.render(snapshots, title) -> str
     memviz.timeline(snapshot) -> dict     (per-tag series rebuilt from history)
+    memviz.own_figures(snapshot) -> dict  (the run's own peak, allocs, time)
+    memviz.to_pytorch(snapshot) -> dict   (PyTorch's memory snapshot format)
 """
 
 import argparse
@@ -68,7 +74,7 @@ POOL_FIELDS = ("segments", "reserved_bytes", "allocated_bytes", "free_bytes",
 MAX_SEGMENTS = 400        # segment rows drawn; the rest are summed in one bar per pool
 MAX_POINTS = 2000         # timeline events drawn one by one; above, per pixel column
 MIN_BLOCK_PX = 2.0        # narrower blocks are drawn together (hover says which)
-MIN_BAND_PX = 3.0         # a chart band holding bytes is drawn at least this high
+MIN_BAND_PX = 6.0         # a chart band holding bytes is drawn at least this high
 MIN_BAND_NOTE = "drawn %g px high where smaller: not to scale there" % MIN_BAND_PX
 MAX_HOLDERS = 100         # rows of the top-holders table; the rest are summed
 
@@ -877,7 +883,7 @@ def _chart(si, snap, tl, colors, order):
     legend.append("</ul>")
 
     notes = []
-    shown = "%s events" % fmt_count(tl["n_events"])
+    shown = plural(tl["n_events"], "event")
     if tl["dropped"]:
         shown += (" (the newest %s of %s recorded: %s older ones were overwritten in the "
                   "ring; the chart starts at the oldest kept event)"
