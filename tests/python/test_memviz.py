@@ -595,18 +595,28 @@ def comparison_uses_each_snapshots_own_peak_and_counts():
 
 @case
 def overlay_draws_every_history_on_one_axis():
-    snaps = [fixture("views"), fixture("fresh")]
-    dom = Dom(memviz.render(snaps, "t", ["views", "fresh"]))
+    # Two whole histories on different clocks (the second taken 1 s later,
+    # twice the bytes), and one whose ring lost its start (left out).
+    a, b = fixture("hand"), fixture("hand")
+    for e in b["history"]["events"]:
+        e["time_us"] += 1000000
+        e["allocated_bytes"] *= 2
+        e["size"] *= 2
+    b["time_us"] += 1000000
+    snaps = [a, b]
+    dom = Dom(memviz.render(snaps + [fixture("hand_dropped")], "t", ["a", "b", "dropped"]))
     paths = dom.find_all("path", cls="overlay")
-    expect(len(paths) == 2, "%d overlay lines" % len(paths))
+    expect(len(paths) == 2 and [p.get("data-snap") for p in paths] == ["0", "1"],
+           "%d overlay lines" % len(paths))
+    expect(own_peak(b) == 2 * own_peak(a), "the fixture: b peaks twice as high")
     for p, s in zip(paths, snaps):
         expect(p.get("data-peak") == str(own_peak(s)), "overlay peak %s, want %d"
                % (p.get("data-peak"), own_peak(s)))
         # One time axis: every line starts at its left edge (its own first event).
         expect(p.get("d").startswith("M%s," % memviz._n(memviz.CH_L)),
                "an overlay line starts at %r, not the axis' origin" % p.get("d")[:20])
-    one = Dom(memviz.render([fixture("views")]))
-    expect(not one.find_all("svg", cls="overlay"), "one snapshot: no overlay")
+    one = Dom(memviz.render([fixture("hand"), fixture("hand_dropped")]))
+    expect(not one.find_all("svg", cls="overlay"), "one whole history: no overlay")
 
 
 @case

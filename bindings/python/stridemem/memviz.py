@@ -1230,11 +1230,12 @@ def _overlay(items):
     """Every snapshot's allocated bytes over time on ONE pair of axes: time
     since the snapshot's first history event, bytes above those allocated
     before it. Views and fresh then read side by side: same scale, same
-    start. None with fewer than two histories to compare."""
+    start. Only whole histories (no event dropped): a ring that lost its
+    start would put its line's origin anywhere. "" with fewer than two."""
     lines = []
     for si, (name, snap) in enumerate(items):
         tl = timeline(snap, keep=set())
-        if tl is None:
+        if tl is None or snap["history"].get("dropped"):
             continue
         ev0 = snap["history"]["events"][tl["index"][0]]
         d0 = {"alloc": ev0["size"], "free": -ev0["size"]}.get(ev0["action"], 0)
@@ -1303,8 +1304,9 @@ def _overlay(items):
             'aria-label="allocated bytes over time, every snapshot">%s</svg>%s'
             '<p class="note">Each line is one snapshot\'s allocated bytes above those '
             'allocated before its first history event, against the time since that event: '
-            'the same scales for all, so the lines compare directly. The sections below draw '
-            'each snapshot on its own scale, by tag.</p>'
+            'the same scales for all, so the lines compare directly (snapshots whose history '
+            'lost events are left out). The sections below draw each snapshot on its own '
+            'scale, by tag.</p>'
             % (WIDTH, CH_H, "".join(parts), "".join(legend)))
 
 
