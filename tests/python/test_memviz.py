@@ -591,6 +591,15 @@ def comparison_uses_each_snapshots_own_peak_and_counts():
     bad = with_run(hand, 3000, 2, 1.0, dict(base, num_allocs=99))
     e = Dom(memviz.render([bad])).by_id("s0-num_allocs")
     expect(e.get("data-value") == str(tot["num_allocs"]), "bad baseline: %r" % e.get("data-value"))
+    expect(any("run.baseline" in w for w in memviz.findings(bad)), "bad baseline: no finding")
+    # A run object that is not usable is said so, and the history is used instead.
+    for broken, phrase in ((with_run(hand, "12", 2, 1.0, base), "run.peak_bytes"),
+                           (dict(hand, run=[1]), "run is")):
+        expect(memviz.own_figures(broken)["source"] == "history", "%s: used" % phrase)
+        dom = Dom(memviz.render([broken]))
+        warn = dom.find("div", cls="warn")
+        expect(warn is not None and phrase in warn.text, "%s: no warning on the page" % phrase)
+    expect(memviz.findings(a) == memviz.findings(hand), "a usable run object is no finding")
 
 
 @case

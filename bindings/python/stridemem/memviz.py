@@ -558,9 +558,28 @@ def consistency(snap):
 
 
 def findings(snap):
-    """consistency() plus what the history contradicts."""
+    """consistency() plus what the history contradicts, and a "run" object
+    that cannot be used."""
     tl = timeline(snap, keep=set())
-    return consistency(snap) + (tl["warnings"] if tl else [])
+    return consistency(snap) + (tl["warnings"] if tl else []) + run_findings(snap)
+
+
+def run_findings(snap):
+    """Why the snapshot's "run" object (optional) is not used, if it is not."""
+    if "run" not in snap:
+        return []
+    r = snap["run"]
+    if not isinstance(r, dict):
+        return ["run is %s, not an object: ignored" % _kind(r)]
+    out = []
+    for f in ("peak_bytes", "allocs"):
+        if not _int(r.get(f)):
+            out.append("run.%s is %r, not a non-negative integer: the run object's figures "
+                       "are ignored" % (f, r.get(f)))
+    if "baseline" in r and run_counts(snap) is None:
+        out.append("run.baseline lacks a counter or exceeds the totals: the header shows the "
+                   "process's counts")
+    return out
 
 
 # ----------------------------------------------------------------- drawing helpers
@@ -1665,7 +1684,7 @@ def render(snapshots, title=DEFAULT_TITLE, names=None, max_segments=MAX_SEGMENTS
     for si, snap in enumerate(snapshots):
         tl = timeline(snap, keep=keep)
         notes = list(warnings[si]) if warnings and si < len(warnings) else []
-        notes += consistency(snap) + (tl["warnings"] if tl else [])
+        notes += consistency(snap) + (tl["warnings"] if tl else []) + run_findings(snap)
         chart_html, model = _chart(si, snap, tl, colors, order)
         models.append({"name": names[si], "snapshot": snap, "chart": model})
         warn = ""
