@@ -320,6 +320,8 @@ def mode_pages(demo, work):
         title = re.search(r"<title>([^<]*)</title>", page).group(1)
         expect(title.startswith(sc + ": ") and ("stack" in title) == (sc == "tiles"),
                "%s: page title %r" % (sc, title))
+        expect('<div class="warn"' not in page, "%s: the page finds the snapshots "
+               "inconsistent (or their run objects unusable)" % sc)
         note = re.search(r'<p class="lede" id="memviz-note">([^<]+)</p>', page)
         expect(note is not None and note.group(1).startswith("With views"),
                "%s: no sentence on why views need less" % sc)
