@@ -19,11 +19,18 @@
  * before it: the inputs), the number of storage allocations, the time, the
  * check, and the report drawn for the scenario.
  *
+ * Times: each variant runs once untimed (the warm-up: memory new to the
+ * process pays its page faults there), then --runs times in rounds whose
+ * order alternates (views first in odd rounds, fresh first in even ones);
+ * the table shows the median of the timed runs.
+ *
  * Reports, so that the saving can be seen and not only read as a number:
  * every allocation is tagged "<scenario>/<variant>/<role>" (the inputs
- * "<scenario>/input"), the allocator's history is recorded per variant, and
- * at the variant's peak (the moment it holds the most memory) the allocator
- * is written out with sm_memory_snapshot to
+ * "<scenario>/input"), the allocator's history is recorded per variant in
+ * the warm-up, and at the variant's peak (the moment it holds the most
+ * memory) the allocator is read with sm_memory_snapshot; after the timed
+ * runs it is written, with a "run" object holding the table's figures for
+ * the variant and the counters when it began, to
  *     <out>/<scenario>-<variant>.json        (-cuda.json for cuda:0)
  * After each scenario, tools/memviz draws its snapshots (views and fresh, on
  * every device run so far) into one page, <out>/<scenario>.html; when memviz
@@ -32,7 +39,7 @@
  * files written, with absolute paths. Writing the snapshots is left out of
  * the times.
  *
- * Usage: stridemem-demo [--device cpu|cuda] [--size small|large]
+ * Usage: stridemem-demo [--device cpu|cuda] [--size small|large] [--runs N]
  *                       [--out DIR | --no-report] [--quiet]
  *   no --device: CPU, then CUDA when sm_cuda_device_count() > 0 (otherwise
  *   one line says why CUDA was skipped).
@@ -135,9 +142,23 @@ static const demo_config k_large = {"large", 8192, 256, 4096, 256, 128, 256, 64,
 enum { SC_TILES, SC_UNFOLD, SC_RNN, SC_COUNT };
 
 static const struct {
-    const char* name; /* also the tag of its allocations and its files' names */
-    const char* unit; /* what its progress counts */
-} k_scenarios[SC_COUNT] = {{"tiles", "tiles"}, {"unfold", "windows"}, {"rnn", "steps"}};
+    const char* name;  /* also the tag of its allocations and its files' names */
+    const char* unit;  /* what its progress counts */
+    const char* title; /* its page's title */
+    const char* why;   /* one sentence on its page: why the views variant needs less */
+} k_scenarios[SC_COUNT] = {
+    {"tiles", "tiles", "one tile buffer from a stack of views vs a copy per tile",
+     "With views, the output is allocated once and every tile goes through one reused "
+     "buffer from a stack and back through a view of the output; fresh tensors hold a copy "
+     "and a result for every tile until the output is assembled, so the image is held twice."},
+    {"unfold", "windows", "overlapping windows as views (sm_unfold) vs every window copied",
+     "With views, the windows are strided views (sm_unfold) of the image and of the output, "
+     "so only the output is allocated; copying every window (im2col) allocates each "
+     "overlapping pixel once per window that covers it."},
+    {"rnn", "steps", "hidden states in one [T, B, H] buffer vs a tensor per step",
+     "With views, each step writes its state into a view (sm_select) of one [T, B, H] "
+     "buffer, which is the result; fresh tensors hold every step's state and then a new "
+     "[T, B, H] tensor they are stacked into, so the states are held twice."}};
 
 /* ------------------------------------------------------------------------ */
 /* Progress, on stderr                                                      */
@@ -308,12 +329,11 @@ static char* snapshot_path(int sc, const char* variant, sm_device dev)
     return str3(g_report.dir, name, "");
 }
 
-static void write_snapshot(sm_device dev, const char* path)
+/* The device's snapshot, as a new NUL-terminated string. */
+static char* read_snapshot(sm_device dev)
 {
-    size_t need = 0, len = 0, n;
+    size_t need = 0, len = 0;
     char* buf = NULL;
-    FILE* f;
-    int ok;
     /* The "needed" convention: the size, then the text, in a loop, since
      * the text may grow between two calls. */
     DEMO(sm_memory_snapshot(dev, NULL, 0, &need));
@@ -323,25 +343,17 @@ static void write_snapshot(sm_device dev, const char* path)
         buf = (char*)demo_malloc(len);
         DEMO(sm_memory_snapshot(dev, buf, len, &need));
     }
-    n = strlen(buf);
-    errno = 0;
-    f = fopen(path, "w");
-    ok = f != NULL && fwrite(buf, 1, n, f) == n;
-    if (ok && (n == 0 || buf[n - 1] != '\n')) ok = fputc('\n', f) != EOF; /* a last line ends */
-    if (f != NULL && fclose(f) != 0) ok = 0;
-    if (!ok) {
-        fprintf(stderr, "stridemem-demo: cannot write %s: %s\n", path,
-                errno ? strerror(errno) : "write error");
-        exit(1);
-    }
-    free(buf);
+    return buf;
 }
+
+static const char* device_name(sm_device dev);
 
 /* Runs python3 MEMVIZ JSON... -o HTML --title TITLE with its output in LOG.
  * NULL when the page was drawn, else why not (a new string). */
-static char* run_memviz(const scenario_report* r, char* html, char* log, char* title)
+static char* run_memviz(const scenario_report* r, char* html, char* log, char* title,
+                        const char* note)
 {
-    char* argv[MAX_SNAPSHOTS + 8];
+    char* argv[MAX_SNAPSHOTS + 10];
     char why[512];
     posix_spawn_file_actions_t fa;
     struct stat st;
@@ -359,6 +371,8 @@ static char* run_memviz(const scenario_report* r, char* html, char* log, char* t
     argv[n++] = html;
     argv[n++] = (char*)"--title";
     argv[n++] = title;
+    argv[n++] = (char*)"--note";
+    argv[n++] = (char*)note;
     argv[n] = NULL;
     /* Its output goes to LOG: the table stays readable, and a failure can be
      * looked into. posix_spawn, not system(): no shell, so no quoting. */
@@ -419,9 +433,9 @@ static void draw_report(int sc, const demo_config* c)
     /* A page or log left by an earlier run would not match these snapshots. */
     remove(html);
     remove(log);
-    snprintf(title, sizeof title, "%s: stack of views vs fresh tensors (stridemem-demo, size %s)",
-             name, c->name);
-    why = run_memviz(r, html, log, title);
+    snprintf(title, sizeof title, "%s: %s (stridemem-demo, size %s)", name,
+             k_scenarios[sc].title, c->name);
+    why = run_memviz(r, html, log, title, k_scenarios[sc].why);
     r->html = why == NULL;
     if (why != NULL && g_report.memviz_why == NULL)
         g_report.memviz_why = why;
@@ -485,16 +499,30 @@ static void print_reports(void)
 /* Measurement                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Timed runs per variant: the times shown are their median. A first,
+ * untimed round runs both variants once more (it pays the page faults of
+ * memory new to the process, and writes the reports); then the variants'
+ * order alternates from round to round, so that neither is always the one
+ * that runs on a cold cache. */
+#define MAX_RUNS 99
+#define DEFAULT_RUNS_SMALL 5
+#define DEFAULT_RUNS_LARGE 3
+
 typedef struct variant_result {
     int64_t peak_bytes; /* peak allocated above the baseline */
     int64_t allocs;     /* storage allocations served        */
-    double ms;
+    double ms;          /* the median of runs_ms              */
+    double runs_ms[MAX_RUNS];
+    int ran_first[MAX_RUNS]; /* 1: this variant ran first in that round */
+    int nruns;
+    double warmup_ms;         /* the untimed round's time */
+    sm_memory_stats_t base;   /* the device's counters when the warm-up began */
+    char* snapshot;           /* taken at the warm-up's peak; NULL without reports */
 } variant_result;
 
 typedef struct meter {
     sm_device dev;
-    int64_t base_allocated;
-    int64_t base_allocs;
+    sm_memory_stats_t base;
     double t0;
     double excluded_ms; /* writing snapshots: not the variant's time */
 } meter;
@@ -506,43 +534,62 @@ static void read_stats(sm_device dev, sm_memory_stats_t* st)
     DEMO(sm_memory_stats(dev, st));
 }
 
+/* The median of n > 0 values (sorted in place): the middle one, or the mean
+ * of the two middle ones. */
+static double median_ms(double* v, int n)
+{
+    int i, j;
+    for (i = 1; i < n; ++i)
+        for (j = i; j > 0 && v[j - 1] > v[j]; --j) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* Whether views runs first in round `round` (0 is the warm-up, then the
+ * timed rounds 1..runs): views in the odd rounds, fresh in the even ones. */
+static int views_first(int round) { return round == 0 || round % 2 == 1; }
+
 /* Cached blocks go back to the system and peaks restart, so the two variants
  * start from the same state; the history restarts too (a fresh ring), so
  * that each snapshot's timeline is its own variant's. */
-static void meter_start(meter* m, sm_device dev)
+static void meter_start(meter* m, sm_device dev, int record)
 {
-    sm_memory_stats_t st;
     m->dev = dev;
     DEMO(sm_synchronize(dev));
     DEMO(sm_empty_cache(dev));
     DEMO(sm_reset_peak_stats(dev));
-    if (g_report.enabled) DEMO(sm_memory_record_history(dev, HISTORY_EVENTS));
-    read_stats(dev, &st);
-    m->base_allocated = st.allocated_bytes;
-    m->base_allocs = st.num_allocs;
+    if (record) DEMO(sm_memory_record_history(dev, HISTORY_EVENTS));
+    read_stats(dev, &m->base);
     m->excluded_ms = 0.0;
     m->t0 = now_ms();
 }
 
-static void meter_stop(const meter* m, variant_result* r)
+/* The run's figures: its time, its peak above what was live before it (the
+ * inputs) and the allocations it made. */
+static void meter_stop(const meter* m, int record, double* ms, int64_t* peak, int64_t* allocs)
 {
     sm_memory_stats_t st;
     DEMO(sm_synchronize(m->dev));
-    r->ms = now_ms() - m->t0 - m->excluded_ms;
+    *ms = now_ms() - m->t0 - m->excluded_ms;
     read_stats(m->dev, &st);
-    r->peak_bytes = st.peak_allocated_bytes - m->base_allocated;
-    r->allocs = st.num_allocs - m->base_allocs;
+    *peak = st.peak_allocated_bytes - m->base.allocated_bytes;
+    *allocs = st.num_allocs - m->base.num_allocs;
     /* Off between variants: the checks and the next set-up are no variant's. */
-    if (g_report.enabled) DEMO(sm_memory_record_history(m->dev, 0));
+    if (record) DEMO(sm_memory_record_history(m->dev, 0));
 }
 
-/* One variant of one scenario being run. */
+/* One run of one variant of one scenario. */
 typedef struct variant_run {
     sm_device dev;
     int sc;              /* SC_* */
     const char* variant; /* "views" or "fresh" */
+    int record;          /* the warm-up: history and a snapshot at the peak */
     meter m;
     progress prog;
+    char* snapshot;
     int snapshot_taken;
 } variant_run;
 
@@ -550,49 +597,141 @@ typedef struct variant_run {
  * tagged "<scenario>/<variant>/...": the scenario pushed "<scenario>", the
  * variant functions push the role of each allocation. */
 static void variant_begin(variant_run* vr, sm_device dev, int sc, const char* variant,
-                          int64_t steps)
+                          int64_t steps, int record)
 {
     vr->dev = dev;
     vr->sc = sc;
     vr->variant = variant;
+    vr->record = record && g_report.enabled;
+    vr->snapshot = NULL;
     vr->snapshot_taken = 0;
-    meter_start(&vr->m, dev);
+    meter_start(&vr->m, dev, vr->record);
     DEMO(sm_push_tag(variant));
     progress_begin(&vr->prog, sc, variant, steps);
 }
 
-static void variant_end(variant_run* vr, variant_result* r)
+/* Ends a run: the warm-up (round 0) sets the result's memory figures and
+ * keeps its snapshot; a timed round adds its time, and must see the same
+ * memory figures (the allocator starts each run from the same state). */
+static void variant_end(variant_run* vr, variant_result* r, int round, int first)
 {
-    meter_stop(&vr->m, r);
+    double ms;
+    int64_t peak, allocs;
+    meter_stop(&vr->m, vr->record, &ms, &peak, &allocs);
     progress_end(&vr->prog);
     DEMO(sm_pop_tag());
-    if (g_report.enabled && !vr->snapshot_taken) {
+    if (vr->record && !vr->snapshot_taken) {
         fprintf(stderr, "stridemem-demo: %s/%s wrote no snapshot\n", k_scenarios[vr->sc].name,
                 vr->variant);
         ++g_failures;
     }
+    if (round == 0) {
+        r->peak_bytes = peak;
+        r->allocs = allocs;
+        r->warmup_ms = ms;
+        r->base = vr->m.base;
+        r->snapshot = vr->snapshot;
+        r->nruns = 0;
+        return;
+    }
+    if (peak != r->peak_bytes || allocs != r->allocs) {
+        fprintf(stderr,
+                "stridemem-demo: %s/%s: run %d peaked at %" PRId64 " bytes with %" PRId64
+                " allocations, the first at %" PRId64 " with %" PRId64 "\n",
+                k_scenarios[vr->sc].name, vr->variant, round, peak, allocs, r->peak_bytes,
+                r->allocs);
+        ++g_failures;
+    }
+    if (r->nruns < MAX_RUNS) {
+        r->ran_first[r->nruns] = first;
+        r->runs_ms[r->nruns++] = ms;
+    }
+}
+
+/* The median of the timed runs (the warm-up's time when there were none). */
+static double result_median(const variant_result* r)
+{
+    double v[MAX_RUNS];
+    if (r->nruns == 0) return r->warmup_ms;
+    memcpy(v, r->runs_ms, (size_t)r->nruns * sizeof(double));
+    return median_ms(v, r->nruns);
 }
 
 /* Called by each variant where it holds the most memory (its peak, which is
  * what the table's peak column counts), so that the snapshot shows what the
- * peak is made of. The time it takes is not the variant's. */
+ * peak is made of. Only the warm-up takes one; the time it takes is not the
+ * variant's. The file is written when the timed runs are done, with them. */
 static void at_peak(variant_run* vr)
 {
-    scenario_report* r = &g_report.sc[vr->sc];
-    char* path;
     double t0;
-    if (!g_report.enabled) return;
+    if (!vr->record) return;
     /* Work queued on the GPU runs now, not during the excluded time. */
     DEMO(sm_synchronize(vr->dev));
     t0 = now_ms();
-    path = snapshot_path(vr->sc, vr->variant, vr->dev);
-    write_snapshot(vr->dev, path);
-    if (r->njson < MAX_SNAPSHOTS)
-        r->json[r->njson++] = path;
-    else
-        free(path);
+    vr->snapshot = read_snapshot(vr->dev);
     vr->snapshot_taken = 1;
     vr->m.excluded_ms += now_ms() - t0;
+}
+
+/* The snapshot of a variant's warm-up, with a "run" object added (a field
+ * the format lets writers add): what the table shows for the variant (its
+ * own peak above the inputs, allocations, median time and every timed run)
+ * and the device's counters when it began, so that a viewer can show the
+ * variant's counts rather than the process's. */
+static void save_snapshot(int sc, const char* variant, sm_device dev, variant_result* r)
+{
+    scenario_report* rep = &g_report.sc[sc];
+    const sm_memory_stats_t* b = &r->base;
+    char* path;
+    char* close;
+    FILE* f;
+    int ok, i;
+    if (r->snapshot == NULL) return;
+    path = snapshot_path(sc, variant, dev);
+    close = strrchr(r->snapshot, '}');
+    if (close == NULL) {
+        fprintf(stderr, "stridemem-demo: the snapshot of %s/%s is not a JSON object\n",
+                k_scenarios[sc].name, variant);
+        exit(1);
+    }
+    *close = '\0';
+    errno = 0;
+    f = fopen(path, "w");
+    ok = f != NULL;
+    if (ok) {
+        fputs(r->snapshot, f);
+        fprintf(f,
+                ",\"run\":{\"scenario\":\"%s\",\"variant\":\"%s\",\"device\":\"%s\","
+                "\"peak_bytes\":%" PRId64 ",\"allocs\":%" PRId64 ",\"time_ms\":%.17g,"
+                "\"warmup_ms\":%.17g,\"runs_ms\":[",
+                k_scenarios[sc].name, variant, device_name(dev), r->peak_bytes, r->allocs,
+                r->ms, r->warmup_ms);
+        /* Every digit of the doubles: a reader gets the very values whose
+         * median the table prints. */
+        for (i = 0; i < r->nruns; ++i) fprintf(f, "%s%.17g", i ? "," : "", r->runs_ms[i]);
+        fprintf(f, "],\"ran_first\":[");
+        for (i = 0; i < r->nruns; ++i)
+            fprintf(f, "%s%s", i ? "," : "", r->ran_first[i] ? "true" : "false");
+        fprintf(f,
+                "],\"baseline\":{\"allocated_bytes\":%" PRId64 ",\"reserved_bytes\":%" PRId64
+                ",\"num_allocs\":%" PRId64 ",\"num_frees\":%" PRId64 ",\"cache_hits\":%" PRId64
+                ",\"device_allocs\":%" PRId64 ",\"device_frees\":%" PRId64 "}}}\n",
+                b->allocated_bytes, b->reserved_bytes, b->num_allocs, b->num_frees,
+                b->cache_hits, b->device_allocs, b->device_frees);
+        ok = !ferror(f);
+    }
+    if (f != NULL && fclose(f) != 0) ok = 0;
+    if (!ok) {
+        fprintf(stderr, "stridemem-demo: cannot write %s: %s\n", path,
+                errno ? strerror(errno) : "write error");
+        exit(1);
+    }
+    free(r->snapshot);
+    r->snapshot = NULL;
+    if (rep->njson < MAX_SNAPSHOTS)
+        rep->json[rep->njson++] = path;
+    else
+        free(path);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -987,24 +1126,82 @@ static void print_row(int sc, sm_device dev, const variant_result* v, const vari
     if (!pass) ++g_failures;
 }
 
-typedef sm_tensor (*s12_fn)(sm_tensor img, const demo_config* c, variant_run* vr);
+/* A scenario's inputs, handed to each variant. */
+typedef struct scenario_in {
+    const demo_config* c;
+    sm_tensor a, b; /* the image (tiles, unfold); xs and h0 (rnn) */
+} scenario_in;
 
-/* Runs one variant of scenario 1 or 2 and checks it. */
-static int run_variant_2d(s12_fn fn, sm_tensor img, const demo_config* c, sm_device dev, int sc,
-                          const char* variant, int64_t steps, const float* ref, int64_t numel,
-                          variant_result* r)
+typedef sm_tensor (*variant_fn)(const scenario_in* in, variant_run* vr);
+
+static int g_runs = 0; /* timed runs per variant; 0: the size's default */
+
+/* Runs one variant once and checks its result. */
+static int run_variant(variant_fn fn, const scenario_in* in, sm_device dev, int sc,
+                       const char* variant, int64_t steps, const float* ref, int64_t numel,
+                       variant_result* r, int round, int first)
 {
     variant_run vr;
     sm_tensor out;
     char what[32];
     int pass;
-    variant_begin(&vr, dev, sc, variant, steps);
-    out = fn(img, c, &vr);
-    variant_end(&vr, r);
+    variant_begin(&vr, dev, sc, variant, steps, round == 0);
+    out = fn(in, &vr);
+    variant_end(&vr, r, round, first);
     snprintf(what, sizeof what, "%s/%s", k_scenarios[sc].name, variant);
     pass = check_result(what, out, ref, numel);
     DEMO(sm_tensor_release(out));
     return pass;
+}
+
+/* Both variants: the warm-up round, then g_runs timed rounds in alternating
+ * order; the reports are written after them, with every run's time. */
+static int run_pair(int sc, sm_device dev, const scenario_in* in, variant_fn views,
+                    variant_fn fresh, int64_t steps, const float* ref, int64_t numel,
+                    variant_result* v, variant_result* f)
+{
+    int round, pass = 1;
+    memset(v, 0, sizeof *v);
+    memset(f, 0, sizeof *f);
+    for (round = 0; round <= g_runs; ++round) {
+        if (views_first(round)) {
+            pass &= run_variant(views, in, dev, sc, "views", steps, ref, numel, v, round, 1);
+            pass &= run_variant(fresh, in, dev, sc, "fresh", steps, ref, numel, f, round, 0);
+        } else {
+            pass &= run_variant(fresh, in, dev, sc, "fresh", steps, ref, numel, f, round, 1);
+            pass &= run_variant(views, in, dev, sc, "views", steps, ref, numel, v, round, 0);
+        }
+    }
+    v->ms = result_median(v);
+    f->ms = result_median(f);
+    save_snapshot(sc, "views", dev, v);
+    save_snapshot(sc, "fresh", dev, f);
+    return pass;
+}
+
+static sm_tensor s1_views_fn(const scenario_in* in, variant_run* vr)
+{
+    return s1_views(in->a, in->c, vr);
+}
+static sm_tensor s1_fresh_fn(const scenario_in* in, variant_run* vr)
+{
+    return s1_fresh(in->a, in->c, vr);
+}
+static sm_tensor s2_views_fn(const scenario_in* in, variant_run* vr)
+{
+    return s2_views(in->a, in->c, vr);
+}
+static sm_tensor s2_fresh_fn(const scenario_in* in, variant_run* vr)
+{
+    return s2_fresh(in->a, in->c, vr);
+}
+static sm_tensor s3_views_fn(const scenario_in* in, variant_run* vr)
+{
+    return s3_views(in->a, in->b, in->c, vr);
+}
+static sm_tensor s3_fresh_fn(const scenario_in* in, variant_run* vr)
+{
+    return s3_fresh(in->a, in->b, in->c, vr);
 }
 
 static float* make_image(int64_t n)
@@ -1023,6 +1220,7 @@ static void scenario_tiles(const demo_config* c, sm_device dev)
     float* ref = (float*)demo_malloc((size_t)numel * sizeof(float));
     sm_tensor img;
     variant_result v, f;
+    scenario_in in;
     int pass;
     for (i = 0; i < numel; ++i)
         ref[i] = clampf((host[i] - (float)S1_MEAN) * (float)S1_SCALE, (float)S1_LO, (float)S1_HI);
@@ -1033,8 +1231,9 @@ static void scenario_tiles(const demo_config* c, sm_device dev)
     DEMO(sm_push_tag("input"));
     DEMO(sm_from_host(host, shape, 2, SM_FLOAT32, dev, &img));
     DEMO(sm_pop_tag());
-    pass = run_variant_2d(s1_views, img, c, dev, SC_TILES, "views", s1_count(c), ref, numel, &v);
-    pass &= run_variant_2d(s1_fresh, img, c, dev, SC_TILES, "fresh", s1_count(c), ref, numel, &f);
+    in.c = c;
+    in.a = img;
+    pass = run_pair(SC_TILES, dev, &in, s1_views_fn, s1_fresh_fn, s1_count(c), ref, numel, &v, &f);
     DEMO(sm_tensor_release(img));
     DEMO(sm_pop_tag());
     draw_report(SC_TILES, c);
@@ -1050,6 +1249,7 @@ static void scenario_unfold(const demo_config* c, sm_device dev)
     float* ref = (float*)demo_malloc((size_t)numel * sizeof(float));
     sm_tensor img;
     variant_result v, f;
+    scenario_in in;
     int pass;
     memset(ref, 0, (size_t)numel * sizeof(float));
     for (i = 0; i < nw; ++i)
@@ -1067,8 +1267,9 @@ static void scenario_unfold(const demo_config* c, sm_device dev)
     DEMO(sm_push_tag("input"));
     DEMO(sm_from_host(host, shape, 2, SM_FLOAT32, dev, &img));
     DEMO(sm_pop_tag());
-    pass = run_variant_2d(s2_views, img, c, dev, SC_UNFOLD, "views", nw * nw, ref, numel, &v);
-    pass &= run_variant_2d(s2_fresh, img, c, dev, SC_UNFOLD, "fresh", nw * nw, ref, numel, &f);
+    in.c = c;
+    in.a = img;
+    pass = run_pair(SC_UNFOLD, dev, &in, s2_views_fn, s2_fresh_fn, nw * nw, ref, numel, &v, &f);
     DEMO(sm_tensor_release(img));
     DEMO(sm_pop_tag());
     draw_report(SC_UNFOLD, c);
@@ -1085,8 +1286,7 @@ static void scenario_rnn(const demo_config* c, sm_device dev)
     float* ref = (float*)demo_malloc((size_t)numel * sizeof(float));
     sm_tensor xs, h0;
     variant_result v, f;
-    variant_run vr;
-    sm_tensor out;
+    scenario_in in;
     int pass;
     for (k = 0; k < numel; ++k) xs_h[k] = (float)((k * 7 + k / 13) % 41 - 20);
     /* h0 = xs[0] reduced to [-8, 8]; ref[0] = h0. */
@@ -1107,17 +1307,10 @@ static void scenario_rnn(const demo_config* c, sm_device dev)
     DEMO(sm_from_host(ref, shape + 1, 2, SM_FLOAT32, dev, &h0)); /* ref[0] is h0 */
     DEMO(sm_pop_tag());
 
-    variant_begin(&vr, dev, SC_RNN, "views", T - 1);
-    out = s3_views(xs, h0, c, &vr);
-    variant_end(&vr, &v);
-    pass = check_result("rnn/views", out, ref, numel);
-    DEMO(sm_tensor_release(out));
-
-    variant_begin(&vr, dev, SC_RNN, "fresh", T - 1);
-    out = s3_fresh(xs, h0, c, &vr);
-    variant_end(&vr, &f);
-    pass &= check_result("rnn/fresh", out, ref, numel);
-    DEMO(sm_tensor_release(out));
+    in.c = c;
+    in.a = xs;
+    in.b = h0;
+    pass = run_pair(SC_RNN, dev, &in, s3_views_fn, s3_fresh_fn, T - 1, ref, numel, &v, &f);
 
     DEMO(sm_tensor_release(h0));
     DEMO(sm_tensor_release(xs));
@@ -1184,13 +1377,16 @@ static int cuda_usable(void)
 static void usage(FILE* f)
 {
     fprintf(f,
-            "usage: stridemem-demo [--device cpu|cuda] [--size small|large]\n"
+            "usage: stridemem-demo [--device cpu|cuda] [--size small|large] [--runs N]\n"
             "                      [--out DIR | --no-report] [--quiet]\n"
             "  no --device: cpu, then cuda when a GPU is usable\n"
             "  --out DIR: memory snapshots (JSON) and a page per scenario (HTML) go there\n"
             "             (default ./stridemem-demo-out); --no-report: no files\n"
+            "  --runs N: timed runs per variant, after a warm-up (1 to 99; default %d for\n"
+            "            small, %d for large); the times shown are their median\n"
             "  --quiet: no progress on stderr\n"
-            "  STRIDEMEM_MEMVIZ: the memviz.py that draws the pages (default: the source tree's)\n");
+            "  STRIDEMEM_MEMVIZ: the memviz.py that draws the pages (default: the source tree's)\n",
+            DEFAULT_RUNS_SMALL, DEFAULT_RUNS_LARGE);
 }
 
 int main(int argc, char** argv)
@@ -1229,6 +1425,16 @@ int main(int argc, char** argv)
             out_dir = argv[++i];
         } else if (strcmp(argv[i], "--no-report") == 0) {
             g_report.enabled = 0;
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            char* end = NULL;
+            long n = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end != '\0' || n < 1 || n > MAX_RUNS) {
+                fprintf(stderr, "stridemem-demo: --runs takes 1 to %d, not '%s'\n", MAX_RUNS,
+                        argv[i]);
+                usage(stderr);
+                return 2;
+            }
+            g_runs = (int)n;
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -1260,8 +1466,12 @@ int main(int argc, char** argv)
            " in one [T,B,H] buffer via sm_select\n"
            "          vs a fresh tensor per step, stacked at the end\n",
            cfg->T, cfg->B, cfg->H);
+    if (g_runs == 0) g_runs = cfg == &k_small ? DEFAULT_RUNS_SMALL : DEFAULT_RUNS_LARGE;
     printf("  peak = peak allocated bytes on the device during the work, above the inputs;\n"
-           "  allocs = storage allocations (views/fresh); results checked against host code\n");
+           "  allocs = storage allocations (views/fresh); results checked against host code;\n"
+           "  time = median of %d timed runs after an untimed warm-up run, the order of the\n"
+           "  variants alternating (views first in odd runs, fresh first in even runs)\n",
+           g_runs);
 
     run_cpu = device_opt == NULL || strcmp(device_opt, "cpu") == 0;
     run_cuda = 0;

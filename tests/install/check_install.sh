@@ -13,6 +13,18 @@ libdir="$(dirname "$(find "$prefix" -name 'libstridemem.so' | head -1)")"
 readelf -d "$libdir/libstridemem.so" | grep -q 'SONAME.*libstridemem.so.0'
 [ -f "$libdir/libstridemem.a" ] || fail "no libstridemem.a beside libstridemem.so"
 [ -f "$prefix/share/doc/stridemem/LICENSE" ] || fail "LICENSE is not installed in share/doc/stridemem"
+# The memory viewer, installed as one file that runs on its own: no package,
+# no library, from another directory.
+viewer="$prefix/share/stridemem/memviz.py"
+[ -x "$viewer" ] || fail "memviz.py is not installed (executable) in share/stridemem"
+python3 -c "import sys, json; sys.path.insert(0, sys.argv[1]); import memviz_fixtures as F; \
+json.dump(F.hand_timeline(), open(sys.argv[2], 'w'))" "$src/../python" "$prefix/snap.json"
+(cd / && env -u PYTHONPATH -u STRIDEMEM_LIB python3 "$viewer" "$prefix/snap.json" \
+  -o "$prefix/snap.html" --pytorch "$prefix/snap.pickle" >/dev/null) ||
+  fail "the installed memviz.py did not draw a snapshot"
+grep -q 'id="memviz-data"' "$prefix/snap.html" || fail "the installed memviz.py wrote no page"
+[ -s "$prefix/snap.pickle" ] || fail "the installed memviz.py wrote no PyTorch snapshot"
+echo "install: share/stridemem/memviz.py draws a snapshot on its own OK"
 static_only() {  # $1 runs with no libstridemem.so anywhere it could look
   if grep -q 'NEEDED.*libstridemem' <<<"$(readelf -d "$1")"; then fail "$1 needs libstridemem.so"; fi
   env -u LD_LIBRARY_PATH "$1" || fail "$1 did not run"

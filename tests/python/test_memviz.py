@@ -472,7 +472,7 @@ def an_empty_device_is_drawn_plainly():
     expect("No segments: this device holds no memory from the system." in notes, "%r" % notes)
     expect(dom.find("section").find_all("p", cls="nohistory"), "no history note")
     expect(not seg_rows(dom) and not dom.find_all("tr", cls="holder"), "nothing drawn")
-    expect(dom.find("td", data_field="peak_reserved_vs_first").text == "\u2014",
+    expect(dom.find("td", data_field="own_peak_vs_first").text == "\u2014",
            "no ratio against a zero peak")
 
 
@@ -509,14 +509,240 @@ def comparison_table_lists_every_snapshot():
             c = row.find("td", data_field=f)
             expect(c.get("data-value") == str(s["totals"][f]) and
                    c.text == ref_fmt(s["totals"][f]), "row %d %s: %r" % (si, f, c.text))
-        rel = row.find("td", data_field="peak_reserved_vs_first").text
-        want = "%.2f\u00d7" % (s["totals"]["peak_reserved_bytes"] /
-                               snaps[0]["totals"]["peak_reserved_bytes"])
+        rel = row.find("td", data_field="own_peak_vs_first").text
+        want = "%.2f\u00d7" % (memviz.own_figures(s)["peak_bytes"] /
+                               memviz.own_figures(snaps[0])["peak_bytes"])
         expect(rel == want, "ratio %r, want %r" % (rel, want))
+        # A whole history measures the peak from its start; a ring that
+        # lost its start cannot, and the process's peak is shown.
+        c = row.find("td", data_field="own_peak_bytes")
+        whole = "history" in s and s["history"]["dropped"] == 0
+        want = own_peak(s) if whole else s["totals"]["peak_allocated_bytes"]
+        expect(c.get("data-value") == str(want) and
+               c.get("data-source") == ("history" if whole else "totals"),
+               "row %d own peak %r (%s), want %d" % (si, c.get("data-value"),
+                                                     c.get("data-source"), want))
     secs = dom.find_all("section", cls="snapshot")
     expect([s.get("data-name") for s in secs] == ["views", "fresh", "host"], "sections")
     expect([s.find("h2").text for s in secs] == ["views cuda:0", "fresh cuda:0", "host cuda_host"],
            "headings %r" % [s.find("h2").text for s in secs])
+
+
+def own_peak(snap):
+    """The peak above the history's start, replayed here event by event from
+    the bytes allocated before the first event (the page must agree)."""
+    ev = snap["history"]["events"]
+    cur = ev[0]["allocated_bytes"] - {"alloc": ev[0]["size"],
+                                      "free": -ev[0]["size"]}.get(ev[0]["action"], 0)
+    start, top = cur, cur
+    for e in ev:
+        cur += {"alloc": e["size"], "free": -e["size"]}.get(e["action"], 0)
+        expect(cur == e["allocated_bytes"], "replay disagrees at seq %s" % e.get("seq"))
+        top = max(top, cur)
+    return top - start
+
+
+def with_run(snap, peak, allocs, time_ms, baseline):
+    s = copy.deepcopy(snap)
+    s["run"] = {"scenario": "x", "variant": "y", "peak_bytes": peak, "allocs": allocs,
+                "time_ms": time_ms, "runs_ms": [time_ms], "ran_first": [True],
+                "baseline": baseline}
+    return s
+
+
+@case
+def comparison_uses_each_snapshots_own_peak_and_counts():
+    # The hand history: 1024 B allocated before it, up to 4608 B, 3 allocs.
+    hand = fixture("hand")
+    expect(memviz.own_figures(hand) == {"peak_bytes": 3584, "allocs": 3, "time_ms": None,
+                                        "source": "history"},
+           "hand: %r" % memviz.own_figures(hand))
+    # A lost start: no baseline to measure from, the process's figures.
+    drop = fixture("hand_dropped")
+    expect(memviz.own_figures(drop)["source"] == "totals" and
+           memviz.own_figures(drop)["peak_bytes"] == 4608, "dropped: %r"
+           % memviz.own_figures(drop))
+    # A run object wins: its figures, as its program measured them.
+    base = {"allocated_bytes": 1024, "reserved_bytes": 2 * MiB, "num_allocs": 1,
+            "num_frees": 0, "cache_hits": 1, "device_allocs": 1, "device_frees": 0}
+    a = with_run(hand, 3000, 2, 12.25, base)
+    b = with_run(hand, 6000, 7, 30.0, base)
+    page = memviz.render([a, b], "t", ["a", "b"])
+    dom = Dom(page)
+    rows = dom.find("table", cls="compare").find_all("tr")[1:]
+    got = [(r.find("td", data_field="own_peak_bytes").get("data-value"),
+            r.find("td", data_field="own_peak_bytes").get("data-source"),
+            r.find("td", data_field="own_peak_vs_first").text,
+            r.find("td", data_field="own_allocs").get("data-value"),
+            r.find("td", data_field="own_time_ms").text) for r in rows]
+    expect(got == [("3000", "run", "1.00\u00d7", "2", "12.2 ms"),
+                   ("6000", "run", "2.00\u00d7", "7", "30.0 ms")], "rows %r" % got)
+    # The header counts are the run's (totals - baseline); the process's in small print.
+    tot = hand["totals"]
+    for f in ("num_allocs", "num_frees", "cache_hits", "device_allocs", "device_frees"):
+        e = dom.by_id("s0-%s" % f)
+        want = tot[f] - base[f]
+        m = re.search(r'id="s0-%s"[^>]*>[^<]*</div><div class="exact">([^<]*)<' % f, page)
+        exact = m.group(1) if m else ""
+        expect(e.get("data-value") == str(want) and "process: %d" % tot[f] in exact,
+               "%s: %r (%r), want %d and the process's %d" % (f, e.get("data-value"), exact,
+                                                               want, tot[f]))
+    # A baseline above the totals is not this snapshot's: the process's counts.
+    bad = with_run(hand, 3000, 2, 1.0, dict(base, num_allocs=99))
+    e = Dom(memviz.render([bad])).by_id("s0-num_allocs")
+    expect(e.get("data-value") == str(tot["num_allocs"]), "bad baseline: %r" % e.get("data-value"))
+    expect(any("run.baseline" in w for w in memviz.findings(bad)), "bad baseline: no finding")
+    # A run object that is not usable is said so, and the history is used instead.
+    for broken, phrase in ((with_run(hand, "12", 2, 1.0, base), "run.peak_bytes"),
+                           (dict(hand, run=[1]), "run is")):
+        expect(memviz.own_figures(broken)["source"] == "history", "%s: used" % phrase)
+        dom = Dom(memviz.render([broken]))
+        warn = dom.find("div", cls="warn")
+        expect(warn is not None and phrase in warn.text, "%s: no warning on the page" % phrase)
+    expect(memviz.findings(a) == memviz.findings(hand), "a usable run object is no finding")
+
+
+@case
+def overlay_draws_every_history_on_one_axis():
+    # Two whole histories on different clocks (the second taken 1 s later,
+    # twice the bytes), and one whose ring lost its start (left out).
+    a, b = fixture("hand"), fixture("hand")
+    for e in b["history"]["events"]:
+        e["time_us"] += 1000000
+        e["allocated_bytes"] *= 2
+        e["size"] *= 2
+    b["time_us"] += 1000000
+    snaps = [a, b]
+    dom = Dom(memviz.render(snaps + [fixture("hand_dropped")], "t", ["a", "b", "dropped"]))
+    paths = dom.find_all("path", cls="overlay")
+    expect(len(paths) == 2 and [p.get("data-snap") for p in paths] == ["0", "1"],
+           "%d overlay lines" % len(paths))
+    expect(own_peak(b) == 2 * own_peak(a), "the fixture: b peaks twice as high")
+    for p, s in zip(paths, snaps):
+        expect(p.get("data-peak") == str(own_peak(s)), "overlay peak %s, want %d"
+               % (p.get("data-peak"), own_peak(s)))
+        # One time axis: every line starts at its left edge (its own first event).
+        expect(p.get("d").startswith("M%s," % memviz._n(memviz.CH_L)),
+               "an overlay line starts at %r, not the axis' origin" % p.get("d")[:20])
+    one = Dom(memviz.render([fixture("hand"), fixture("hand_dropped")]))
+    expect(not one.find_all("svg", cls="overlay"), "one whole history: no overlay")
+
+
+@case
+def small_bands_keep_a_minimum_height():
+    # 64 KiB held beside 64 MiB: 0.2 px to scale, drawn MIN_BAND_PX high and labelled.
+    s = fixture("hand")
+    for e in s["history"]["events"]:
+        if e.get("tag") == "A" and e["action"] == "alloc":
+            pass
+    big = 64 * MiB
+    s = F.hand_timeline()
+    for t in s["tags"]:
+        if t["tag"] == "A":
+            t["allocated_bytes"] += big
+    for e in s["history"]["events"]:
+        e["allocated_bytes"] += big
+    s["history"]["events"][0]["size"] += big
+    s["history"]["events"][0]["requested"] += big
+    page = memviz.render([s])
+    dom = Dom(page)
+    series = dom.find_all("path", cls="series")
+    raised = [p for p in series if p.get("data-min-height")]
+    expect(len(raised) >= 1, "no band drawn at its minimum height")
+    for p in raised:
+        th = band_thickness(p.get("d"))
+        expect(min(t for t in th if t > 0) >= memviz.MIN_BAND_PX - 0.11,
+               "a raised band is %r px thick" % min(t for t in th if t > 0))
+    notes = dom.find_all("span", cls="raised")
+    expect(len(notes) == len(raised) and all(memviz.MIN_BAND_NOTE in n.text for n in notes),
+           "legend notes %r" % [n.text for n in notes])
+    # The big band is to scale.
+    expect(any(not p.get("data-min-height") for p in series), "every band raised")
+
+
+def band_thickness(d):
+    """Per point, lower minus upper y of a band path (M x,y then H/V steps:
+    the upper edge's V's left to right, then the lower edge's right to left)."""
+    import re as _re
+    m = _re.match(r"M([-\d.]+),([-\d.]+)", d)
+    ups = [float(m.group(2))]
+    vs = [float(v) for v in _re.findall(r"V([-\d.]+)", d)]
+    n = (len(vs) + 1) // 2
+    ups += vs[:n - 1]
+    lows = list(reversed(vs[n - 1:]))
+    return [lo - up for up, lo in zip(ups, lows)]
+
+
+@case
+def note_is_shown_under_the_title():
+    dom = Dom(memviz.render([fixture("hand")], "t", note="views <b>need</b> less"))
+    e = dom.by_id("memviz-note")
+    expect(e.text == "views <b>need</b> less", "note %r" % e.text)
+    expect(not Dom(memviz.render([fixture("hand")])).find_all("p", cls="lede"), "no note")
+
+
+@case
+def pytorch_format_reads_back_with_torch():
+    snap = fixture("views")
+    d = memviz.to_pytorch(snap)
+    # Through a pickle, as pytorch.org/memory_viz gets it.
+    path = os.path.join(TMP, "views.pickle")
+    rc, so, se = run_tool([write("pt.json", json.dumps(snap)), "-o",
+                           os.path.join(TMP, "pt.html"), "--pytorch", path])
+    expect(rc == 0, "--pytorch: %d %r" % (rc, se))
+    import pickle
+    with open(path, "rb") as f:
+        got = pickle.load(f)
+    expect(got == d, "the pickle is not to_pytorch()")
+    segs = got["segments"]
+    expect(sorted(got) == ["device_traces", "segments"], "keys %r" % sorted(got))
+    expect(len(segs) == len(snap["segments"]), "segments")
+    for ps, s in zip(segs, snap["segments"]):
+        expect(ps["address"] == int(s["address"], 16) and ps["total_size"] == s["size"] and
+               ps["segment_type"] == s["pool"], "segment %s" % s["address"])
+        alloc = [b for b in s["blocks"] if b["state"] == "allocated"]
+        expect(ps["allocated_size"] == sum(b["size"] for b in alloc) and
+               ps["requested_size"] == sum(b["requested"] for b in alloc +
+                                           [b for b in s["blocks"]
+                                            if b["state"] == "pending_free"]),
+               "segment %s sizes" % s["address"])
+        expect([b["address"] for b in ps["blocks"]] ==
+               [int(s["address"], 16) + b["offset"] for b in s["blocks"]], "block addresses")
+    ev = snap["history"]["events"]
+    tr = got["device_traces"][snap["device_index"]]
+    want = sum(2 if e["action"] == "free" else
+               1 if e["action"] in ("alloc", "segment_map", "segment_unmap", "oom") else 0
+               for e in ev)
+    expect(len(tr) == want and tr[0]["action"] == "alloc" and
+           tr[0]["size"] == ev[0]["size"], "trace %d entries, want %d" % (len(tr), want))
+    try:
+        from torch.cuda import _memory_viz as mv
+    except ImportError as e:
+        expect(False, "PyTorch's torch.cuda._memory_viz is needed to read the format back "
+                      "(Debian: python3-torch, scripts/setup-deps.sh): %s" % e)
+        return
+    # PyTorch's own readers: totals per state, and the per-block lines of
+    # its flame graphs, which carry the tags as frames.
+    st = mv.stats(segs)
+    tot = snap["totals"]
+    expect(st["total_size"].value == tot["reserved_bytes"], "torch: total_size %r" %
+           st["total_size"])
+    expect(st["active_allocated"].value == tot["allocated_bytes"], "torch: active_allocated %r"
+           % st["active_allocated"])
+    lines = mv.segments(segs, format_flamegraph=lambda text: text).splitlines()
+    expect(sum(int(l.rsplit(" ", 1)[1]) for l in lines) == tot["reserved_bytes"],
+           "torch: the segments' flame graph lines do not add up to reserved")
+    for t in snap["tags"]:
+        if t["tag"] is None:
+            continue
+        frames = ";".join("tag:0:" + p for p in t["tag"].split("/"))
+        held = sum(int(l.rsplit(" ", 1)[1]) for l in lines
+                   if ";active_allocated;%s " % frames in l)
+        expect(held == t["requested_bytes"], "torch: tag %r holds %d requested bytes in the "
+               "flame graph, %d in the snapshot" % (t["tag"], held, t["requested_bytes"]))
+    rc, so, se = run_tool([write("a.json", json.dumps(snap)), write("b.json", json.dumps(snap)),
+                           "--pytorch", path])
+    expect(rc == 2 and "--pytorch" in se, "--pytorch with two snapshots: %d %r" % (rc, se))
 
 
 # ----------------------------------------------------------------- chart
@@ -1143,6 +1369,10 @@ def main(argv):
                     json.dump(fixture(name), f, indent=1)
             print("wrote the fixtures to %s" % argv[1])
             return 0
+        if len(argv) == 2 and argv[0] == "--only":
+            names = argv[1].split(",")
+            cases.functions = [f for f in cases.functions if f.__name__ in names]
+            argv = []
         if argv:
             print(__doc__)
             return 2

@@ -483,6 +483,32 @@ def see_running_site_packages(vpy, tmp):
                       else "--system-site-packages", PY, p.stdout[-800:]))
 
 
+def installed_memviz(vpy, venv, tmp, real):
+    """The memory viewer ships with the package: `python -m stridemem.memviz`
+    draws a snapshot (and writes PyTorch's format), and the installed file
+    also runs by its path with no library at all."""
+    import memviz_fixtures
+    snap = os.path.join(tmp, "snap.json")
+    with open(snap, "w") as f:
+        json.dump(memviz_fixtures.hand_timeline(), f)
+    page, pick = os.path.join(tmp, "snap.html"), os.path.join(tmp, "snap.pickle")
+    p = run([vpy, "-m", "stridemem.memviz", snap, "-o", page, "--pytorch", pick], tmp,
+            clean_env(STRIDEMEM_LIB=real))
+    R.check(p.returncode == 0 and os.path.isfile(page) and os.path.isfile(pick),
+            "python -m stridemem.memviz in the venv: %s" % p.stdout[-800:])
+    p = run([vpy, "-c", "import stridemem.memviz as m; print('FILE' + m.__file__)"], tmp,
+            clean_env(STRIDEMEM_LIB=real))
+    m = re.search(r"^FILE(.*)$", p.stdout, re.M)
+    if not R.check(m is not None and m.group(1).startswith(venv + os.sep),
+                   "stridemem.memviz is imported from the venv: %s" % p.stdout[-500:]):
+        return
+    os.remove(page)
+    p = run([vpy, m.group(1), snap, "-o", page], "/", clean_env(LD_LIBRARY_PATH=""))
+    R.check(p.returncode == 0 and os.path.isfile(page),
+            "the installed memviz.py runs by its path without the library: %s"
+            % p.stdout[-800:])
+
+
 def venv_install(tmp, real, real_sans):
     try:
         import ensurepip  # noqa: F401  (python3-venv)
@@ -517,6 +543,7 @@ def venv_install(tmp, real, real_sans):
         R.equal((got["path"], got["source"]), (real, "STRIDEMEM_LIB"), "LIBRARY_PATH/SOURCE")
         R.equal(got["values"], PROBE_WANT, "a tensor op through the installed package")
         R.check(got["typed"], "py.typed is installed")
+    installed_memviz(vpy, venv, tmp, real)
 
     # No library anywhere: the ImportError lists what was tried.
     if system_library():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the files stridemem-demo writes (issue 14), on the CPU, size small.
 
-usage: check_demo_reports.py reports|options DEMO WORKDIR
+usage: check_demo_reports.py reports|pages|options DEMO WORKDIR
 
 reports: the run writes <scenario>-<variant>.json for every scenario and
   variant; each parses, is internally consistent (totals = its segments and
@@ -11,6 +11,14 @@ reports: the run writes <scenario>-<variant>.json for every scenario and
   scenario (the point of the demo). memviz is a stand-in that records its
   arguments, so the CLI contract (A.json B.json -o OUT.html --title T) is
   checked without the real viewer; the index lists absolute paths.
+  Each snapshot's "run" object holds the table's figures for its variant:
+  the time is the median of the timed runs it lists, the variants' order
+  alternated from run to run, and the table prints that median.
+pages: the same run with the real viewer (tools/memviz): each page's title
+  names its scenario (only tiles uses a stack), says why views need less, and
+  its comparison table shows the console's numbers (own peak above the
+  inputs, the ratio, allocations, median time), the header the variant's own
+  counts, and the overlay chart both variants on one axis.
 options: memviz absent (and the default ./stridemem-demo-out), memviz
   failing, --no-report, an --out that cannot be created: the exit status
   never depends on the viewer; a bad --out fails up front with a clear message.
@@ -37,7 +45,8 @@ ROLES = {
 }
 # A table row: scenario device peak-views peak-fresh ratio allocs time time check report.
 ROW = re.compile(r"^(tiles|unfold|rnn)\s+(\S+)\s+(\S+ \S+)\s+(\S+ \S+)\s+(\S+)\s+(\d+)/(\d+)"
-                 r"\s+\S+ ms\s+\S+ ms\s+(PASS|FAIL)\s+(\S+)$")
+                 r"\s+(\S+) ms\s+(\S+) ms\s+(PASS|FAIL)\s+(\S+)$")
+RUNS_LINE = re.compile(r"time = median of (\d+) timed runs after an untimed warm-up run")
 PROGRESS = re.compile(r"^\S+ \((views|fresh)\): \d+/\d+ \S+  \d+\.\d s$")
 
 FAKE_MEMVIZ_OK = """import json, sys
@@ -53,6 +62,8 @@ sys.exit(3)
 """
 
 failures = []
+# --size small's default number of timed runs per variant.
+EXPECTED_RUNS = 5
 
 
 def expect(ok, what):
@@ -94,8 +105,10 @@ def table_rows(stdout):
         m = ROW.match(line)
         if m:
             rows[m.group(1)] = {"peak": {"views": m.group(3), "fresh": m.group(4)},
+                                "ratio": m.group(5),
                                 "allocs": {"views": int(m.group(6)), "fresh": int(m.group(7))},
-                                "check": m.group(8), "report": m.group(9)}
+                                "time": {"views": m.group(8), "fresh": m.group(9)},
+                                "check": m.group(10), "report": m.group(11)}
     return rows
 
 
@@ -176,7 +189,49 @@ def check_snapshot(path, sc, variant, row):
         shown = fmt_bytes(tot["peak_allocated_bytes"] - inputs)
         expect(shown == row["peak"][variant], "%s: peak above the inputs %s, the table says %s"
                % (name, shown, row["peak"][variant]))
+    check_run(snap, name, sc, variant, row, inputs)
     return tot
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2.0
+
+
+def check_run(snap, name, sc, variant, row, inputs):
+    """The "run" object: the table's figures for this variant, its timed runs
+    (their median is the time shown) and their order."""
+    run = snap.get("run")
+    if not expect(isinstance(run, dict), "%s: no run object" % name):
+        return
+    expect(run.get("scenario") == sc and run.get("variant") == variant and
+           run.get("device") == "cpu", "%s: run names %r/%r/%r"
+           % (name, run.get("scenario"), run.get("variant"), run.get("device")))
+    tot = snap["totals"]
+    base = run.get("baseline", {})
+    expect(run.get("peak_bytes") == tot["peak_allocated_bytes"] - inputs and
+           base.get("allocated_bytes") == inputs,
+           "%s: run peak %r above %r, the snapshot %d above its inputs %d"
+           % (name, run.get("peak_bytes"), base.get("allocated_bytes"),
+              tot["peak_allocated_bytes"], inputs))
+    expect(tot["num_allocs"] - base.get("num_allocs", -1) == run.get("allocs"),
+           "%s: allocations since the baseline %d, the run says %r"
+           % (name, tot["num_allocs"] - base.get("num_allocs", -1), run.get("allocs")))
+    runs, first = run.get("runs_ms", []), run.get("ran_first", [])
+    expect(len(runs) == EXPECTED_RUNS and len(first) == EXPECTED_RUNS,
+           "%s: %d timed runs (%d orders), want %d" % (name, len(runs), len(first),
+                                                      EXPECTED_RUNS))
+    if runs:
+        expect(run.get("time_ms") == median(runs),
+               "%s: time %r is not the median of %r" % (name, run.get("time_ms"), runs))
+    # Alternating, views first in the odd runs (1-based), fresh first in the even.
+    want = [(k % 2 == 0) == (variant == "views") for k in range(len(first))]
+    expect(first == want, "%s: ran first %r, want %r" % (name, first, want))
+    if row is not None:
+        expect(row["time"][variant] == "%.1f" % run.get("time_ms", -1),
+               "%s: the table's time %s ms is not the median %r"
+               % (name, row["time"][variant], run.get("time_ms")))
 
 
 def mode_reports(demo, work):
@@ -190,6 +245,9 @@ def mode_reports(demo, work):
     if not expect(p.returncode == 0, "demo exited %d: %s" % (p.returncode, p.stderr)):
         return
     check_quiet_stderr(p, "reports")
+    m = RUNS_LINE.search(p.stdout)
+    expect(m is not None and int(m.group(1)) == EXPECTED_RUNS,
+           "the header does not say 'time = median of %d timed runs ...'" % EXPECTED_RUNS)
     out = os.path.realpath(out)
     rows = table_rows(p.stdout)
     expect(sorted(rows) == sorted(SCENARIOS), "table rows: %s" % sorted(rows))
@@ -216,7 +274,8 @@ def mode_reports(demo, work):
     for sc, args in zip(SCENARIOS, calls):
         want = [os.path.join(out, "%s-%s.json" % (sc, v)) for v in VARIANTS]
         want += ["-o", os.path.join(out, sc + ".html")]
-        expect(args[:-2] == want and args[-2] == "--title" and sc in args[-1],
+        expect(args[:-4] == want and args[-4] == "--title" and sc in args[-3] and
+               args[-2] == "--note" and "views" in args[-1].lower(),
                "memviz arguments for %s: %r" % (sc, args))
     # The directory holds the reports and nothing else (no probe, no log).
     names = sorted(os.listdir(out))
@@ -229,6 +288,67 @@ def mode_reports(demo, work):
         expect(re.search(r"^  %s\s*: %s\s+\(" % (sc, re.escape(os.path.join(out, sc + ".html"))),
                          p.stdout, re.M) is not None, "index line for " + sc)
     expect("No HTML" not in p.stdout, "a 'No HTML' line although memviz worked")
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MEMVIZ = os.path.join(REPO, "tools", "memviz", "memviz.py")
+
+
+def page_cell(page, si, field):
+    """(data-value or None, data-source or None, text) of a comparison cell."""
+    m = re.search(r'<td data-cmp="%d" data-field="%s"(?: data-value="([^"]*)")?'
+                  r'(?: data-source="([^"]*)")?>([^<]*)</td>' % (si, field), page)
+    return m.groups() if m else (None, None, None)
+
+
+def mode_pages(demo, work):
+    out = os.path.join(work, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    p = run_demo(demo, ["--out", out, "--quiet"], work, MEMVIZ)
+    sys.stdout.write(p.stdout)
+    if not expect(p.returncode == 0 and "No HTML" not in p.stdout,
+                  "demo with the real memviz: exit %d: %s" % (p.returncode, p.stderr)):
+        return
+    rows = table_rows(p.stdout)
+    for sc in SCENARIOS:
+        row = rows.get(sc)
+        path = os.path.join(out, sc + ".html")
+        if not expect(row is not None and os.path.isfile(path), "%s: no row or page" % sc):
+            continue
+        with open(path, encoding="utf-8") as f:
+            page = f.read()
+        title = re.search(r"<title>([^<]*)</title>", page).group(1)
+        expect(title.startswith(sc + ": ") and ("stack" in title) == (sc == "tiles"),
+               "%s: page title %r" % (sc, title))
+        expect('<div class="warn"' not in page, "%s: the page finds the snapshots "
+               "inconsistent (or their run objects unusable)" % sc)
+        note = re.search(r'<p class="lede" id="memviz-note">([^<]+)</p>', page)
+        expect(note is not None and note.group(1).startswith("With views"),
+               "%s: no sentence on why views need less" % sc)
+        for si, v in enumerate(VARIANTS):
+            value, source, _ = page_cell(page, si, "own_peak_bytes")
+            expect(source == "run" and value is not None and
+                   fmt_bytes(int(value)) == row["peak"][v],
+                   "%s/%s: the page's own peak %r (%r), the console's %s"
+                   % (sc, v, value, source, row["peak"][v]))
+            value, _, _ = page_cell(page, si, "own_allocs")
+            expect(value == str(row["allocs"][v]), "%s/%s: the page's allocs %r, the console's %d"
+                   % (sc, v, value, row["allocs"][v]))
+            _, _, text = page_cell(page, si, "own_time_ms")
+            expect(text == row["time"][v] + " ms", "%s/%s: the page's time %r, the console's %s ms"
+                   % (sc, v, text, row["time"][v]))
+            # The header's counts are the variant's own, not the process's.
+            m = re.search(r'id="s%d-num_allocs"[^>]*data-value="(\d+)"' % si, page)
+            expect(m is not None and int(m.group(1)) == row["allocs"][v],
+                   "%s/%s: the header's allocs %s, the console's %d"
+                   % (sc, v, m and m.group(1), row["allocs"][v]))
+            m = re.search(r'<path class="overlay" data-snap="%d" data-peak="(\d+)"' % si, page)
+            expect(m is not None and fmt_bytes(int(m.group(1))) == row["peak"][v],
+                   "%s/%s: the overlay's peak %s, the console's %s"
+                   % (sc, v, m and m.group(1), row["peak"][v]))
+        _, _, ratio = page_cell(page, 1, "own_peak_vs_first")
+        expect(ratio == row["ratio"].replace("x", "\u00d7"),
+               "%s: the page's fresh vs views %r, the console's %s" % (sc, ratio, row["ratio"]))
 
 
 def mode_options(demo, work):
@@ -306,12 +426,13 @@ def mode_options(demo, work):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("reports", "options"):
+    modes = {"reports": mode_reports, "pages": mode_pages, "options": mode_options}
+    if len(sys.argv) != 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     mode, demo, work = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     os.makedirs(work, exist_ok=True)
     work = os.path.realpath(work)
-    (mode_reports if mode == "reports" else mode_options)(demo, work)
+    modes[mode](demo, work)
     if failures:
         print("%d check(s) failed" % len(failures))
         sys.exit(1)
