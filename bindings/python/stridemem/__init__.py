@@ -2557,7 +2557,7 @@ def from_dlpack(obj: Any) -> Tensor:
     if type(obj).__name__ == "PyCapsule":
         capsule = obj
     else:
-        kwargs = {}
+        kwargs: Dict[str, Any] = {}
         if isinstance(obj, Tensor):
             kwargs["normalize"] = False  # we take negative strides: stay zero copy
         if hasattr(obj, "__dlpack_device__"):
