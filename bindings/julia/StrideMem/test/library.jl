@@ -8,13 +8,18 @@
 end
 
 @testset "finding the library" begin
+    # The SONAME looked for is the ABI's (CMakeLists.txt's SOVERSION).
+    @test StrideMem._soname(v"0.4.0") == "libstridemem.so.0.4"
+    @test StrideMem._soname(v"0.4.7") == "libstridemem.so.0.4"
+    @test StrideMem._soname(v"1.2.3") == "libstridemem.so.1"
+    @test StrideMem._soname(StrideMem.BINDING_VERSION) in StrideMem._LIBRARY_NAMES
     lib = LibStrideMem.libstridemem()
     find(env; system = "", repository = "/nonexistent/build/libstridemem.so") =
         StrideMem._find_library(env = env, system_library = () -> system,
                                 repository_library = repository)
     no_env = Dict{String,String}()
     # 1. STRIDEMEM_LIB wins over everything...
-    @test find(Dict("STRIDEMEM_LIB" => lib); system = "/sys/libstridemem.so.0",
+    @test find(Dict("STRIDEMEM_LIB" => lib); system = "/sys/libstridemem.so.0.4",
                repository = lib) == abspath(lib)
     # ...and, set to something that is not a file, is an error with no fallback.
     bad = "/no/such/dir/libstridemem.so"
@@ -27,8 +32,8 @@ end
     @test err isa ErrorException
     @test occursin(bad, err.msg) && occursin("STRIDEMEM_LIB", err.msg)
     # 2. then what the system's dynamic loader finds, 3. then the repository's build.
-    @test find(no_env; system = "/sys/libstridemem.so.0", repository = lib) ==
-          "/sys/libstridemem.so.0"
+    @test find(no_env; system = "/sys/libstridemem.so.0.4", repository = lib) ==
+          "/sys/libstridemem.so.0.4"
     @test find(no_env; repository = lib) == lib
     # Nowhere: one error that names every place tried and what to do.
     err = try
@@ -38,7 +43,7 @@ end
         e
     end
     @test err isa ErrorException
-    for needle in ("STRIDEMEM_LIB", "libstridemem.so.0", "/nonexistent/build/libstridemem.so",
+    for needle in ("STRIDEMEM_LIB", "libstridemem.so.0.4", "/nonexistent/build/libstridemem.so",
                    "cmake --build build", "cmake --install build", "LD_LIBRARY_PATH")
         @test occursin(needle, err.msg)
     end
