@@ -11,6 +11,8 @@ set -euo pipefail
 pkgs=(cmake g++ make libgtest-dev python3 python3-numpy python3-torch libdlpack-dev valgrind clang
       libclang-rt-14-dev binutils pkg-config python3-venv python3-pip chromium fonts-dejavu-core
       openmpi-bin libopenmpi-dev python3-mpi4py)
+# abigail-tools: abidw/abidiff, the ABI check against the release (scripts/abi-check.sh).
+pkgs+=(abigail-tools)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
