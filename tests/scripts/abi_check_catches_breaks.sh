@@ -46,25 +46,27 @@ lib renamed libapi.so.0.5 -g <<<"$release"
 lib nodebug libapi.so.0.4 <<<"$release"
 
 dump="$work/api.abi"
-run() {  # run EXPECTED_EXIT WHAT ARGS...: abi-check.sh ARGS must exit EXPECTED_EXIT
-  local want="$1" what="$2" rc=0; shift 2
+run() {  # run EXPECTED_EXIT WHAT SAYING ARGS...: abi-check.sh ARGS must exit
+  # EXPECTED_EXIT and print SAYING (a fixed string), so that it failed for that reason
+  local want="$1" what="$2" saying="$3" rc=0; shift 3
   "$check" --dump "$dump" --headers "$work/include" "$@" >"$work/out" 2>&1 || rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    cat "$work/out"; echo "FAIL: $what: exit $rc, expected $want"; exit 1
+  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$saying" "$work/out"; then
+    cat "$work/out"; echo "FAIL: $what: exit $rc (expected $want) and output above (expected '$saying')"
+    exit 1
   fi
-  echo "ok: $what (exit $rc)"
+  echo "ok: $what (exit $rc: $saying)"
 }
-run 1 "no dump yet" --lib "$work/release.so"
-run 0 "the release's dump is written" --update --lib "$work/release.so"
+run 1 "no dump yet" "no release ABI dump" --lib "$work/release.so"
+run 0 "the release's dump is written" "wrote" --update --lib "$work/release.so"
 grep -q "soname='libapi.so.0.4'" "$dump" || { echo "FAIL: the dump lacks the SONAME"; exit 1; }
-run 0 "the release itself" --lib "$work/release.so"
-run 0 "a function added" --lib "$work/added.so"
-run 1 "a parameter added" --lib "$work/param.so"
-run 1 "a public struct's member widened" --lib "$work/layout.so" --headers "$work/include-next"
-run 1 "a function removed" --lib "$work/removed.so"
-run 1 "the SONAME changed, the dump not" --lib "$work/renamed.so"
-run 1 "no debug information" --lib "$work/nodebug.so"
-run 1 "--update of a break under the same SONAME is refused" --update --lib "$work/param.so"
-run 0 "--update with a new SONAME" --update --lib "$work/renamed.so"
-run 0 "... after which that library passes" --lib "$work/renamed.so"
+run 0 "the release itself" "keeps the ABI" --lib "$work/release.so"
+run 0 "a function added" "1 Added function" --lib "$work/added.so"
+run 1 "a parameter added" "parameter 2 of type 'int' was added" --lib "$work/param.so"
+run 1 "a public struct's member widened" "type size changed from 32 to 64" --lib "$work/layout.so" --headers "$work/include-next"
+run 1 "a function removed" "1 Removed function" --lib "$work/removed.so"
+run 1 "the SONAME changed, the dump not" "SONAME is libapi.so.0.5, the release dump's libapi.so.0.4" --lib "$work/renamed.so"
+run 1 "no debug information" "no debug information for these exported functions" --lib "$work/nodebug.so"
+run 1 "--update of a break under the same SONAME is refused" "REFUSED" --update --lib "$work/param.so"
+run 0 "--update with a new SONAME" "(SONAME libapi.so.0.5)" --update --lib "$work/renamed.so"
+run 0 "... after which that library passes" "keeps the ABI" --lib "$work/renamed.so"
 echo "abi-check catches every break above"
