@@ -124,7 +124,8 @@ def coverage():
             "a default with Blackwell that lacks its SASS fails")
     R.equal(C.coverage_failures(no_blackwell, "80-real,90-real,90-virtual"), [],
             "an nvcc without Blackwell: sm_80..sm_90 and PTX suffice")
-    R.equal(C.parse_arches("native"), None, "native cannot be known here")
+    for other in ("native", "all", "all-major", "OFF"):
+        R.equal(C.parse_arches(other), None, "%s cannot be known here" % other)
     R.equal(C.parse_arches("90a-real,86"), {"sass": {90, 86}, "ptx": {86}},
             "suffixes and plain numbers")
 

@@ -44,12 +44,13 @@ BLACKWELL_GPUS = {
 
 def parse_arches(text):
     """{"sass": set, "ptx": set} that a CMAKE_CUDA_ARCHITECTURES list asks
-    for, or None when it cannot be known here (native, all, all-major)."""
+    for, or None when it cannot be known here (native, all, all-major, OFF:
+    nvcc's own default)."""
     want = {"sass": set(), "ptx": set()}
     for item in filter(None, text.split(",")):
-        if item in ("native", "all", "all-major"):
-            return None
         number, _, kind = item.partition("-")
+        if not number.rstrip("abf").isdigit() or kind not in ("", "real", "virtual"):
+            return None
         arch = int(number.rstrip("abf"))
         if kind in ("", "real"):
             want["sass"].add(arch)
