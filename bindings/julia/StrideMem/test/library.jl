@@ -43,7 +43,8 @@ end
         e
     end
     @test err isa ErrorException
-    for needle in ("STRIDEMEM_LIB", "libstridemem.so.0.4", "/nonexistent/build/libstridemem.so",
+    for needle in ("STRIDEMEM_LIB", StrideMem._soname(StrideMem.BINDING_VERSION),
+                   "/nonexistent/build/libstridemem.so",
                    "cmake --build build", "cmake --install build", "LD_LIBRARY_PATH")
         @test occursin(needle, err.msg)
     end
