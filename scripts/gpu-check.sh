@@ -156,9 +156,11 @@ step_build() {
 #                                                the C++ runtime statically (the CUDA
 #                                                image's GCC does): it runs in CI
 #   scripts.gpu_check_without_gpu                this script's own no-GPU answers: CI only
+#   abi.compatible_with_release,                 need libabigail (abidw, abidiff), which a
+#   abi.check_catches_breaks                     bare GPU machine lacks: CI (setup-deps.sh)
 no_gpu_tests='CudaCallsWithoutGpuReturnDevice'
 multi_gpu_tests='SeveralGpus'
-ci_only_tests='reliability.faults_new|scripts.gpu_check_without_gpu'
+ci_only_tests='reliability.faults_new|scripts.gpu_check_without_gpu|abi.compatible_with_release|abi.check_catches_breaks'
 
 step_tests() {
   # Every ctest test; a skip fails the step unless it is one of those listed above.
@@ -185,7 +187,8 @@ step_tests() {
   if grep '\*\*\*Skipped' "$out/tests.nogpu.log" | grep -v demo.small_cuda; then rc=1; fi
   note "$(grep -E 'tests passed|tests failed' "$log" | tail -1); skipped: $(grep -c . <<<"$skipped")" \
        "(allowed: $no_gpu_tests re-run without a GPU, $multi_gpu_tests needs 2 GPUs," \
-       "faults_new where libstdc++ is static, this script's no-GPU test)$mpi_note"
+       "faults_new where libstdc++ is static, this script's no-GPU test, the ABI checks" \
+       "without libabigail)$mpi_note"
   return $rc
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a wheel of the Python package with libstridemem bundled in it
-# (stridemem/_lib/libstridemem.so.<major>, tagged py3-none-<platform>), so
+# (stridemem/_lib/<SONAME>: libstridemem.so.0.4 for 0.4.x; tagged
+# py3-none-<platform>), so
 # `pip install <wheel>` needs no STRIDEMEM_LIB and no system install.
 #
 #   scripts/python-wheel.sh [--lib PATH] [DIST_DIR]

@@ -13,6 +13,8 @@ pkgs=(cmake g++ make libgtest-dev python3 python3-numpy python3-torch libdlpack-
       openmpi-bin libopenmpi-dev python3-mpi4py)
 # python3-mypy: tests/python/test_mypy.py type-checks the Python package and its examples.
 pkgs+=(python3-mypy)
+# abigail-tools: abidw/abidiff, the ABI check against the release (scripts/abi-check.sh).
+pkgs+=(abigail-tools)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -9,8 +9,15 @@ prefix="$(mktemp -d)"; trap 'rm -rf "$prefix"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir="$(dirname "$(find "$prefix" -name 'libstridemem.so' | head -1)")"
-# The SONAME carries the major version.
-readelf -d "$libdir/libstridemem.so" | grep -q 'SONAME.*libstridemem.so.0'
+# The SONAME names the ABI: major.minor while the major version is 0 (each
+# 0.x minor may break it), from 1.0 on the major alone; the file by that name
+# is installed and is what a program linked with -lstridemem needs.
+IFS=. read -r major minor _ <"$src/../../VERSION"
+if [ "$major" -eq 0 ]; then abi="$major.$minor"; else abi="$major"; fi
+soname="libstridemem.so.$abi"
+got="$(readelf -d "$libdir/libstridemem.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+[ "$got" = "$soname" ] || fail "SONAME is '$got', expected $soname (VERSION $(cat "$src/../../VERSION"))"
+[ -e "$libdir/$soname" ] || fail "$soname is not installed in $libdir"
 [ -f "$libdir/libstridemem.a" ] || fail "no libstridemem.a beside libstridemem.so"
 [ -f "$prefix/share/doc/stridemem/LICENSE" ] || fail "LICENSE is not installed in share/doc/stridemem"
 # The memory viewer, installed as one file that runs on its own: no package,
@@ -30,10 +37,19 @@ static_only() {  # $1 runs with no libstridemem.so anywhere it could look
   env -u LD_LIBRARY_PATH "$1" || fail "$1 did not run"
 }
 
-# CMake: find_package(stridemem COMPONENTS static).
-cmake -S "$src/consumer" -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+# CMake: find_package(stridemem <this ABI's version> COMPONENTS static).
+cmake -S "$src/consumer" -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DSM_WANT_VERSION="$abi" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$prefix/consumer-build/consumer"
+grep -q "NEEDED.*\[$soname\]" <<<"$(readelf -d "$prefix/consumer-build/consumer")" ||
+  fail "the find_package consumer does not need $soname"
+# ... and the package refuses a request for another ABI (0.x: another minor).
+if [ "$major" -eq 0 ] && [ "$minor" -gt 0 ]; then other="0.$((minor - 1))"; else other="$((major + 1))"; fi
+if cmake -S "$src/consumer" -B "$prefix/consumer-other" -DCMAKE_PREFIX_PATH="$prefix" \
+     -DSM_WANT_VERSION="$other" >"$prefix/other.log" 2>&1; then
+  fail "find_package(stridemem $other) accepted the installed $abi package"
+fi
 static_only "$prefix/consumer-build/consumer_static"
 
 # pkg-config, shared.

@@ -51,8 +51,10 @@ R = Results("test_package")
 
 with open(os.path.join(REPO, "VERSION")) as _f:
     VERSION = _f.readline().strip()
-MAJOR = int(VERSION.split(".")[0])
-LIBNAME = "libstridemem.so.%d" % MAJOR
+VERSION_TUPLE = tuple(int(p) for p in VERSION.split("-")[0].split("."))
+# The SONAME (CMakeLists.txt's SOVERSION): major.minor while the major is 0.
+LIBNAME = "libstridemem.so." + (
+    "%d.%d" % VERSION_TUPLE[:2] if VERSION_TUPLE[0] == 0 else "%d" % VERSION_TUPLE[0])
 
 
 def _standalone(name, path):
@@ -113,7 +115,7 @@ class Layout(object):
             repo=self.repo if repo else None)
 
     def load(self, opener, env=None, runtimes=(), **kw):
-        return L.load(MAJOR, self.pkg, environ=env or {}, opener=opener,
+        return L.load(VERSION_TUPLE, self.pkg, environ=env or {}, opener=opener,
                       has_runtime=lambda sym: sym in runtimes, **self.hooks(**kw))
 
 
@@ -188,6 +190,30 @@ def loader_explicit(tmp):
     R.equal(op.calls, [], "an ASan STRIDEMEM_LIB without its runtime is never opened")
     got = lay.load(Opener(), env={"STRIDEMEM_LIB": asan}, runtimes={"__asan_init"})
     R.equal(got.path, asan, "an ASan STRIDEMEM_LIB loads when the ASan runtime is present")
+
+
+def soname_of(path):
+    """The SONAME readelf reads from the library at `path`, or None."""
+    exe = shutil.which("readelf")
+    if not exe:
+        return None
+    out = subprocess.run([exe, "-d", path], stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    m = re.search(r"\(SONAME\)[^\[]*\[([^\]]+)\]", out)
+    return m.group(1) if m else None
+
+
+def loader_soname(tmp, real):
+    R.equal(L.library_name((0, 4, 0)), "libstridemem.so.0.4", "SONAME of 0.4.0")
+    R.equal(L.library_name((0, 4, 9)), "libstridemem.so.0.4", "a 0.x patch keeps the SONAME")
+    R.equal(L.library_name((0, 5, 0)), "libstridemem.so.0.5", "each 0.x minor has its own")
+    R.equal(L.library_name((1, 2, 3)), "libstridemem.so.1", "from 1.0 on the major alone")
+    R.equal(L.library_name(VERSION_TUPLE), LIBNAME, "the loader's name for VERSION")
+    got = soname_of(real) if real and os.path.isfile(real) else None
+    if got is None:
+        R.skip("the built library's SONAME", "no readelf or no library")
+    else:
+        R.equal(got, LIBNAME, "the built library's SONAME is the name the loader looks for")
 
 
 def loader_sanitizers(tmp):
@@ -603,6 +629,7 @@ def main():
     real_sans = L.sanitizers_of(real) if real and os.path.isfile(real) else []
     tmp = tempfile.mkdtemp(prefix="sm-package-")
     try:
+        R.run("loader SONAME", loader_soname, tmp, real)
         R.run("loader order", loader_order, tmp)
         R.run("loader STRIDEMEM_LIB", loader_explicit, tmp)
         R.run("loader sanitizers", loader_sanitizers, tmp)

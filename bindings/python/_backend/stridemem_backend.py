@@ -14,7 +14,8 @@ table; the license text (the repository's LICENSE) goes into every wheel's
 A wheel is pure (``py3-none-any``) unless a library is bundled: the path in
 the config setting ``bundle-lib`` (``pip wheel --config-settings
 bundle-lib=...``) or the environment variable STRIDEMEM_BUNDLE_LIB. That file goes into the wheel as
-``stridemem/_lib/libstridemem.so.<major>``, where the package's loader looks
+``stridemem/_lib/`` under its SONAME (``libstridemem.so.0.4`` for 0.4.x: the
+loader's library_name), where the package's loader looks
 first after STRIDEMEM_LIB, and the wheel is tagged for this platform
 (``py3-none-<platform>``). A sanitizer build or a library of another version
 is refused. scripts/python-wheel.sh builds the library and such a wheel.
@@ -225,7 +226,7 @@ def _build(wheel_directory, config_settings, editable):
             for arcname, path in _package_files():
                 w.add_file(arcname, path)
         if lib:
-            name = _loader().library_name(_loader().version_tuple(version)[0])
+            name = _loader().library_name(_loader().version_tuple(version))
             w.add_file("%s/_lib/%s" % (NAME, name), lib, 0o755)
         w.add(dist_info + "/METADATA", _metadata(version).encode("utf-8"))
         w.add_file(dist_info + "/LICENSE", license_file())

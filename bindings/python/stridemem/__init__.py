@@ -252,7 +252,7 @@ BINDING_VERSION = (0, 4, 0)
 _REPO_VERSION = _read_repo_version()
 BINDING_MAJOR = BINDING_VERSION[0]
 
-_LOADED = _loader.load(BINDING_MAJOR, _HERE)
+_LOADED = _loader.load(BINDING_VERSION, _HERE)
 lib = _LOADED.handle
 # The file actually opened, and how it was found: "STRIDEMEM_LIB", "bundled",
 # "system" or "source tree".

@@ -8,12 +8,16 @@ Order (the first that loads wins; see :func:`load`):
 1. ``STRIDEMEM_LIB``: an explicit path. When it is set it is the only
    candidate: if it cannot be used, that is the error (a silent fall-through
    would hide a typo and load some other library).
-2. ``bundled``: ``<package>/_lib/libstridemem.so.<major>``, put there by a
-   wheel built with the library bundled (scripts/python-wheel.sh).
+2. ``bundled``: ``<package>/_lib/<SONAME>``, put there by a wheel built with
+   the library bundled (scripts/python-wheel.sh).
 3. ``system``: the installed library: ``pkg-config --variable=libdir
-   stridemem``, then ``libstridemem.so.<major>`` on the dynamic linker's search
-   path (LD_LIBRARY_PATH, the ldconfig cache, the default directories), then
+   stridemem``, then the SONAME on the dynamic linker's search path
+   (LD_LIBRARY_PATH, the ldconfig cache, the default directories), then
    ``ctypes.util.find_library("stridemem")``.
+
+The SONAME is ``libstridemem.so.<major>.<minor>`` while the major version is
+0 (each 0.x minor may break the ABI: 0.4 is ``libstridemem.so.0.4``), from
+1.0 on ``libstridemem.so.<major>`` (see library_name).
 4. ``source tree``: only when the package is imported from the repository:
    ``build/libstridemem.so`` then ``build-*/libstridemem.so``.
 
@@ -75,9 +79,18 @@ def repo_version(repo):
         return None
 
 
-def library_name(major):
-    """The file name the library is installed and bundled under (its SONAME)."""
-    return "libstridemem.so.%d" % major
+def soversion(version):
+    """The part of the SONAME that names the ABI of `version` (a (major,
+    minor, ...) tuple): "0.4" for 0.4.x, where every minor version may break
+    the ABI; "1" for 1.x.y. Matches SOVERSION in CMakeLists.txt."""
+    major, minor = int(version[0]), int(version[1])
+    return "%d.%d" % (major, minor) if major == 0 else "%d" % major
+
+
+def library_name(version):
+    """The file name the library is installed and bundled under (its SONAME)
+    for the ABI of `version`, a (major, minor, ...) tuple."""
+    return "libstridemem.so." + soversion(version)
 
 
 # ---------------------------------------------------------------- sanitizers
@@ -221,7 +234,7 @@ def _ldconfig_cache(name):
         return []
     found = []
     for line in out.splitlines():
-        # "\tlibstridemem.so.0 (libc6,x86-64) => /usr/local/lib/libstridemem.so.0"
+        # "\tlibstridemem.so.0.4 (libc6,x86-64) => /usr/local/lib/libstridemem.so.0.4"
         left, sep, right = line.partition(" => ")
         if sep and left.strip().split(" ")[0] == name:
             found.append(right.strip())
@@ -269,16 +282,16 @@ def source_repo(package_dir):
     return None
 
 
-def candidates(major, package_dir, environ=None, pkg_config=pkg_config_libdir,
+def candidates(version, package_dir, environ=None, pkg_config=pkg_config_libdir,
                search=linker_search, find_library=ctypes.util.find_library,
                repo=None):
     """Yields (source, path, why_not) in the order they are tried; `why_not`
     is None for an existing file, else why this place has none. Lazy: the
     system search runs only when nothing before it loaded. `repo` is the
     source tree (see source_repo) or None. STRIDEMEM_LIB is not handled here
-    (see load)."""
+    (see load). `version` is the binding's (major, minor, ...) tuple."""
     environ = os.environ if environ is None else environ
-    name = library_name(major)
+    name = library_name(version)
 
     bundled = os.path.join(package_dir, "_lib", name)
     yield SOURCE_BUNDLED, bundled, None if os.path.isfile(bundled) else "not present"
@@ -366,10 +379,11 @@ def _load_explicit(value, environ, opener, has_runtime):
                           "a working libstridemem.so or unset it." % (value, e))
 
 
-def load(major, package_dir, environ=None, opener=ctypes.CDLL,
+def load(version, package_dir, environ=None, opener=ctypes.CDLL,
          has_runtime=runtime_in_process, **search):
     """Loads the library (see the module docstring for the order) and returns
-    a Loaded. Raises ImportError listing every place tried and why each
+    a Loaded for the ABI of `version`, the binding's (major, minor, ...)
+    tuple. Raises ImportError listing every place tried and why each
     failed. `search` goes to candidates() (tests pass fakes); by default the
     source tree is searched when `package_dir` lies in it."""
     environ = os.environ if environ is None else environ
@@ -379,7 +393,7 @@ def load(major, package_dir, environ=None, opener=ctypes.CDLL,
     if "repo" not in search:
         search["repo"] = source_repo(package_dir)
     tried, seen = [], set()
-    for source, path, why in candidates(major, package_dir, environ, **search):
+    for source, path, why in candidates(version, package_dir, environ, **search):
         if why is None:
             real = os.path.realpath(path)
             if real in seen:
@@ -399,6 +413,6 @@ def load(major, package_dir, environ=None, opener=ctypes.CDLL,
                     except OSError as e:
                         why = "cannot be loaded: %s" % e
         tried.append("  %s: %s: %s" % (source, path, why))
-    raise ImportError("stridemem: cannot find a loadable libstridemem (major version %d; "
+    raise ImportError("stridemem: cannot find a loadable libstridemem (%s; "
                       "STRIDEMEM_LIB is not set). Tried, in order:\n%s\n%s"
-                      % (major, "\n".join(tried), ADVICE))
+                      % (library_name(version), "\n".join(tried), ADVICE))

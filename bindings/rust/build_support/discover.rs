@@ -296,7 +296,7 @@ pub fn fallback_build_dirs(repo: &Path, choice: Choice) -> (Vec<(PathBuf, PathBu
 }
 
 /// The directories of `libstridemem.so*` entries in `ldconfig -p` output
-/// (lines like `libstridemem.so.0 (libc6,x86-64) => /usr/local/lib/libstridemem.so.0`).
+/// (lines like `libstridemem.so.0.4 (libc6,x86-64) => /usr/local/lib/libstridemem.so.0.4`).
 pub fn ldconfig_dirs(ldconfig: &str) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for line in ldconfig.lines() {

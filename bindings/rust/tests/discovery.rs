@@ -138,7 +138,7 @@ fn system_dirs_in_the_linker_order_and_when_an_rpath_is_needed() {
     inputs.ldconfig = Some(format!(
         "2 libs found in cache `/etc/ld.so.cache'\n\
          \tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1\n\
-         \tlibstridemem.so.0 (libc6,x86-64) => {}/libstridemem.so.0\n",
+         \tlibstridemem.so.0.4 (libc6,x86-64) => {}/libstridemem.so.0.4\n",
         local.display()
     ));
     let found = discover(&inputs).unwrap();
@@ -325,7 +325,7 @@ fn parsers() {
     );
     assert!(discover::parse_libs_only_l("\n").is_empty());
     assert_eq!(
-        discover::ldconfig_dirs("\tlibstridemem.so.0 (libc6,x86-64) => /usr/local/lib/libstridemem.so.0\n\tlibstridemem.so (libc6,x86-64) => /usr/local/lib/libstridemem.so\n\tlibfoo.so => /a/libfoo.so"),
+        discover::ldconfig_dirs("\tlibstridemem.so.0.4 (libc6,x86-64) => /usr/local/lib/libstridemem.so.0.4\n\tlibstridemem.so (libc6,x86-64) => /usr/local/lib/libstridemem.so\n\tlibfoo.so => /a/libfoo.so"),
         vec![PathBuf::from("/usr/local/lib")]
     );
     assert_eq!(discover::multiarch("x86_64", "linux", "gnu").as_deref(), Some("x86_64-linux-gnu"));

@@ -109,10 +109,17 @@ function _repository_root()
     return normpath(joinpath(@__DIR__, "..", "..", "..", ".."))
 end
 
+# The SONAME of the ABI of version `v`, which an installed runtime library
+# always has: major.minor while the major version is 0, where every minor
+# version may break the ABI (libstridemem.so.0.4), else the major alone
+# (SOVERSION in CMakeLists.txt).
+_soname(v::VersionNumber) =
+    "libstridemem.so." * (v.major == 0 ? "$(v.major).$(v.minor)" : "$(v.major)")
+
 # The names the dynamic loader is asked for: the development link
-# (libstridemem.so; dlopen adds the platform's extension) and the SONAME that
-# an installed runtime library always has (libstridemem.so.0).
-const _LIBRARY_NAMES = ["libstridemem", "libstridemem.so.0"]
+# (libstridemem.so; dlopen adds the platform's extension) and this binding's
+# SONAME.
+const _LIBRARY_NAMES = ["libstridemem", _soname(BINDING_VERSION)]
 
 # The library of the repository's own build (cmake -S . -B build).
 _repository_library() = joinpath(_repository_root(), "build", "libstridemem." * Libdl.dlext)
@@ -160,7 +167,8 @@ Python and Rust bindings):
    (`_PKG_CONFIG_ARGS`), i.e. an install into any prefix, found with
    `PKG_CONFIG_PATH=<prefix>/lib/pkgconfig`.
 3. The system's library search path: `Libdl.find_library` of the names in
-   `_LIBRARY_NAMES`, i.e. an installed library (`cmake --install` into a
+   `_LIBRARY_NAMES`: `libstridemem` and the SONAME
+   `libstridemem.so.0.4`, i.e. an installed library (`cmake --install` into a
    standard prefix) or one in a folder of `LD_LIBRARY_PATH`.
 4. The repository's build, `build/libstridemem.so` (`.dylib` on macOS) four
    folders up from `src/`.

@@ -8,6 +8,11 @@
 end
 
 @testset "finding the library" begin
+    # The SONAME looked for is the ABI's (CMakeLists.txt's SOVERSION).
+    @test StrideMem._soname(v"0.4.0") == "libstridemem.so.0.4"
+    @test StrideMem._soname(v"0.4.7") == "libstridemem.so.0.4"
+    @test StrideMem._soname(v"1.2.3") == "libstridemem.so.1"
+    @test StrideMem._soname(StrideMem.BINDING_VERSION) in StrideMem._LIBRARY_NAMES
     lib = LibStrideMem.libstridemem()
     find(env; pkgconfig = "", system = "", repository = "/nonexistent/build/libstridemem.so") =
         StrideMem._find_library(env = env, pkg_config_library = () -> pkgconfig,
@@ -16,7 +21,7 @@ end
     no_env = Dict{String,String}()
     # 1. STRIDEMEM_LIB wins over everything...
     @test find(Dict("STRIDEMEM_LIB" => lib); pkgconfig = "/pc/lib/libstridemem.so",
-               system = "/sys/libstridemem.so.0", repository = lib) == abspath(lib)
+               system = "/sys/libstridemem.so.0.4", repository = lib) == abspath(lib)
     # ...and, set to something that is not a file, is an error with no fallback.
     bad = "/no/such/dir/libstridemem.so"
     err = try
@@ -29,10 +34,10 @@ end
     @test occursin(bad, err.msg) && occursin("STRIDEMEM_LIB", err.msg)
     # 2. then pkg-config's prefix, 3. then what the system's dynamic loader
     # finds, 4. then the repository's build.
-    @test find(no_env; pkgconfig = "/pc/lib/libstridemem.so", system = "/sys/libstridemem.so.0",
+    @test find(no_env; pkgconfig = "/pc/lib/libstridemem.so", system = "/sys/libstridemem.so.0.4",
                repository = lib) == "/pc/lib/libstridemem.so"
-    @test find(no_env; system = "/sys/libstridemem.so.0", repository = lib) ==
-          "/sys/libstridemem.so.0"
+    @test find(no_env; system = "/sys/libstridemem.so.0.4", repository = lib) ==
+          "/sys/libstridemem.so.0.4"
     @test find(no_env; repository = lib) == lib
     # Nowhere: one error that names every place tried and what to do.
     err = try
@@ -43,7 +48,7 @@ end
     end
     @test err isa ErrorException
     for needle in ("STRIDEMEM_LIB", "pkg-config --variable=libdir stridemem", "PKG_CONFIG_PATH",
-                   "libstridemem.so.0", "/nonexistent/build/libstridemem.so",
+                   StrideMem._soname(StrideMem.BINDING_VERSION), "/nonexistent/build/libstridemem.so",
                    "cmake --build build", "cmake --install build", "LD_LIBRARY_PATH")
         @test occursin(needle, err.msg)
     end
