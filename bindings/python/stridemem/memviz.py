@@ -743,6 +743,50 @@ def _header(si, snap):
                bytes_cards, count_cards))
 
 
+def _y_scale(vmax):
+    """A label step in bytes (a power of two, at most six gridlines) and the
+    top of the y axis, a step multiple a little above vmax."""
+    step = 1
+    while vmax * 1.04 / step > 6:
+        step *= 2
+    return step, step * max(1, math.ceil(vmax * 1.04 / step))
+
+
+def _axes_svg(t0, t_end, span, ymax, step, title):
+    """The grid, byte labels, time ticks and x-axis title of a chart whose x
+    axis starts at t0 and is span microseconds wide; the ticks stop at t_end
+    and use the unit that suits the span. title holds a %s for the unit."""
+    x0, y0, w, h = CH_L, CH_T, PLOT_W, CH_H - CH_T - CH_B
+    parts = []
+    for k in range(0, int(ymax // step) + 1):
+        y = y0 + h - k * step * h / ymax
+        parts.append('<line class="grid" x1="%s" x2="%s" y1="%s" y2="%s"/>'
+                     % (_n(x0), _n(x0 + w), _n(y), _n(y)))
+        parts.append('<text class="ylab" x="%s" y="%s">%s</text>'
+                     % (_n(x0 - 8), _n(y + 4), esc(fmt_short(k * step))))
+    if span >= 2000000:
+        unit, div = "s", 1e6
+    elif span >= 2000:
+        unit, div = "ms", 1e3
+    else:
+        unit, div = "\u00b5s", 1.0
+    tstep = _nice_time_step(span / div)
+    dec = max(0, -int(math.floor(math.log10(tstep) + 1e-9)))
+    k = math.ceil(t0 / div / tstep - 1e-9)
+    ticks = 0
+    while k * tstep * div <= t_end + 1e-6 and ticks < 200:
+        x = x0 + (k * tstep * div - t0) * w / span
+        parts.append('<line class="tick" x1="%s" x2="%s" y1="%s" y2="%s"/>'
+                     % (_n(x), _n(x), _n(y0 + h), _n(y0 + h + 5)))
+        parts.append('<text class="xlab" x="%s" y="%s">%s</text>'
+                     % (_n(x), _n(y0 + h + 19), esc("%.*f" % (dec, k * tstep))))
+        k += 1
+        ticks += 1
+    parts.append('<text class="axtitle" x="%s" y="%s">%s</text>'
+                 % (_n(x0 + w / 2), _n(CH_H - 6), esc(title % unit)))
+    return parts
+
+
 def _chart(si, snap, tl, colors, order):
     """The stacked per-tag area chart (a step chart: memory holds its value
     until the next event) with the reserved line. Returns (html, model) where
@@ -780,10 +824,7 @@ def _chart(si, snap, tl, colors, order):
     for b in bands:
         top = [a + max(v, 0) for a, v in zip(top, b[3])]
     vmax = max(max(top) if top else 0, max(tl["reserved"]), 1)
-    step = 1
-    while vmax * 1.04 / step > 6:
-        step *= 2
-    ymax = step * max(1, math.ceil(vmax * 1.04 / step))
+    step, ymax = _y_scale(vmax)
     x0, y0, w, h = CH_L, CH_T, PLOT_W, CH_H - CH_T - CH_B
 
     def X(t):
@@ -793,34 +834,8 @@ def _chart(si, snap, tl, colors, order):
         return y0 + h - max(v, 0) * h / ymax
 
     xs = [X(t) for t in tl["time_us"]] + [X(t_end)]
-    parts = []
-    # grid and y labels
-    for k in range(0, int(ymax // step) + 1):
-        y = Y(k * step)
-        parts.append('<line class="grid" x1="%s" x2="%s" y1="%s" y2="%s"/>'
-                     % (_n(x0), _n(x0 + w), _n(y), _n(y)))
-        parts.append('<text class="ylab" x="%s" y="%s">%s</text>'
-                     % (_n(x0 - 8), _n(y + 4), esc(fmt_short(k * step))))
-    # x ticks in the unit that suits the span
-    if span >= 2000000:
-        unit, div = "s", 1e6
-    elif span >= 2000:
-        unit, div = "ms", 1e3
-    else:
-        unit, div = "\u00b5s", 1.0
-    tstep = _nice_time_step(span / div)
-    dec = max(0, -int(math.floor(math.log10(tstep) + 1e-9)))
-    k = math.ceil(t0 / div / tstep - 1e-9)
-    while k * tstep * div <= t_end + 1e-6 and len(parts) < 400:
-        t = k * tstep * div
-        x = X(t)
-        parts.append('<line class="tick" x1="%s" x2="%s" y1="%s" y2="%s"/>'
-                     % (_n(x), _n(x), _n(y0 + h), _n(y0 + h + 5)))
-        parts.append('<text class="xlab" x="%s" y="%s">%s</text>'
-                     % (_n(x), _n(y0 + h + 19), esc("%.*f" % (dec, k * tstep))))
-        k += 1
-    parts.append('<text class="axtitle" x="%s" y="%s">time since the library was loaded '
-                 '(%s)</text>' % (_n(x0 + w / 2), _n(CH_H - 6), esc(unit)))
+    parts = _axes_svg(t0, t_end, span, ymax, step,
+                      "time since the library was loaded (%s)")
 
     # stacked bands: upper edge left to right, lower edge back. Stacked in
     # pixels: a band holding bytes is drawn at least MIN_BAND_PX high, so
@@ -1268,36 +1283,10 @@ def _overlay(items):
         return ""
     span = max(max(l[4] for l in lines), 1)
     vmax = max(max(max(l[3]) for l in lines), 1)
-    step = 1
-    while vmax * 1.04 / step > 6:
-        step *= 2
-    ymax = step * max(1, math.ceil(vmax * 1.04 / step))
+    step, ymax = _y_scale(vmax)
     x0, y0, w, h = CH_L, CH_T, PLOT_W, CH_H - CH_T - CH_B
-    parts = []
-    for k in range(0, int(ymax // step) + 1):
-        y = y0 + h - k * step * h / ymax
-        parts.append('<line class="grid" x1="%s" x2="%s" y1="%s" y2="%s"/>'
-                     % (_n(x0), _n(x0 + w), _n(y), _n(y)))
-        parts.append('<text class="ylab" x="%s" y="%s">%s</text>'
-                     % (_n(x0 - 8), _n(y + 4), esc(fmt_short(k * step))))
-    if span >= 2000000:
-        unit, div = "s", 1e6
-    elif span >= 2000:
-        unit, div = "ms", 1e3
-    else:
-        unit, div = "\u00b5s", 1.0
-    tstep = _nice_time_step(span / div)
-    dec = max(0, -int(math.floor(math.log10(tstep) + 1e-9)))
-    k = 0
-    while k * tstep * div <= span + 1e-6 and k < 200:
-        x = x0 + k * tstep * div * w / span
-        parts.append('<line class="tick" x1="%s" x2="%s" y1="%s" y2="%s"/>'
-                     % (_n(x), _n(x), _n(y0 + h), _n(y0 + h + 5)))
-        parts.append('<text class="xlab" x="%s" y="%s">%s</text>'
-                     % (_n(x), _n(y0 + h + 19), esc("%.*f" % (dec, k * tstep))))
-        k += 1
-    parts.append('<text class="axtitle" x="%s" y="%s">time since each snapshot\'s first '
-                 'event (%s)</text>' % (_n(x0 + w / 2), _n(CH_H - 6), esc(unit)))
+    parts = _axes_svg(0, span, span, ymax, step,
+                      "time since each snapshot's first event (%s)")
     legend = ['<ul class="legend">']
     for n, (si, name, ts, vs, t_end) in enumerate(lines):
         color = OVERLAY_COLORS[n % len(OVERLAY_COLORS)]
