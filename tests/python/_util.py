@@ -41,6 +41,12 @@ def stridemem_gpu_unusable(sm, device="cuda:0"):
     return None
 
 
+def _exc_name(exc):
+    if isinstance(exc, tuple):
+        return " or ".join(e.__name__ for e in exc)
+    return exc.__name__
+
+
 class Results(object):
     def __init__(self, name, max_reports=40):
         self.name = name
@@ -99,6 +105,28 @@ class Results(object):
                       % (what, type(e).__name__, e, stridemem.STATUS_NAMES.get(status)))
             return None
         self.fail("%s: succeeded, want %s" % (what, stridemem.STATUS_NAMES.get(status)))
+        return None
+
+    def raises_exc(self, exc, fn, what, mentions=(), absent=(), ignore_case=False):
+        """fn() must raise exc (a class or a tuple of them) with a message that
+        mentions each of `mentions` and none of `absent`; returns the exception,
+        or None after counting a failure."""
+        try:
+            fn()
+        except exc as e:
+            text = str(e).lower() if ignore_case else str(e)
+            for m in mentions:
+                m = str(m).lower() if ignore_case else str(m)
+                self.check(m in text, "%s: %r does not mention %r" % (what, str(e), m))
+            for m in absent:
+                m = str(m).lower() if ignore_case else str(m)
+                self.check(m not in text, "%s: %r mentions %r" % (what, str(e), m))
+            self.ok()
+            return e
+        except Exception as e:
+            self.fail("%s: raised %s: %s, want %s" % (what, type(e).__name__, e, _exc_name(exc)))
+            return None
+        self.fail("%s: nothing raised, want %s" % (what, _exc_name(exc)))
         return None
 
     def run(self, name, fn, *args):

@@ -25,16 +25,7 @@ R = Results("test_binding_memory")
 
 
 def raises(exc, fn, what):
-    try:
-        fn()
-    except exc as e:
-        R.ok()
-        return e
-    except Exception as e:
-        R.fail("%s: raised %s: %s, want %s" % (what, type(e).__name__, e, exc.__name__))
-        return None
-    R.fail("%s: nothing raised, want %s" % (what, exc.__name__))
-    return None
+    return R.raises_exc(exc, fn, what)
 
 
 def blocks(snap):

@@ -30,21 +30,7 @@ except Exception:  # torch is optional: the expected table below stands alone
 def raises(exc, fn, what, mentions=(), absent=()):
     """fn() raises exc with a message mentioning every `mentions` and none of
     `absent`; returns the exception."""
-    try:
-        fn()
-    except exc as e:
-        text = str(e)
-        for m in mentions:
-            R.check(m in text, "%s: %r does not mention %r" % (what, text, m))
-        for m in absent:
-            R.check(m not in text, "%s: %r mentions %r" % (what, text, m))
-        R.ok()
-        return e
-    except Exception as e:
-        R.fail("%s: raised %s: %s, want %s" % (what, type(e).__name__, e, exc.__name__))
-        return None
-    R.fail("%s: nothing raised, want %s" % (what, exc.__name__))
-    return None
+    return R.raises_exc(exc, fn, what, mentions, absent)
 
 
 # -- size ---------------------------------------------------------------------
