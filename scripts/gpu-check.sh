@@ -60,11 +60,13 @@ if [ "${1:-}" = pack ]; then
   cp -r /usr/src/googletest "$deps/googletest-src"
   [ -f /usr/include/dlpack/dlpack.h ] || die "pack: /usr/include/dlpack/dlpack.h missing (libdlpack-dev)"
   cp -r /usr/include/dlpack "$deps/include/"
-  # The Rust crate's CUDA tests, built here against this tree's library; on
-  # the GPU machine they load build-cuda's through LD_LIBRARY_PATH.
+  # The Rust crate's CUDA tests, built here against this tree's shared library
+  # (STRIDEMEM_LINK=dylib: the crate links libstridemem.a by default, which
+  # would freeze this machine's build into the test program); on the GPU
+  # machine they load build-cuda's through LD_LIBRARY_PATH.
   export PATH="$PATH:$HOME/.cargo/bin"
   [ -f build/libstridemem.so ] || scripts/build.sh
-  exe=$(cd bindings/rust && STRIDEMEM_LIB_DIR="$root/build" cargo test --release --no-run \
+  exe=$(cd bindings/rust && STRIDEMEM_LINK=dylib STRIDEMEM_LIB_DIR="$root/build" cargo test --release --no-run \
         --test cuda --message-format=json 2>/dev/null |
         /usr/bin/python3 -c 'import json,sys
 for l in sys.stdin:
