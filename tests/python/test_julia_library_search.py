@@ -85,7 +85,7 @@ def python_and_rust_try_pkg_config_at_the_same_step():
     # then the source tree.
     with tempfile.TemporaryDirectory() as repo:
         got = [path for _, path, _ in _loader.candidates(
-            0, os.path.join(repo, "pkg"), environ={},
+            (0, 4), os.path.join(repo, "pkg"), environ={},
             pkg_config=lambda: ("/pc/lib", None),
             search=lambda name, environ: ["/sys/" + name],
             find_library=lambda name: None, repo=repo)]
