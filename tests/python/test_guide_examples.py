@@ -193,10 +193,11 @@ class RustRunner(object):
         self.env = dict(TOOL_ENV)
         self.env.update(STRIDEMEM_LIB_DIR=lib_dir,
                         CARGO_TARGET_DIR=os.path.join(self.project, "target"))
-        # At run time the build's directory, whichever way the crate linked.
+        # Run as a newcomer's program runs: nothing set at run time (the
+        # crate links libstridemem.a by default, and the project has no
+        # build.rs), so a guide whose programs would not start fails here.
         self.run_env = dict(os.environ)
-        self.run_env["LD_LIBRARY_PATH"] = os.pathsep.join(
-            [lib_dir] + [p for p in [os.environ.get("LD_LIBRARY_PATH")] if p])
+        self.run_env.pop("LD_LIBRARY_PATH", None)
 
     def write(self, programs):
         """programs: {binary name: blocks}. Rewrites only changed files, so
@@ -208,13 +209,13 @@ class RustRunner(object):
             "Cargo.toml": '[package]\nname = "guide_examples"\nversion = "0.0.0"\n'
                           'edition = "2024"\npublish = false\n\n[dependencies]\n'
                           'stridemem = { path = "%s" }\n\n[workspace]\n' % crate,
-            # The rpath a dependent copies from the crate (bindings/rust/README.md).
-            "build.rs": 'fn main() {\n    if let Ok(dir) = std::env::var("DEP_STRIDEMEM_RPATH") {\n'
-                        '        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");\n    }\n}\n',
         }
         for name, blocks in programs.items():
             files[os.path.join("src", "bin", name + ".rs")] = \
                 "\n".join(aligned(blocks, RUST_PROLOGUE, "    ") + RUST_EPILOGUE) + "\n"
+        stale = os.path.join(self.project, "build.rs")  # an older runner wrote one
+        if os.path.exists(stale):
+            os.remove(stale)
         for old in os.listdir(bins):
             if os.path.join("src", "bin", old) not in files:
                 os.remove(os.path.join(bins, old))
