@@ -547,7 +547,7 @@ MixedResult mixed_once(Kind k, const Sequence& q, bool touch_pages, bool empty_a
   });
 }
 
-std::string ratio(double num, double den) {
+std::string times_requested(double num, double den) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", num / den);
   return buf;
@@ -582,9 +582,9 @@ void mixed_table(const Sequence& q, int reps, bool floors) {
                 stats ? std::to_string(t.cache_hits).c_str() : "-",
                 stats ? bytes(t.peak_allocated).c_str() : "-",
                 stats ? bytes(t.peak_reserved).c_str() : "-",
-                stats ? ratio(static_cast<double>(t.peak_reserved), req).c_str() : "-",
+                stats ? times_requested(static_cast<double>(t.peak_reserved), req).c_str() : "-",
                 bytes(peak_rss).c_str(), t.peak_reset_ok ? "" : " (peak not reset)",
-                ratio(static_cast<double>(peak_rss), req).c_str(), t.page_faults);
+                times_requested(static_cast<double>(peak_rss), req).c_str(), t.page_faults);
   }
   std::printf("\nGiving memory back (the RSS run): at the end of the walk, %s requested still "
               "live, empty_cache called; then every block freed and empty_cache called again.\n\n",
