@@ -29,8 +29,10 @@ by-value structs by layout, function pointers by signature):
           (sm_device -> SmDevice, sm_memory_stats_t -> SmMemoryStats,
           sm_DLTensor -> DLTensor; offsets and sizeof from ctypes itself), and
           the constants `stridemem.NAME` == SM_NAME (plus DLPACK_FLAG_*),
-          DTYPES, FORMATS, OPS and STATUS_NAMES. c_void_p is accepted for any
-          pointer (noted when C has a typed one).
+          DTYPES, FORMATS, OPS and STATUS_NAMES; the map _PY_NAMES (C name ->
+          the Python call, for messages) names every header function but those
+          in PY_UNNAMED. c_void_p is accepted for any pointer (noted when C
+          has a typed one).
 
 For every binding, a header function it does not declare is a problem (a
 note with --partial), and so is a declaration the header lacks; every
@@ -1349,6 +1351,16 @@ PY_CONST_ALIASES = {"DLPACK_FLAG_READ_ONLY": "SM_DLPACK_FLAG_BITMASK_READ_ONLY",
 PY_CONST_TABLES = {"DTYPES": "SM_%s", "FORMATS": "SM_%s", "OPS": "SM_OP_%s"}
 
 
+# Header functions the package's error messages never name (_PY_NAMES maps
+# every other one to the Python call that reaches it).
+PY_UNNAMED = {
+    "sm_status_string": "returns a string, never a status to explain",
+    "sm_last_error": "returns a string, never a status to explain",
+    "sm_dtype_name": "returns a string, never a status to explain",
+    "sm_debug_age_handle_slot": "a test hook of the C tests the package does not expose",
+}
+
+
 def py_struct_name(cname):
     """The ctypes Structure class mirroring C struct cname: sm_DLTensor ->
     DLTensor, sm_memory_stats_t -> SmMemoryStats, sm_oom_info -> SmOomInfo."""
@@ -1514,6 +1526,28 @@ def check_python(header, pydir, lib, partial=False):
                     r"[\"']%s[\"']\s*:" % re.escape(key))
     for code, cname in sorted(getattr(stridemem, "STATUS_NAMES", {}).items()):
         compare("STATUS_NAMES key of %s" % cname, cname, code, r"[\"']%s[\"']" % cname)
+    # _PY_NAMES (C name -> the Python call, for messages), wherever it is.
+    py_names = None
+    for mname, mod in sorted(sys.modules.items()):
+        if mod is not None and (mname == "stridemem" or mname.startswith("stridemem.")) and \
+                isinstance(vars(mod).get("_PY_NAMES"), dict):
+            py_names = vars(mod)["_PY_NAMES"]
+            break
+    if py_names is None:
+        problems.append("python %s: no _PY_NAMES map (C name -> Python call) in the package"
+                        % rel(pydir))
+    else:
+        at = _py_find(files, r"^_PY_NAMES\s*=")
+        for name in sorted(set(header.functions) - set(py_names) - set(PY_UNNAMED)):
+            problems.append("python %s: _PY_NAMES has no entry for %s (%s): add the Python call that "
+                            "reaches it, or list it in PY_UNNAMED of tools/api_table.py"
+                            % (at, name, header.where[name]))
+        for name in sorted(set(py_names) - set(header.functions)):
+            problems.append("python %s: _PY_NAMES names %s, which the header does not declare; remove it"
+                            % (at, name))
+        for name in sorted(set(py_names) & set(PY_UNNAMED)):
+            problems.append("python %s: _PY_NAMES names %s, which PY_UNNAMED of tools/api_table.py says "
+                            "is never named; drop it from PY_UNNAMED" % (at, name))
     notes += UNTYPED
     summary = "python: %d functions, %d structs, %d constants" % (len(configured), nstruct, nconst)
     return problems, notes, summary

@@ -669,6 +669,13 @@ def python_function_the_header_lacks():
                   r"importing stridemem failed: .*sm_not_in_header")
 
 
+@case
+def python_message_name_missing():
+    python_mutant('"sm_flip": "flip()"', '"sm_flip_renamed": "flip()"',
+                  r"_PY_NAMES has no entry for sm_flip \(include/stridemem\.h:\d+\)",
+                  r"_PY_NAMES names sm_flip_renamed, which the header does not declare")
+
+
 # --- the header side -------------------------------------------------------
 
 @case
