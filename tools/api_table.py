@@ -1590,13 +1590,15 @@ def check_julia(header, package, exports, lib, repo_root, partial=False):
             problems.append("julia %s: %s: not exported by %s (nm -D --defined-only)"
                             % (loc, name, lib))
         if proto is None:
-            problems.append("julia %s: %s: not declared in %s" % (loc, name, header.where.get(call.symbol, "the header") if False else rel(header.path)))
+            problems.append("julia %s: %s: not declared in %s; call a header function"
+                            % (loc, name, ", ".join(rel(h) for h in header.paths)))
             continue
         wrapped.add(call.symbol)
         cret, cparams, _ = proto
         if len(call.args) != len(cparams):
-            problems.append("julia %s: %s: %d arguments, the C prototype has %d (%s); declare them as the header does"
-                            % (loc, name, len(call.args), len(cparams),
+            problems.append("julia %s: %s: %d arguments, the C prototype has %d (%s: %s); "
+                            "declare them as the header does"
+                            % (loc, name, len(call.args), len(cparams), header.where[call.symbol],
                                ", ".join("%s %s" % (t.text, n) for n, t in cparams) or "void"))
         else:
             for k, ((value, jtext), (pname, ctype)) in enumerate(zip(call.args, cparams), 1):
@@ -1646,9 +1648,9 @@ def check_julia(header, package, exports, lib, repo_root, partial=False):
             problems.append("julia %s:%d: const %s = %s: cannot evaluate (use an integer literal)"
                             % (rel(path), line, cname, rhs))
         elif v != header.constants[cname]:
-            problems.append("julia %s:%d: const %s = %d, the header says %d"
-                            % (rel(path), line, cname, v, header.constants[cname]))
-
+            problems.append("julia %s:%d: const %s = %d, the header (%s) says %d"
+                            % (rel(path), line, cname, v, header.const_where.get(cname, "?"),
+                               header.constants[cname]))
 
     unwrapped = sorted(set(header.functions) - wrapped)
     for name in unwrapped:
@@ -1674,6 +1676,7 @@ def check_julia(header, package, exports, lib, repo_root, partial=False):
     if missing_consts:
         notes.append("julia: header constants without a Julia const (%d): %s"
                      % (len(missing_consts), ", ".join(missing_consts)))
+    problems = [p if p.startswith("julia ") else "julia " + p for p in problems]
     summary = ("julia: %d @ccall sites in %d files, %d distinct symbols of %d header functions, "
                "%d @cfunction callbacks, %d structs, %d constants"
                % (len(pkg.ccalls), len(pkg.files), len(wrapped), len(header.functions),

@@ -137,7 +137,8 @@ def julia_copied_out_parameter_dropped():
 def julia_integer_size():
     julia_mutant("sm_slice(t::sm_tensor, dim::Int32, start::Int64,",
                  "sm_slice(t::sm_tensor, dim::Int32, start::Int32,",
-                 r"sm_slice: argument 3 \(start\): Julia Int32 .* does not match C int64_t")
+                 r"julia .*lib\.jl:\d+: sm_slice: argument 3 \(start\): Julia Int32 .* does not match "
+                 r"C int64_t")
 
 
 @case
@@ -261,7 +262,7 @@ def julia_unknown_type():
 @case
 def julia_constant_value():
     julia_mutant("const SM_ERR_SHAPE = sm_status(4)", "const SM_ERR_SHAPE = sm_status(5)",
-                 r"const SM_ERR_SHAPE = 5, the header says 4")
+                 r"julia .*lib\.jl:\d+: const SM_ERR_SHAPE = 5, the header \(include/stridemem\.h:\d+\) says 4")
 
 
 @case
