@@ -876,7 +876,8 @@ def match_types(c, j, where, is_return=False, who="Julia"):
         return ["%s: %s" % (where, j.name)]
     if is_return and j.kind == "ptr" and j.name == "Ref":
         return ["%s: Ref{...} is not a valid @ccall return type; use Ptr{...}" % where]
-    bad = ["%s: %s %s does not match C %s" % (where, who, describe(j), describe(c))]
+    bad = ["%s: %s %s does not match C %s; declare the C type's equivalent"
+           % (where, who, describe(j), describe(c))]
     if c.kind == "int":
         if j.kind != "int" or j.size != c.size or j.signed != c.signed:
             return bad
