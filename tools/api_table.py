@@ -1011,11 +1011,16 @@ def eval_julia_int(text, pkg, depth=0):
 
 
 def rel(path):
-    try:
-        r = os.path.relpath(path, os.getcwd())
-    except ValueError:
-        return path
-    return path if r.startswith("..") else r
+    """path relative to the working directory when it is below it, else
+    relative to the repository when it is in it, else as given."""
+    for base in (os.getcwd(), REPO):
+        try:
+            r = os.path.relpath(path, base)
+        except ValueError:
+            continue
+        if not r.startswith(".."):
+            return r
+    return path
 
 
 

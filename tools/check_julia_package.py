@@ -130,11 +130,16 @@ def project_problems(package, repo_root):
 
 
 def rel(path):
-    try:
-        r = os.path.relpath(path, os.getcwd())
-    except ValueError:
-        return path
-    return path if r.startswith("..") else r
+    """path relative to the working directory when it is below it, else
+    relative to the repository when it is in it, else as given."""
+    for base in (os.getcwd(), REPO):
+        try:
+            r = os.path.relpath(path, base)
+        except ValueError:
+            continue
+        if not r.startswith(".."):
+            return r
+    return path
 
 
 def main(argv=None):
