@@ -1300,8 +1300,12 @@ def check_rust(header, sys_rs, exports, partial=False):
                                              or "void"))
         else:
             for k, ((aname, atext), (pname, ctype)) in enumerate(zip(args, cparams), 1):
-                problems += match_types(ctype, rs.parse_type(atext),
-                                        "%s: argument %d (%s)" % (where, k, pname or aname), who="Rust")
+                at = "%s: argument %d (%s)" % (where, k, pname or aname)
+                problems += match_types(ctype, rs.parse_type(atext), at, who="Rust")
+                if ctype.kind == "ptr" and not ctype.text.startswith("const ") and \
+                        re.match(r"\*\s*const\b", atext):
+                    problems.append("%s: Rust %s but C %s is not const (the library may write "
+                                    "through it); declare *mut" % (at, atext, ctype.text))
         rt = rs.parse_type(ret) if ret else Ty("void", "()")
         problems += match_types(cret, rt, "%s: return type" % where, is_return=True, who="Rust")
     for name in sorted(set(header.functions) - set(rs.functions)):

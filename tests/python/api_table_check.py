@@ -504,6 +504,12 @@ def rust_pointee_type():
 
 
 @case
+def rust_const_pointer_the_library_writes_through():
+    rust_mutant("pub fn sm_numel(t: sm_tensor, out: *mut i64)", "pub fn sm_numel(t: sm_tensor, out: *const i64)",
+                r"sm_numel: argument 2 \(out\): Rust \*const i64 but C int64_t\* is not const")
+
+
+@case
 def rust_handle_of_the_wrong_kind():
     rust_mutant("pub fn sm_storage_retain(s: sm_storage)", "pub fn sm_storage_retain(s: sm_tensor)",
                 r"sm_storage_retain: argument 1 \(s\) \(pointee\): Rust sm_tensor_")
