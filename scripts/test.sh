@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set-up + build + every test: the Rust crate and a dependent program of it,
-# the Julia package's @ccall and grammar checks, the reliability checks (scripts/reliability.sh), then ctest (C/C++ unit and API
+# the API table check of every binding, the Julia grammar check, the reliability checks (scripts/reliability.sh), then ctest (C/C++ unit and API
 # tests, C programs, Python/NumPy differential tests). Exits non-zero if
 # anything fails.
 set -euo pipefail
@@ -19,8 +19,8 @@ fi
 echo "== Rust crate: dependents start without LD_LIBRARY_PATH (no build.rs: static by default; dylib with build.rs; pkg-config prefix; a lone unreachable .so stops the build)"
 REQUIRE_STATIC=1 bindings/rust/tests/dependent/check_dependent.sh "$root/build"
 
-echo "== Julia package: @ccall checker against stridemem.h and nm -D"
-/usr/bin/python3 tools/check_julia_ccalls.py --lib "$root/build/libstridemem.so"
+echo "== API table: the Julia, Rust and Python bindings against the headers and nm -D"
+/usr/bin/python3 tools/api_table.py --quiet --lib "$root/build/libstridemem.so"
 
 echo "== Julia package: every .jl file parses (tree-sitter-julia grammar check)"
 tools/check_julia_syntax.sh --quiet

@@ -3,7 +3,7 @@
 
 The raw C API of libstridemem, one Julia function per C function, with the C
 names and the C argument order (row-major shapes, 0-based dims). Every
-`@ccall` of the package lives in this file; `tools/check_julia_ccalls.py`
+`@ccall` of the package lives in this file; `tools/api_table.py`
 verifies each one against `include/stridemem.h` and the library's exported
 symbols. Nothing here checks a status or owns a handle: that is the job of
 the `StrideMem` layer above.
@@ -122,7 +122,7 @@ const sm_share_kind = Int32
 
 The C `sm_share_desc`: what `sm_storage_export` writes and `sm_storage_import`
 reads, 144 plain bytes (`SM_SHARE_DESC_SIZE`, no padding; the same field order,
-sizes and offsets as the header, which `tools/check_julia_ccalls.py` compares
+sizes and offsets as the header, which `tools/api_table.py` compares
 and `test/share.jl` asserts). Send it to the other process with the fd
 (`StrideMem.export_shared`, `StrideMem.import_shared`). Treat it as opaque:
 the import checks it (magic, format, checksum, versions, the fd's identity);
