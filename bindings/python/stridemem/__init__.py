@@ -44,7 +44,7 @@ with a tensor operand, ``arange``.
 
 The package is split by topic: _capi (the C library, its signature table,
 structs, constants, status codes and errors), dtypes, devices (and the
-runtime: streams, threads), tensor (the Tensor class; its indexing, in-place,
+runtime: streams, threads), _tensor (the Tensor class; its indexing, in-place,
 NumPy and DLPack methods live in _indexing, _inplace, interop and dlpack),
 creation, storage (and sharing between processes), memory (statistics,
 snapshots, the allocator, the stack of views) and _loader (finding the
@@ -93,7 +93,7 @@ from .dtypes import DType, dtype_name, dtype_size, is_complex, numpy_dtype, _np 
 from .devices import (  # noqa: E402
     Device, DeviceLike, cuda_device_count, get_num_threads, get_stream, set_num_threads,
     set_stream, synchronize)
-from .tensor import Tensor  # noqa: E402
+from ._tensor import Tensor  # noqa: E402
 from .interop import (  # noqa: E402
     BLOB_STATS, DLPACK_STATS, as_tensor, blob_live_count, from_blob, from_numpy_blob)
 from .dlpack import (  # noqa: E402

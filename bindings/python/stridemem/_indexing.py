@@ -1,6 +1,6 @@
 """Tensor indexing (``t[idx]``, ``t[idx] = value``): NumPy's basic indexing
 as views, one integer-array or boolean-mask entry as a gather. The functions
-taking ``self`` are Tensor's methods (assigned in tensor.py)."""
+taking ``self`` are Tensor's methods (assigned in _tensor.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from contextlib import closing as _closing
 from typing import TYPE_CHECKING, Any, Tuple
 
 from .dtypes import _is_scalar, _np
-from . import tensor as _tensor
+from . import _tensor
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 
 def _normalize_index(idx):
@@ -185,6 +185,6 @@ def __setitem__(self: Tensor, idx: Any, value: Any) -> None:
         elif _is_scalar(value):
             dst.fill_(value)
         else:
-            from .creation import _host_tensor  # imports tensor.py
+            from .creation import _host_tensor  # imports _tensor.py
             with _closing(_host_tensor(value, dst.dtype)) as src:
                 dst.copy_(src)

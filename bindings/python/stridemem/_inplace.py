@@ -1,5 +1,5 @@
 """Tensor's in-place arithmetic (``fill_``, ``add_``, ..., ``+=``): the
-functions taking ``self`` are Tensor's methods (assigned in tensor.py)."""
+functions taking ``self`` are Tensor's methods (assigned in _tensor.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ._capi import OPS, _COMPLEX_DTYPES, _call
 from .dtypes import _is_complex_scalar, _real_scalar
-from . import tensor as _tensor
+from . import _tensor
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 
 def _inplace(self: Tensor, op, value=None, alpha=1.0, b=0.0):
@@ -19,7 +19,7 @@ def _inplace(self: Tensor, op, value=None, alpha=1.0, b=0.0):
         # The C API's scalars are real: a complex one travels as a 0-d
         # tensor of this dtype, broadcast by the tensor form of the op
         # (add_/sub_ have already scaled a scalar by alpha).
-        from .creation import _complex_scalar_tensor  # imports tensor.py
+        from .creation import _complex_scalar_tensor  # imports _tensor.py
         value, alpha = _complex_scalar_tensor(value, self.dtype, self.device), 1.0
     if isinstance(value, _tensor.Tensor):
         _call("sm_inplace_tensor", self._h, OPS[op], value._h,

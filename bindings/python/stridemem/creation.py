@@ -14,7 +14,7 @@ from .dtypes import (_KIND_DEFAULTS, _dtype_code, _dtype_name_or_none, _is_compl
                      _np, _promote, _python_kind, _real_scalar, _scalar_dtype, dtype_name,
                      numpy_dtype)
 from .devices import DeviceLike, _dev, _i64, _out, _shape_arg, _shape_tuple
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 # --------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """DLPack: exported capsules and their lifetime, ``from_dlpack``, and
 Tensor's ``__dlpack__``/``__dlpack_device__`` (the functions taking ``self``
-are Tensor's methods, assigned in tensor.py)."""
+are Tensor's methods, assigned in _tensor.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from ._capi import (DEVICE_CUDA, DLManagedTensor, DLManagedTensorVersioned, DLPA
                     ERR_DEVICE, ERR_UNSUPPORTED, _DLDeleter, _call, _check, last_error, lib)
 from .devices import Device, _out, get_stream, synchronize
 from .interop import _registry
-from . import tensor as _tensor
+from . import _tensor
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 
 # --------------------------------------------------------------------------

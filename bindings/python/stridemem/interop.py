@@ -2,7 +2,7 @@
 ``from_blob``/``from_numpy_blob`` over caller memory, and Tensor's NumPy side
 (``numpy()``, ``__array_interface__``, ``__cuda_array_interface__``,
 ``__array__``, ``tolist``, ``item``: the functions taking ``self`` are Tensor's
-methods, assigned in tensor.py)."""
+methods, assigned in _tensor.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from ._capi import (DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST, ERR_UNSUPPORTED, 
                     _error, last_error, lib)
 from .dtypes import _dtype_code, _np, dtype_name, dtype_size, numpy_dtype
 from .devices import DeviceLike, _dev, _i64, _out, get_stream
-from . import tensor as _tensor
+from . import _tensor
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 
 # --------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ._capi import (DEVICE_CPU, DeviceError, ERR_DEVICE, SmMemoryStats, SmOomInf
 from .dtypes import _dtype_code
 from .devices import Device, DeviceLike, _dev, _i64, _out, _shape_tuple
 from .dlpack import dlpack_collect
-from .tensor import Tensor, _Owner
+from ._tensor import Tensor, _Owner
 from .storage import Storage
 
 

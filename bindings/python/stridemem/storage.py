@@ -12,7 +12,7 @@ from ._capi import (ERR_INVALID_ARGUMENT, InvalidArgumentError, SHARE_DESC_SIZE,
                     StrideMemError, _call, error_for)
 from .dtypes import _dtype_code
 from .devices import Device, _i64, _out
-from .tensor import Tensor, _Owner, _refuse_compare
+from ._tensor import Tensor, _Owner, _refuse_compare
 from .creation import empty
 
 
