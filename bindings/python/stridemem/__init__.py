@@ -121,8 +121,8 @@ del _cls
 
 # Names the package namespace carries besides its own (standard-library
 # modules, typing and ctypes names): code may reach them as stridemem.X.
-import atexit, itertools, json, math, operator, os, re, struct, sys, threading, warnings  # noqa: E401,E402,F401,E501
-import ctypes  # noqa: E402,F401
+import atexit, ctypes, itertools, json, math, operator, os, re  # noqa: E401,E402,F401
+import struct, sys, threading, warnings  # noqa: E401,E402,F401
 from typing import (Any, Callable, Dict, Iterator, List, Literal, NamedTuple,  # noqa: E402,F401
                     NoReturn, Optional, Sequence, Tuple, Union, overload)
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,  # noqa: E402,F401

@@ -22,8 +22,8 @@ def _normalize_index(idx):
 
 def _is_array_index(it: Any) -> bool:
     """An integer-array or boolean-mask index entry (a gather, not a view)."""
-    return isinstance(it, (list, _tensor.Tensor)) or (_np is not None and isinstance(it, _np.ndarray)
-                                              and it.ndim > 0)
+    return isinstance(it, (list, _tensor.Tensor)) or (
+        _np is not None and isinstance(it, _np.ndarray) and it.ndim > 0)
 
 
 def _array_index_dims(it: Any) -> Tuple[bool, int]:

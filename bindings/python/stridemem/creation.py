@@ -17,12 +17,6 @@ from .devices import DeviceLike, _dev, _i64, _out, _shape_arg, _shape_tuple
 from ._tensor import Tensor
 
 
-# --------------------------------------------------------------------------
-# Module-level constructors and functions
-# --------------------------------------------------------------------------
-
-
-
 def empty(*shape: Any, dtype: Any = "float32", device: DeviceLike = "cpu") -> Tensor:
     """A new row-major tensor, values unset. Shapes: empty(2, 3) or
     empty((2, 3))."""
@@ -250,8 +244,6 @@ def copy_into(dst: Tensor, src: Tensor) -> Tensor:
     return dst
 
 
-
-
 def _complex_scalar_tensor(value, dtype, device):
     """A 0-d complex tensor holding value (no NumPy needed): (re, im) as two
     floats or doubles, the element layout of complex64/complex128."""
@@ -262,7 +254,6 @@ def _complex_scalar_tensor(value, dtype, device):
     _call("sm_from_host", ctypes.cast(data, c_void_p), None, 0, _dtype_code(dtype),
           _dev(device), byref(out))
     return Tensor._wrap(out)
-
 
 
 def _host_tensor(value: Any, dtype: Any) -> Tensor:
@@ -276,7 +267,6 @@ def _host_tensor(value: Any, dtype: Any) -> Tensor:
         raise TypeError("stridemem: cannot assign a %s holding %s values"
                         % (type(value).__name__, arr.dtype))
     return from_numpy(arr)
-
 
 
 def _from_list(values, dtype, device="cpu"):
@@ -293,6 +283,7 @@ def _to_tensor(value, dtype):
     if _is_complex_scalar(value):
         return full((), value, "complex128")
     return full((), float(value), dtype)
+
 
 def _values_dtype(values: Any) -> Optional[str]:
     """torch.tensor's dtype for a scalar or nested lists/tuples: every Python

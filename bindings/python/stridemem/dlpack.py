@@ -134,8 +134,6 @@ def from_dlpack(obj: Any) -> Tensor:
     return _tensor.Tensor._wrap(out)
 
 
-
-
 def __dlpack_device__(self: Tensor) -> Tuple[int, int]:
     """(device type, index) with DLPack's codes (the array API)."""
     d = self.device

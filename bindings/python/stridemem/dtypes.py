@@ -13,11 +13,6 @@ except ImportError:  # pragma: no cover
     _np = None  # type: ignore[assignment]
 
 
-# --------------------------------------------------------------------------
-# Small helpers: dtypes, devices, arrays
-# --------------------------------------------------------------------------
-
-
 def dtype_name(dtype: Any) -> str:
     """Canonical dtype name for a name, alias, code or NumPy dtype."""
     if isinstance(dtype, str):
@@ -136,7 +131,6 @@ def _is_complex_scalar(value):
         _np is not None and isinstance(value, _np.complexfloating))
 
 
-
 def _real_scalar(value, what):
     """value as the C API's real double. A complex value is taken only when
     its imaginary part is 0 (nothing is lost); else TypeError."""
@@ -147,6 +141,7 @@ def _real_scalar(value, what):
                             "doubles), got %r" % (what, value))
         return z.real
     return float(value)
+
 
 def _is_scalar(value: Any) -> bool:
     """A Python or NumPy number (or a 0-d NumPy array)."""
@@ -201,7 +196,6 @@ def _promote(a: str, b: str) -> str:
         other = b if a == "bfloat16" else a
         return other if other in ("float32", "float64") else "float32"
     return dtype_name(_np.result_type(a, b))
-
 
 
 def _dtype_name_or_none(dtype: Any) -> Optional[str]:

@@ -222,7 +222,6 @@ def _decode_scalar(name: str, raw: bytes) -> Any:
     return complex(v[0], v[1]) if len(v) == 2 else v[0]
 
 
-
 def numpy(self: Tensor) -> Any:
     """A NumPy copy (row-major) of the same dtype. bfloat16 comes out as
     uint16 bit patterns."""
