@@ -46,6 +46,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 BINDING = os.path.join(REPO, "bindings", "python")
 PACKAGE = os.path.join(BINDING, "stridemem")
+# The package's modules, each of which every wheel and sdist must hold.
+PACKAGE_MODULES = ("__init__.py", "_loader.py", "_capi.py", "dtypes.py", "devices.py",
+                   "_tensor.py", "_indexing.py", "_inplace.py", "interop.py", "dlpack.py",
+                   "creation.py", "storage.py", "memory.py", "multiprocessing.py", "mpi.py",
+                   "distributed.py", "memviz.py")
 PY = sys.executable  # the interpreter ctest runs this test with (SM_PYTHON)
 R = Results("test_package")
 
@@ -295,8 +300,8 @@ def backend(tmp, real, real_sans):
     R.equal(name, "stridemem-%s-py3-none-any.whl" % VERSION, "a pure wheel's name")
     files, _ = wheel_entries(os.path.join(out, name))
     di = "stridemem-%s.dist-info/" % VERSION
-    for want in ("stridemem/__init__.py", "stridemem/_loader.py", "stridemem/py.typed",
-                 di + "METADATA", di + "WHEEL"):
+    for want in tuple("stridemem/" + m for m in PACKAGE_MODULES) + (
+            "stridemem/py.typed", di + "METADATA", di + "WHEEL"):
         R.check(want in files, "the pure wheel holds %s" % want)
     R.check(not any("_lib/" in n for n in files), "a pure wheel bundles no library")
     R.check(b"\nVersion: %s\n" % VERSION.encode() in files.get(di + "METADATA", b""),
@@ -369,7 +374,7 @@ def backend(tmp, real, real_sans):
         t.extractall(os.path.join(tmp, "sdist"))
     base = "stridemem-%s/" % VERSION
     for want in ("pyproject.toml", "README.md", "LICENSE", "PKG-INFO", "_backend/stridemem_backend.py",
-                 "stridemem/__init__.py", "stridemem/_loader.py", "stridemem/py.typed"):
+                 "stridemem/py.typed") + tuple("stridemem/" + m for m in PACKAGE_MODULES):
         R.check(base + want in names, "the sdist holds %s" % want)
     # The sdist builds a wheel with its own backend (no repository around it).
     p = run([PY, "-c", "import sys; sys.path.insert(0, '_backend'); import stridemem_backend "
@@ -449,7 +454,7 @@ def source_tree_and_versions(tmp, real):
                 "from the source tree, an ASan build/ is passed over for build-rel/: %s" % out)
     # A library/binding version mismatch: the binding of this copy declares
     # the next minor version, so the real library is too old for it.
-    init = os.path.join(pkgdir, "stridemem", "__init__.py")
+    init = os.path.join(pkgdir, "stridemem", "_capi.py")
     with open(init) as f:
         text = f.read()
     major, minor = (int(x) for x in VERSION.split(".")[:2])
