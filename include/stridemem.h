@@ -553,10 +553,13 @@ typedef struct sm_oom_info {
     const char* report;
 } sm_oom_info;
 typedef void (*sm_oom_observer)(const sm_oom_info* info, void* user_data);
-/* One observer for the process; NULL removes it. A failure on another thread
- * that read the previous observer just before may still call it after the
- * call replacing it has returned: keep its user_data valid until such calls
- * are over. */
+/* One observer for the process; NULL removes it. The call replacing it
+ * returns once every call of the observers it replaced has returned, so their
+ * user_data may be freed then; a failure after that calls the new observer.
+ * Called from inside an observer, it does not wait for that call itself (an
+ * observer may replace or remove itself), nor for observers on other threads
+ * that are themselves inside sm_set_oom_observer; an observer that waits for
+ * another thread which is replacing the observer deadlocks. */
 SM_API sm_status sm_set_oom_observer(sm_oom_observer observer, void* user_data);
 
 /* Allocation rounding (documented): requests are rounded up to a multiple of
