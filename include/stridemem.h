@@ -520,8 +520,11 @@ SM_API sm_status sm_memory_snapshot(sm_device device, char* buf, size_t len, siz
 /* Tags: a stack per thread. Every allocation records the path of the
  * calling thread's stack, joined with '/' (push "encoder", push "attn":
  * "encoder/attn"), so a snapshot and an out-of-memory report say who holds
- * memory. tag: 1 to 256 bytes of UTF-8 without control characters; at most
- * 256 pushed per thread. sm_pop_tag on an empty stack (or on another thread
+ * memory. tag: 1 to 256 bytes of UTF-8 without control characters
+ * (U+0000..U+001F, U+007F..U+009F); at most 256 pushed per thread. A tag that
+ * is not well-formed UTF-8 (overlong forms, surrogates and code points above
+ * U+10FFFF included) or holds a control character is SM_ERR_INVALID_ARGUMENT,
+ * and the message names the byte position. sm_pop_tag on an empty stack (or on another thread
  * than the push) is SM_ERR_INVALID_ARGUMENT. */
 SM_API sm_status sm_push_tag(const char* tag);
 SM_API sm_status sm_pop_tag(void);
