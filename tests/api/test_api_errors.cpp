@@ -1045,6 +1045,8 @@ void register_value_cases() {
   add("sm_push_tag_empty", IA, {"sm_push_tag", "empty"}, [](C&, bool& ok) { NO_OUT(sm_push_tag("")); });
   add("sm_push_tag_control_character", IA, {"sm_push_tag", "control"},
       [](C&, bool& ok) { NO_OUT(sm_push_tag("a\tb")); });
+  add("sm_push_tag_c1_control_character", IA, {"sm_push_tag", "control character (U+0085", "at 1"},
+      [](C&, bool& ok) { NO_OUT(sm_push_tag("a\xC2\x85" "b")); });
   add("sm_push_tag_invalid_utf8", IA, {"sm_push_tag", "UTF-8"},
       [](C&, bool& ok) { NO_OUT(sm_push_tag("\xC0\xAF")); });
   add("sm_push_tag_surrogate", IA, {"sm_push_tag", "UTF-8"},
