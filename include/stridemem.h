@@ -399,7 +399,8 @@ enum {
     SM_OP_NEG = 8,   /* t = -t                                            */
     SM_OP_ABS = 9,   /* t = |t|                                           */
     SM_OP_SQRT = 10, /* t = sqrt(t)   (floating only)                     */
-    SM_OP_EXP = 11   /* t = exp(t)    (floating only)                     */
+    SM_OP_EXP = 11,  /* t = exp(t)    (floating only)                     */
+    SM_OP_SIGN = 12  /* t = -1, 0 or +1 as t < 0, == 0, > 0 (not complex)  */
 };
 
 /* Overlap is decided exactly (stride 0, dense or provably disjoint layouts,
@@ -420,8 +421,14 @@ enum {
  * tensors: FILL, ZERO, ADD, SUB, MUL, DIV, NEG, SQRT, EXP (real scalars act
  * as (a, 0); division is Smith's; SQRT the principal root; complex64
  * computes in float); CLAMP, RELU and ABS are SM_ERR_DTYPE (no order; ABS's
- * result is real). t with overlapping elements: SM_ERR_OVERLAP. Bumps the
- * version counter. */
+ * result is real). SIGN (as PyTorch's sign_): -1, 0 or +1 in t's dtype;
+ * floating zeros of either sign become +0.0 (as NumPy and PyTorch); a NaN
+ * stays the NaN it was (as NumPy's sign, C's and Julia's; PyTorch 1.13 and
+ * later give 0 for NaN, which is not followed); unsigned and bool tensors
+ * give 0 or 1 (bool: the identity, as PyTorch); complex tensors are
+ * SM_ERR_DTYPE, as PyTorch refuses sign for them (the complex sign x/|x| is
+ * PyTorch's sgn, which this library does not provide). t with overlapping
+ * elements: SM_ERR_OVERLAP. Bumps the version counter. */
 SM_API sm_status sm_inplace_scalar(sm_tensor t, sm_op op, double a, double b);
 /* other broadcasts to t's shape; FILL, ADD, SUB, MUL, DIV. other may be t
  * itself (or an identical view); a partial overlap is SM_ERR_OVERLAP.
