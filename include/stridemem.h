@@ -399,7 +399,8 @@ enum {
     SM_OP_NEG = 8,   /* t = -t                                            */
     SM_OP_ABS = 9,   /* t = |t|                                           */
     SM_OP_SQRT = 10, /* t = sqrt(t)   (floating only)                     */
-    SM_OP_EXP = 11   /* t = exp(t)    (floating only)                     */
+    SM_OP_EXP = 11,  /* t = exp(t)    (floating only)                     */
+    SM_OP_SIGN = 12  /* t = -1, 0 or +1 as t < 0, == 0, > 0 (not complex)  */
 };
 
 /* Overlap is decided exactly (stride 0, dense or provably disjoint layouts,
@@ -420,8 +421,14 @@ enum {
  * tensors: FILL, ZERO, ADD, SUB, MUL, DIV, NEG, SQRT, EXP (real scalars act
  * as (a, 0); division is Smith's; SQRT the principal root; complex64
  * computes in float); CLAMP, RELU and ABS are SM_ERR_DTYPE (no order; ABS's
- * result is real). t with overlapping elements: SM_ERR_OVERLAP. Bumps the
- * version counter. */
+ * result is real). SIGN (as PyTorch's sign_): -1, 0 or +1 in t's dtype;
+ * floating zeros of either sign become +0.0 (as NumPy and PyTorch); a NaN
+ * stays the NaN it was (as NumPy's sign, C's and Julia's; PyTorch 1.13 and
+ * later give 0 for NaN, which is not followed); unsigned and bool tensors
+ * give 0 or 1 (bool: the identity, as PyTorch); complex tensors are
+ * SM_ERR_DTYPE, as PyTorch refuses sign for them (the complex sign x/|x| is
+ * PyTorch's sgn, which this library does not provide). t with overlapping
+ * elements: SM_ERR_OVERLAP. Bumps the version counter. */
 SM_API sm_status sm_inplace_scalar(sm_tensor t, sm_op op, double a, double b);
 /* other broadcasts to t's shape; FILL, ADD, SUB, MUL, DIV. other may be t
  * itself (or an identical view); a partial overlap is SM_ERR_OVERLAP.
@@ -520,8 +527,11 @@ SM_API sm_status sm_memory_snapshot(sm_device device, char* buf, size_t len, siz
 /* Tags: a stack per thread. Every allocation records the path of the
  * calling thread's stack, joined with '/' (push "encoder", push "attn":
  * "encoder/attn"), so a snapshot and an out-of-memory report say who holds
- * memory. tag: 1 to 256 bytes of UTF-8 without control characters; at most
- * 256 pushed per thread. sm_pop_tag on an empty stack (or on another thread
+ * memory. tag: 1 to 256 bytes of UTF-8 without control characters
+ * (U+0000..U+001F, U+007F..U+009F); at most 256 pushed per thread. A tag that
+ * is not well-formed UTF-8 (overlong forms, surrogates and code points above
+ * U+10FFFF included) or holds a control character is SM_ERR_INVALID_ARGUMENT,
+ * and the message names the byte position. sm_pop_tag on an empty stack (or on another thread
  * than the push) is SM_ERR_INVALID_ARGUMENT. */
 SM_API sm_status sm_push_tag(const char* tag);
 SM_API sm_status sm_pop_tag(void);
@@ -553,10 +563,13 @@ typedef struct sm_oom_info {
     const char* report;
 } sm_oom_info;
 typedef void (*sm_oom_observer)(const sm_oom_info* info, void* user_data);
-/* One observer for the process; NULL removes it. A failure on another thread
- * that read the previous observer just before may still call it after the
- * call replacing it has returned: keep its user_data valid until such calls
- * are over. */
+/* One observer for the process; NULL removes it. The call replacing it
+ * returns once every call of the observers it replaced has returned, so their
+ * user_data may be freed then; a failure after that calls the new observer.
+ * Called from inside an observer, it does not wait for that call itself (an
+ * observer may replace or remove itself), nor for observers on other threads
+ * that are themselves inside sm_set_oom_observer; an observer that waits for
+ * another thread which is replacing the observer deadlocks. */
 SM_API sm_status sm_set_oom_observer(sm_oom_observer observer, void* user_data);
 
 /* Allocation rounding (documented): requests are rounded up to a multiple of

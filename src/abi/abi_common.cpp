@@ -1,4 +1,5 @@
 #include <cstring>
+#include <string>
 
 #include "abi/abi.hpp"
 
@@ -50,10 +51,23 @@ sm_tensor publish_wrapped(const TensorPtr& t) {
   }
 }
 
+namespace {
+// "0 bool, 1 uint8, ..., 14 complex128": every code with its name, read from
+// the dtype table so that it stays true when dtypes are added.
+std::string valid_dtypes() {
+  std::string list;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    if (d) list += ", ";
+    list += std::to_string(d) + " " + dtype_name(static_cast<DType>(d));
+  }
+  return list;
+}
+}  // namespace
+
 DType dtype_arg(sm_dtype d, const char* arg) {
   if (!dtype_valid(d))
-    fail(SM_ERR_INVALID_ARGUMENT, "%s = %d is not a dtype (valid: 0..%d, SM_BOOL..SM_FLOAT64)", arg, d,
-         kNumDTypes - 1);
+    fail(SM_ERR_INVALID_ARGUMENT, "%s = %d is not a dtype (valid: %s)", arg, d,
+         valid_dtypes().c_str());
   return static_cast<DType>(d);
 }
 

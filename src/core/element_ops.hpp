@@ -45,7 +45,8 @@ namespace sm {
 //    integer tensor);
 //  - on complex: allowed on complex tensors (CLAMP and RELU need an order,
 //    which complex numbers lack; ABS's result is real, so it cannot be
-//    written in place: PyTorch refuses all three).
+//    written in place; SIGN's complex counterpart is PyTorch's sgn, x/|x|:
+//    PyTorch refuses all four).
 #define SM_ELEMENT_OPS(X)           \
   X(FILL, 1, 1, 1, 1, 0, 0, 1)      \
   X(ZERO, 1, 0, 1, 1, 0, 0, 1)      \
@@ -58,7 +59,8 @@ namespace sm {
   X(NEG, 1, 0, 1, 0, 0, 0, 1)       \
   X(ABS, 1, 0, 1, 1, 0, 0, 0)       \
   X(SQRT, 1, 0, 0, 0, 0, 0, 1)      \
-  X(EXP, 1, 0, 0, 0, 0, 0, 1)
+  X(EXP, 1, 0, 0, 0, 0, 0, 1)       \
+  X(SIGN, 1, 0, 1, 1, 0, 0, 0)
 
 struct OpTraits {
   const char* name;  // "ADD"
@@ -78,7 +80,7 @@ inline const OpTraits* op_traits(sm_op op) {
   static constexpr OpTraits kTable[] = {SM_ELEMENT_OPS(SM_OP_ROW)};
 #undef SM_OP_ROW
   constexpr int kCount = static_cast<int>(sizeof kTable / sizeof kTable[0]);
-  static_assert(kCount == SM_OP_EXP + 1, "one row per sm_op, in enum order");
+  static_assert(kCount == SM_OP_SIGN + 1, "one row per sm_op, in enum order");
   return op >= 0 && op < kCount ? &kTable[op] : nullptr;
 }
 inline const char* op_name(sm_op op) {
@@ -409,6 +411,11 @@ SM_HOST_DEVICE SM_INLINE C apply_real_scalar_op(int op, C x, const ScalarArgs<C>
       // only keep every instantiation defined.
       if constexpr (is_int) return saturating_float_to_int<int64_t>(sqrt_rn(static_cast<double>(x)));
       else return sqrt_rn(x);
+    case SM_OP_SIGN:
+      // NaN is neither < 0 nor > 0 nor == 0: it is returned as it is. Both
+      // zeros give +0.
+      if constexpr (is_int) return static_cast<C>((x > 0) - (x < 0));
+      else return x > C(0) ? C(1) : x < C(0) ? C(-1) : x == C(0) ? C(0) : x;
     default:  // SM_OP_EXP
       if constexpr (is_int) return saturating_float_to_int<int64_t>(exp_rn(static_cast<double>(x)));
       else return exp_rn(x);
@@ -419,8 +426,8 @@ template <typename C>
 SM_HOST_DEVICE SM_INLINE C apply_scalar_op(int op, C x, const ScalarArgs<C>& k) {
   if constexpr (IsComplex<C>::value) {
     // The scalar is (a, 0), combined by the complex operations (as NumPy and
-    // PyTorch promote a real scalar). CLAMP, RELU and ABS are refused for
-    // complex tensors; they leave the value as it is here.
+    // PyTorch promote a real scalar). CLAMP, RELU, ABS and SIGN are refused
+    // for complex tensors; they leave the value as it is here.
     switch (op) {
       case SM_OP_FILL: return k.a;
       case SM_OP_ZERO: return C{0, 0};
@@ -451,6 +458,7 @@ SM_HOST_DEVICE SM_INLINE C apply_scalar_op(int op, C x, const ScalarArgs<C>& k) 
       case SM_OP_SQRT:  // refused for integer tensors: defined only for the build
         return saturating_float_to_int<uint64_t>(sqrt_rn(static_cast<double>(x)));
       case SM_OP_EXP: return saturating_float_to_int<uint64_t>(exp_rn(static_cast<double>(x)));
+      case SM_OP_SIGN: return x != 0 ? 1 : 0;
       default: return x;  // RELU and ABS: identity on unsigned values
     }
   } else {

@@ -36,11 +36,17 @@ void check_scalar_fits(double v, const char* what, DType d, sm_op op, bool multi
 // for them, integer tensors only ops with integral results.
 void check_dtype_takes(const OpTraits& op, DType d) {
   if (d == DType::Bool && !op.on_bool)
-    fail(SM_ERR_DTYPE, "in-place %s is not defined for bool tensors (only FILL, ZERO and ABS)", op.name);
+    fail(SM_ERR_DTYPE, "in-place %s is not defined for bool tensors (only FILL, ZERO, ABS and SIGN)",
+         op.name);
   if (is_integral(d) && !op.integral_result)
     fail(SM_ERR_DTYPE,
          "in-place %s on a %s tensor would produce floating results that %s cannot hold", op.name,
          dtype_name(d), dtype_name(d));
+  if (is_complex(d) && &op == op_traits(SM_OP_SIGN))
+    fail(SM_ERR_DTYPE,
+         "in-place SIGN is not defined for %s tensors (as in PyTorch: the sign of a complex "
+         "number is sgn, x/|x|, which stridemem does not provide)",
+         dtype_name(d));
   if (is_complex(d) && !op.on_complex)
     fail(SM_ERR_DTYPE,
          "in-place %s is not defined for %s tensors (CLAMP and RELU need an order complex "
@@ -69,10 +75,11 @@ void inplace_scalar(const TensorPtr& t, sm_op op, double a, double b) {
   if (bounds && !std::isnan(a)) check_scalar_fits(a, "a (min)", d, op);
   if (bounds && !std::isnan(b)) check_scalar_fits(b, "b (max)", d, op);
   check_writable(*t, "the tensor");
-  // ABS of bool is the identity on truth values: nothing to compute, and no
-  // bool element is loaded as a C++ bool (a byte other than 0 or 1, which
-  // from_blob and DLPack can hand over, would be undefined behaviour there).
-  const bool identity = d == DType::Bool && op == SM_OP_ABS;
+  // ABS and SIGN of bool are the identity on truth values: nothing to
+  // compute, and no bool element is loaded as a C++ bool (a byte other than 0
+  // or 1, which from_blob and DLPack can hand over, would be undefined
+  // behaviour there).
+  const bool identity = d == DType::Bool && (op == SM_OP_ABS || op == SM_OP_SIGN);
   if (t->numel() > 0 && !identity) kernels_for(t->device()).scalar_op(t->desc(), op, a, b);
   t->storage()->bump_version();
 }

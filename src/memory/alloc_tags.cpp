@@ -48,6 +48,11 @@ void push_tag(const char* name) {
       fail(SM_ERR_INVALID_ARGUMENT, "tag has a control character (byte 0x%02x at %zu)", s[i], i);
     const size_t len = utf8_sequence(s + i, n - i);
     if (!len) fail(SM_ERR_INVALID_ARGUMENT, "tag is not valid UTF-8 (at byte %zu)", i);
+    // C1 controls U+0080..U+009F are encoded as C2 80..C2 9F; in a report or
+    // a terminal they act as C0 controls do (U+0085 is a line break).
+    if (len == 2 && s[i] == 0xC2 && s[i + 1] < 0xA0)
+      fail(SM_ERR_INVALID_ARGUMENT, "tag has a control character (U+%04X, bytes 0xc2 0x%02x at %zu)",
+           static_cast<unsigned>(s[i + 1]), s[i + 1], i);
     i += len;
   }
   if (t_tags.size() >= kMaxTagDepth)

@@ -17,7 +17,8 @@ constexpr size_t kMaxTagBytes = 256;   // one name, in bytes
 constexpr size_t kMaxTagDepth = 256;   // names pushed and not popped, per thread
 
 // Throws Error(SM_ERR_INVALID_ARGUMENT) for a NULL, empty or over-long name,
-// one that is not UTF-8 or holds control characters, and past kMaxTagDepth.
+// one that is not UTF-8 or holds control characters (C0, DEL or C1:
+// U+0000..U+001F, U+007F..U+009F), and past kMaxTagDepth.
 void push_tag(const char* name);
 // Throws Error(SM_ERR_INVALID_ARGUMENT) when nothing is pushed on this thread.
 void pop_tag();

@@ -16,6 +16,8 @@
 
 namespace sm {
 
+// Returns once the calls of the replaced observers have returned (except the
+// caller's own and those replacing the observer themselves: see stridemem.h).
 void set_oom_observer(sm_oom_observer observer, void* user_data) noexcept;
 
 // s: the allocator's snapshot taken under its lock when the request failed,

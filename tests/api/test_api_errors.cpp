@@ -970,7 +970,10 @@ void register_value_cases() {
       [](C& c, bool& ok) { T_OUT(sm_index_select(c.t, 0, c.b4, &o)); });
 
   // --- bad enums and counts -> SM_ERR_INVALID_ARGUMENT
-  add("sm_empty_bad_dtype", BAD_DTYPE, {"sm_empty", "99"}, [](C&, bool& ok) { T_OUT(sm_empty(kS4, 1, 99, cpu(), &o)); });
+  add("sm_empty_bad_dtype", BAD_DTYPE,
+      {"sm_empty", "dtype = 99 is not a dtype (valid: 0 bool, 1 uint8, 2 int8, 3 int16, 4 int32, "
+                   "5 int64, 6 float16, 7 bfloat16, 8 float32, 9 float64, 10 uint16, 11 uint32, "
+                   "12 uint64, 13 complex64, 14 complex128)"}, [](C&, bool& ok) { T_OUT(sm_empty(kS4, 1, 99, cpu(), &o)); });
   add("sm_zeros_negative_dtype", BAD_DTYPE, {"sm_zeros", "-1"}, [](C&, bool& ok) { T_OUT(sm_zeros(kS4, 1, -1, cpu(), &o)); });
   add("sm_from_host_bad_dtype", BAD_DTYPE, {"sm_from_host"},
       [](C& c, bool& ok) { T_OUT(sm_from_host(c.buf.data(), kS4, 1, SM_NUM_DTYPES, cpu(), &o)); });
@@ -1042,6 +1045,8 @@ void register_value_cases() {
   add("sm_push_tag_empty", IA, {"sm_push_tag", "empty"}, [](C&, bool& ok) { NO_OUT(sm_push_tag("")); });
   add("sm_push_tag_control_character", IA, {"sm_push_tag", "control"},
       [](C&, bool& ok) { NO_OUT(sm_push_tag("a\tb")); });
+  add("sm_push_tag_c1_control_character", IA, {"sm_push_tag", "control character (U+0085", "at 1"},
+      [](C&, bool& ok) { NO_OUT(sm_push_tag("a\xC2\x85" "b")); });
   add("sm_push_tag_invalid_utf8", IA, {"sm_push_tag", "UTF-8"},
       [](C&, bool& ok) { NO_OUT(sm_push_tag("\xC0\xAF")); });
   add("sm_push_tag_surrogate", IA, {"sm_push_tag", "UTF-8"},

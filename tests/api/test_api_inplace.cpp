@@ -1,6 +1,9 @@
 // In-place ops: every op on every kind of dtype, through strided views
 // (transposed, negative strides, 0-d, empty), dtype rules, overlap
 // refusals, version counters.
+#include <cstring>
+#include <limits>
+
 #include "api_test_util.hpp"
 
 using namespace smt;
@@ -168,7 +171,7 @@ TEST(InplaceScalar, DtypeRefusals) {
   EXPECT_EQ(sm_inplace_scalar(t, SM_OP_ADD, 2.5, 0), SM_ERR_DTYPE);
   expect_error_mentions({"sm_inplace_scalar", "int32", "2.5"});
   // Unknown op.
-  expect_refused<float>({1}, 12, 0, 0, SM_ERR_INVALID_ARGUMENT);
+  expect_refused<float>({1}, SM_OP_SIGN + 1, 0, 0, SM_ERR_INVALID_ARGUMENT);
   expect_refused<float>({1}, -1, 0, 0, SM_ERR_INVALID_ARGUMENT);
 }
 
@@ -293,7 +296,7 @@ TEST(InplaceTensor, DtypeRefusals) {
   EXPECT_EQ(snap(i), before);
   // Ops without a tensor form.
   for (sm_op op : std::vector<sm_op>{SM_OP_ZERO, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG, SM_OP_ABS, SM_OP_SQRT,
-                   SM_OP_EXP, 12, -1}) {
+                   SM_OP_EXP, SM_OP_SIGN, SM_OP_SIGN + 1, -1}) {
     EXPECT_EQ(sm_inplace_tensor(f, op, f, 1.0), SM_ERR_INVALID_ARGUMENT) << "op " << op;
   }
   // Bool fill from bool is fine.
@@ -644,4 +647,128 @@ TEST(ExchangeDtypes, UnsignedOps) {
   Tensor half = make<double>({0.5}, {1});
   SM_ASSERT_OK(sm_inplace_tensor(half, SM_OP_MUL, big, 1));
   EXPECT_EQ(read<double>(half), (std::vector<double>{9223372036854774784.0}));
+}
+
+// ---- SIGN: PyTorch's sign_ (NaN kept, as NumPy's sign) -----------------------------------------
+
+namespace {
+uint64_t bits_of(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, 8);
+  return b;
+}
+uint32_t bits_of(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+// After SIGN, element by element: -1, +1, +0.0 for both zeros (no sign bit),
+// and a NaN left with the bits it had.
+template <class F>
+void expect_float_sign(const std::vector<F>& in, const std::vector<F>& out) {
+  ASSERT_EQ(in.size(), out.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const F x = in[i];
+    if (x != x) EXPECT_EQ(bits_of(out[i]), bits_of(x)) << "NaN at " << i << " kept as it was";
+    else if (x > 0) EXPECT_EQ(out[i], F(1)) << i;
+    else if (x < 0) EXPECT_EQ(out[i], F(-1)) << i;
+    else EXPECT_EQ(bits_of(out[i]), bits_of(F(0))) << "zero at " << i << " gives +0.0";
+  }
+}
+}  // namespace
+
+TEST(InplaceSign, Floating) {
+  const float fmin = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> f = {-2.5f, -0.0f, 0.0f, 3.0f, INFINITY, -INFINITY, NAN, -NAN,
+                                fmin, -fmin, std::numeric_limits<float>::max(),
+                                std::numeric_limits<float>::lowest()};
+  expect_float_sign(f, after_scalar(f, SM_OP_SIGN, 0));
+  const double dmin = std::numeric_limits<double>::denorm_min();
+  const std::vector<double> d = {-1e300, -0.0, 0.0, 1e-300, INFINITY, -INFINITY, NAN, -NAN,
+                                 dmin, -dmin};
+  expect_float_sign(d, after_scalar(d, SM_OP_SIGN, 0));
+  // float16 / bfloat16 bit patterns: -2, -0, +0, 65504, inf, -inf, NaN, -NaN, smallest subnormal.
+  const std::vector<uint16_t> h = {0xC000, 0x8000, 0x0000, 0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0xFE00,
+                                   0x0001};
+  EXPECT_EQ(after_scalar(h, SM_OP_SIGN, 0, 0, SM_FLOAT16),
+            (std::vector<uint16_t>{0xBC00, 0x0000, 0x0000, 0x3C00, 0x3C00, 0xBC00, 0x7E00, 0xFE00,
+                                   0x3C00}));
+  const std::vector<uint16_t> bf = {0xC000, 0x8000, 0x0000, 0x7F7F, 0x7F80, 0xFF80, 0x7FC0,
+                                    0xFFC0, 0x0001};
+  EXPECT_EQ(after_scalar(bf, SM_OP_SIGN, 0, 0, SM_BFLOAT16),
+            (std::vector<uint16_t>{0xBF80, 0x0000, 0x0000, 0x3F80, 0x3F80, 0xBF80, 0x7FC0, 0xFFC0,
+                                   0x3F80}));
+}
+
+TEST(InplaceSign, IntegersUnsignedAndBool) {
+  EXPECT_EQ(after_scalar(std::vector<int8_t>{INT8_MIN, -1, 0, 1, INT8_MAX}, SM_OP_SIGN, 0),
+            (std::vector<int8_t>{-1, -1, 0, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<int16_t>{INT16_MIN, -7, 0, 7, INT16_MAX}, SM_OP_SIGN, 0),
+            (std::vector<int16_t>{-1, -1, 0, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<int32_t>{INT32_MIN, -7, 0, 7, INT32_MAX}, SM_OP_SIGN, 0),
+            (std::vector<int32_t>{-1, -1, 0, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<int64_t>{INT64_MIN, -7, 0, 7, INT64_MAX}, SM_OP_SIGN, 0),
+            (std::vector<int64_t>{-1, -1, 0, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<uint8_t>{0, 1, 128, 255}, SM_OP_SIGN, 0),
+            (std::vector<uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<uint16_t>{0, 1, 0x8000, 0xFFFF}, SM_OP_SIGN, 0, 0, SM_UINT16),
+            (std::vector<uint16_t>{0, 1, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<uint32_t>{0, 1, 0x80000000u, UINT32_MAX}, SM_OP_SIGN, 0),
+            (std::vector<uint32_t>{0, 1, 1, 1}));
+  EXPECT_EQ(after_scalar(std::vector<uint64_t>{0, 1, 1ull << 63, UINT64_MAX}, SM_OP_SIGN, 0),
+            (std::vector<uint64_t>{0, 1, 1, 1}))
+      << "2^63 and above are positive, not negative";
+  // bool: the identity (torch.sign of bool is bool); bytes other than 0 and
+  // 1 stay as they are, and the version moves.
+  Tensor b = make_bool({2, 0, 1, 255}, {4});
+  const int64_t v = version_of(b);
+  SM_ASSERT_OK(sm_inplace_scalar(b, SM_OP_SIGN, 0, 0));
+  EXPECT_EQ(read_bool(b), (std::vector<uint8_t>{2, 0, 1, 255}));
+  EXPECT_EQ(version_of(b), v + 1);
+}
+
+TEST(InplaceSign, ComplexIsRefusedNamingSgn) {
+  for (sm_dtype dt : {SM_COMPLEX64, SM_COMPLEX128}) {
+    const int64_t n = 2;
+    Tensor x;
+    SM_ASSERT_OK(sm_zeros(&n, 1, dt, cpu(), x.out()));
+    const TensorSnap before = snap(x);
+    EXPECT_EQ(sm_inplace_scalar(x, SM_OP_SIGN, 0, 0), SM_ERR_DTYPE);
+    expect_error_mentions({"sm_inplace_scalar", "SIGN", sm_dtype_name(dt), "sgn"});
+    EXPECT_EQ(snap(x), before);
+  }
+  // No tensor form.
+  Tensor f = make<float>({1, -1}, {2});
+  EXPECT_EQ(sm_inplace_tensor(f, SM_OP_SIGN, f, 1.0), SM_ERR_INVALID_ARGUMENT);
+  // An overlapping destination is refused as for every op.
+  Tensor one = make<float>({-3}, {1}), wide;
+  const int64_t four = 4;
+  SM_ASSERT_OK(sm_expand(one, &four, 1, wide.out()));
+  EXPECT_EQ(sm_inplace_scalar(wide, SM_OP_SIGN, 0, 0), SM_ERR_OVERLAP);
+  EXPECT_EQ(read<float>(one), std::vector<float>{-3});
+}
+
+TEST(InplaceSign, ThroughTransposedAndNegativeStrideViews) {
+  // base[::-1, ::2].T of a 3x4 tensor: strides (2, -4), offset 8.
+  std::vector<float> vals = {-0.0f, 5, -2, NAN, 4, -5, 0, 7, -8, 9, INFINITY, -11};
+  Tensor base = make<float>(vals, {3, 4});
+  Tensor r, s, t;
+  SM_ASSERT_OK(sm_flip(base, std::vector<int32_t>{0}.data(), 1, r.out()));
+  SM_ASSERT_OK(sm_slice(r, 1, 0, 4, 2, s.out()));
+  SM_ASSERT_OK(sm_transpose(s, 0, 1, t.out()));
+  expect_layout(t, {2, 3}, {2, -4}, 8);
+  SM_ASSERT_OK(sm_inplace_scalar(t, SM_OP_SIGN, 0, 0));
+  std::vector<float> want = vals;
+  for (size_t i : {0u, 2u, 4u, 6u, 8u, 10u}) want[i] = vals[i] > 0 ? 1.0f : vals[i] < 0 ? -1.0f : 0.0f;
+  const std::vector<float> got = read<float>(base);
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+    else EXPECT_EQ(bits_of(got[i]), bits_of(want[i])) << i << ": only the view's elements change";
+  }
+  // A transposed int32 view.
+  Tensor ib = make<int32_t>({INT32_MIN, 3, 0, -4, 5, -6}, {2, 3});
+  Tensor it;
+  SM_ASSERT_OK(sm_transpose(ib, 0, 1, it.out()));
+  SM_ASSERT_OK(sm_inplace_scalar(it, SM_OP_SIGN, 0, 0));
+  EXPECT_EQ(read<int32_t>(ib), (std::vector<int32_t>{-1, 1, 0, -1, 1, -1}));
 }

@@ -5,9 +5,14 @@
 // blocks, the history ring, the out-of-memory report in sm_last_error and
 // the observer (sm_set_oom_observer).
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -854,6 +859,147 @@ TEST(OutOfMemory, ObserverRunsOnTheThreadThatAsked) {
   EXPECT_EQ(seen.thread, worker);
   expect_library_works();
 }
+
+// ---- replacing an observer while it runs -------------------------------------------------------
+
+namespace {
+
+
+// A request larger than any machine: fails with SM_ERR_OUT_OF_MEMORY on any
+// thread, every time, without the process-wide fault countdown.
+sm_status fail_huge_request() {
+  const int64_t shape[1] = {int64_t(1) << 43};
+  sm_tensor out = nullptr;
+  return sm_empty(shape, 1, SM_FLOAT32, cpu(), &out);
+}
+
+// Waits for pred up to a deadline; a deadlock fails the test instead of
+// hanging it (the stuck thread cannot be joined, so the process ends).
+template <class Pred>
+void wait_or_abort(std::mutex& mu, std::condition_variable& cv, Pred pred, const char* what) {
+  std::unique_lock<std::mutex> lock(mu);
+  if (!cv.wait_for(lock, std::chrono::seconds(30), pred)) {
+    std::fprintf(stderr, "deadlock: %s after 30 s\n", what);
+    std::abort();
+  }
+}
+
+struct Blocking {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, released = false;
+  std::atomic<bool> returned{false};
+};
+void blocking_observer(const sm_oom_info*, void* user) {
+  Blocking& b = *static_cast<Blocking*>(user);
+  std::unique_lock<std::mutex> lock(b.mu);
+  b.entered = true;
+  b.cv.notify_all();
+  b.cv.wait(lock, [&] { return b.released; });
+  lock.unlock();
+  b.returned = true;  // the observer's last touch of its user_data
+}
+
+TEST(OutOfMemory, ReplacingWaitsForTheObserverInFlight) {
+  Blocking b;
+  SM_ASSERT_OK(sm_set_oom_observer(blocking_observer, &b));
+  sm_status failing = SM_OK;
+  std::thread failer([&] { failing = fail_huge_request(); });
+  wait_or_abort(b.mu, b.cv, [&] { return b.entered; }, "the observer was not called");
+  std::atomic<bool> replaced{false}, observer_done_at_return{false};
+  std::thread replacer([&] {
+    EXPECT_EQ(sm_set_oom_observer(nullptr, nullptr), SM_OK);
+    observer_done_at_return = b.returned.load();
+    replaced = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(replaced.load())
+      << "sm_set_oom_observer returned while the observer it replaced was still running";
+  {
+    std::lock_guard<std::mutex> lock(b.mu);
+    b.released = true;
+  }
+  b.cv.notify_all();
+  replacer.join();
+  failer.join();
+  EXPECT_TRUE(observer_done_at_return.load())
+      << "the replacement returned before the replaced observer did";
+  EXPECT_EQ(failing, SM_ERR_OUT_OF_MEMORY);
+  // A failure after the replacement calls no observer.
+  EXPECT_EQ(fail_huge_request(), SM_ERR_OUT_OF_MEMORY);
+  expect_library_works();
+}
+
+// An observer that removes itself, allocates and fails again from inside
+// returns; the failing call reports its own error.
+TEST(OutOfMemory, ObserverThatReplacesItselfDoesNotDeadlock) {
+  Seen seen;
+  ObserverScope scope(&seen);
+  sm_status removed = SM_ERR_INTERNAL, inner = SM_OK;
+  seen.inside = [&](Seen&) {
+    removed = sm_set_oom_observer(nullptr, nullptr);
+    int64_t m = 16;
+    sm_tensor t = nullptr;
+    if (sm_empty(&m, 1, SM_FLOAT32, cpu(), &t) == SM_OK) sm_tensor_release(t);
+    inner = fail_huge_request();
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  sm_status outer = SM_OK;
+  std::thread th([&] {
+    outer = fail_huge_request();
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+    cv.notify_all();
+  });
+  wait_or_abort(mu, cv, [&] { return done; }, "an observer removing itself");
+  th.join();
+  EXPECT_EQ(outer, SM_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(removed, SM_OK);
+  EXPECT_EQ(inner, SM_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(seen.calls, 1);
+  EXPECT_EQ(fail_huge_request(), SM_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(seen.calls, 1) << "removed from inside: not called again";
+  expect_library_works();
+}
+
+// Two observers in flight on two threads, each replacing the observer while
+// the other still runs: neither waits for the other.
+struct Pair {
+  std::mutex mu;
+  std::condition_variable cv;
+  int entered = 0, replaced = 0;
+};
+void replacing_observer(const sm_oom_info*, void* user) {
+  Pair& p = *static_cast<Pair*>(user);
+  {
+    std::unique_lock<std::mutex> lock(p.mu);
+    ++p.entered;
+    p.cv.notify_all();
+    p.cv.wait(lock, [&] { return p.entered == 2; });
+  }
+  EXPECT_EQ(sm_set_oom_observer(replacing_observer, user), SM_OK);
+  std::lock_guard<std::mutex> lock(p.mu);
+  ++p.replaced;
+  p.cv.notify_all();
+}
+
+TEST(OutOfMemory, ObserversReplacingEachOtherDoNotDeadlock) {
+  Pair p;
+  SM_ASSERT_OK(sm_set_oom_observer(replacing_observer, &p));
+  sm_status st[2] = {SM_OK, SM_OK};
+  std::thread a([&] { st[0] = fail_huge_request(); });
+  std::thread b([&] { st[1] = fail_huge_request(); });
+  wait_or_abort(p.mu, p.cv, [&] { return p.replaced == 2; }, "two observers replacing each other");
+  a.join();
+  b.join();
+  EXPECT_EQ(st[0], SM_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(st[1], SM_ERR_OUT_OF_MEMORY);
+  SM_EXPECT_OK(sm_set_oom_observer(nullptr, nullptr));
+}
+
+}  // namespace
 
 // ---- CUDA (where a GPU is usable) -----------------------------------------------------------
 

@@ -195,7 +195,8 @@ TEST(CudaOps, EveryDtypeConversion) {
 TEST(CudaOps, InPlaceScalarOps) {
   SMT_REQUIRE_CUDA();
   const sm_op ops[] = {SM_OP_FILL, SM_OP_ZERO, SM_OP_ADD,  SM_OP_SUB,  SM_OP_MUL,  SM_OP_DIV,
-                       SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG, SM_OP_ABS, SM_OP_SQRT, SM_OP_EXP};
+                       SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG, SM_OP_ABS, SM_OP_SQRT, SM_OP_EXP,
+                       SM_OP_SIGN};
   const double args[][2] = {{3, 0}, {-2.5, 0}, {0.1, 7}, {NAN, 5}, {-3, NAN}, {1e10, 0}};
   for (sm_dtype dt : kDtypes) {
     for (sm_op op : ops) {

@@ -1030,7 +1030,8 @@ static void test_import_read_only(void)
     {
         static const sm_op scalar_ops[] = {SM_OP_FILL, SM_OP_ZERO, SM_OP_ADD, SM_OP_SUB,
                                            SM_OP_MUL,  SM_OP_DIV,  SM_OP_CLAMP, SM_OP_RELU,
-                                           SM_OP_NEG,  SM_OP_ABS,  SM_OP_SQRT, SM_OP_EXP};
+                                           SM_OP_NEG,  SM_OP_ABS,  SM_OP_SQRT, SM_OP_EXP,
+                                           SM_OP_SIGN};
         static const sm_op tensor_ops[] = {SM_OP_FILL, SM_OP_ADD, SM_OP_SUB, SM_OP_MUL,
                                            SM_OP_DIV};
         size_t k;

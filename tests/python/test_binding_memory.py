@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -322,6 +323,48 @@ def oom_observer():
     keep.close()
 
 
+def oom_observer_replaced_from_two_threads():
+    """An observer that replaces the observer while another thread is
+    replacing it: sm_set_oom_observer on that thread waits for the observer
+    in flight, which must be able to finish (no lock of the binding held
+    across the wait)."""
+    entered, done = threading.Event(), threading.Event()
+    results = {}
+
+    def second(info):
+        pass
+
+    def first(info):
+        entered.set()
+        time.sleep(0.3)  # the other thread is now inside sm_set_oom_observer, waiting
+        results["inner"] = sm.set_oom_observer(second)
+
+    def fail():
+        try:
+            sm.empty(1 << 43)  # over any machine's memory
+        except sm.OutOfMemoryError:
+            results["failed"] = True
+        done.set()
+
+    sm.set_oom_observer(first)
+    t1 = threading.Thread(target=fail, daemon=True)
+    t1.start()
+    R.check(entered.wait(30), "the observer was called")
+    t2 = threading.Thread(target=lambda: results.setdefault("outer", sm.set_oom_observer(None)),
+                          daemon=True)
+    t2.start()
+    t2.join(30)
+    R.check(done.wait(30) and not t2.is_alive(),
+            "two threads replacing the observer, one from inside it, both return")
+    if t2.is_alive():
+        print("FAIL: deadlocked threads left behind; exiting")
+        sys.stdout.flush()
+        os._exit(1)
+    R.check(results.get("failed"), "the huge request failed with OutOfMemoryError")
+    R.check(results.get("inner") in (first, None), "the inner call returned the previous observer")
+    sm.set_oom_observer(None)
+
+
 def exported():
     for name in ("memory_snapshot", "save_memory_snapshot", "tag", "record_memory_history",
                  "set_oom_observer", "OomInfo"):
@@ -331,6 +374,7 @@ def exported():
 for name, fn in [("snapshot agrees with stats", snapshot_agrees_with_stats),
                  ("save_memory_snapshot", save_snapshot), ("storage ids", storage_ids),
                  ("tags", tags), ("history", history), ("oom observer", oom_observer),
+                 ("oom observer replaced from two threads", oom_observer_replaced_from_two_threads),
                  ("exported", exported)]:
     R.run(name, fn)
 sm.debug_fail_alloc(0)

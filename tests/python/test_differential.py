@@ -1141,7 +1141,7 @@ class Chain(object):
         elif dt in INTS:
             info = np.iinfo(EXCH[dt])
             op = rng.choice(["fill", "zero", "add", "sub", "mul", "clamp", "relu", "neg", "abs",
-                             "add", "mul", "div", "sqrt", "exp", "fracadd"])
+                             "add", "mul", "div", "sqrt", "exp", "fracadd", "sign"])
             # uint64 values above 2^63 as doubles: multiples of 2^12 are exact.
             huge = [float(rng.randrange(2 ** 51, 2 ** 52) << 12), 2.0 ** 63, float(2 ** 64 - 2 ** 12)]
             if op == "fill":
@@ -1163,7 +1163,7 @@ class Chain(object):
                 a = 1.5
         elif dt in COMPLEX:
             op = rng.choice(["fill", "zero", "add", "sub", "mul", "div", "neg", "sqrt", "exp",
-                             "add", "mul", "clamp", "relu", "abs"])
+                             "add", "mul", "clamp", "relu", "abs", "sign"])
             if op in ("fill", "add", "sub", "mul", "div"):
                 a = rng.choice([float(self.g.standard_normal() * 10), rng.choice(TRICKY),
                                 float(rng.randint(-4, 4)), 0.5, 0.0])
@@ -1173,7 +1173,7 @@ class Chain(object):
                 a, b = -1.0, 1.0
         else:
             op = rng.choice(["fill", "zero", "add", "sub", "mul", "div", "clamp", "relu", "neg",
-                             "abs", "sqrt", "exp"])
+                             "abs", "sqrt", "exp", "sign"])
             if op in ("fill", "add", "sub", "mul", "div"):
                 a = rng.choice([float(self.g.standard_normal() * 10), rng.choice(TRICKY),
                                 float(rng.randint(-4, 4)), 0.5, 0.0])
@@ -1203,7 +1203,7 @@ class Chain(object):
 
         dtype_error = ((dt == "bool" and op not in ("fill", "zero")) or
                        (dt in INTS and op in ("div", "sqrt", "exp", "fracadd")) or
-                       (dt in COMPLEX and op in ("clamp", "relu", "abs")) or  # no order; |z| is real
+                       (dt in COMPLEX and op in ("clamp", "relu", "abs", "sign")) or  # no order; |z| is real
                        (op == "fill" and not isinstance(a, complex) and not value_fits(dt, a)))
         so = self.self_overlap(p)
         overlap = so != "no"
@@ -1253,6 +1253,8 @@ class Chain(object):
                         r = np.maximum(r, int(a))
                     if b is not None:
                         r = np.minimum(r, int(b))
+                elif op == "sign":
+                    r = np.sign(vals)  # 0 or 1 for unsigned values
                 elif op in ("relu", "abs") and dt in UNSIGNED:
                     r = vals  # the identity on unsigned values
                 elif op == "relu":
@@ -1289,6 +1291,8 @@ class Chain(object):
                 r = np.sqrt(xc)
             elif op == "exp":
                 r = np.exp(xc)
+            elif op == "sign":
+                r = np.sign(xc)  # NaN stays NaN, both zeros give +0.0
         r = np.asarray(r, dtype=ct)
         src = "float64" if ct is np.float64 else "float32"
         return convert(r, src, dt), tol, scale

@@ -807,6 +807,20 @@ def chk_relu_negative_zero():
     return out
 
 
+def chk_sign_nan():
+    x = np.array([np.nan, -np.nan, -0.0, -2.0], np.float32)
+    a = sm.from_numpy(x.copy())
+    a.sign_()
+    got = a.numpy()
+    tx = torch.from_numpy(x.copy()).sign_().numpy()
+    return [("stridemem sign_ keeps NaN with its sign (as np.sign)",
+             np.isnan(got[:2]).all() and list(np.signbit(got[:2])) == [False, True]),
+            ("stridemem and torch give +0.0 for -0.0 and -1 for -2",
+             got[2:].tolist() == [0.0, -1.0] and not np.signbit(got[2]) and
+             tx[2:].tolist() == [0.0, -1.0] and not np.signbit(tx[2])),
+            ("torch's sign_ gives 0 for NaN", tx[:2].tolist() == [0.0, 0.0])]
+
+
 def chk_arange_integer():
     ok = sm.arange_n(0.0, 0.1, 7, "uint8")
     return [("stridemem int8 arange(100, 130) is SM_ERR_DTYPE",
@@ -995,6 +1009,7 @@ DIFF_CHECKS = {
     "narrow-start-range": chk_narrow_start_range,
     "abs-bool": chk_abs_bool,
     "relu-negative-zero": chk_relu_negative_zero,
+    "sign-nan": chk_sign_nan,
     "bool-arithmetic": chk_bool_arithmetic,
     "fill-tensor-converts": chk_fill_tensor_converts,
     "same-elements": chk_same_elements,

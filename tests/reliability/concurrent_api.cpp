@@ -141,6 +141,9 @@ void observe(const sm_oom_info* info, void* user) {
   if (known) static_cast<OomTally*>(user)->calls++;
 }
 
+// Counts into its user_data, which its thread frees after removing it.
+void count_call(const sm_oom_info*, void* user) { static_cast<OomTally*>(user)->calls++; }
+
 // A DLPack producer outside the library: its own memory, its deleter counts.
 struct Producer {
   sm_DLManagedTensorVersioned m;
@@ -1167,6 +1170,21 @@ class Worker {
       REL_OK(sm_debug_fail_alloc(0));
       REL_CHECK(t_observed == before, "a removed observer was told");
     }
+    // A replaced observer's calls are over when the replacement returns:
+    // every thread frees its user_data right after removing the observer,
+    // while the other threads' failures may be calling it (TSan and ASan
+    // report a free racing with the observer's access to it).
+    sync();
+    auto* box = new OomTally;
+    OK(sm_set_oom_observer, count_call, box);
+    for (int i = 0; i < 4; ++i) {
+      const int64_t huge = int64_t(1) << 43;  // over any machine's memory: fails on every thread
+      sm_tensor t = nullptr;
+      REL_STATUS(sm_empty(&huge, 1, SM_FLOAT32, rel::cpu(), &t), SM_ERR_OUT_OF_MEMORY);
+    }
+    OK(sm_set_oom_observer, nullptr, nullptr);
+    delete box;
+    sync();
   }
 
   // ---- aging handle slots while other threads create handles -----------------------------------

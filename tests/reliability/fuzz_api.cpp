@@ -3351,12 +3351,14 @@ struct Fuzz {
   // The status of sm_inplace_scalar(t of dtype d, op, a, b) from the op
   // table's dtype rules and the scalar rules, before writability.
   static sm_status predict_scalar_op(sm_dtype d, sm_op op, double a, double b) {
-    if (op < SM_OP_FILL || op > SM_OP_EXP) return SM_ERR_INVALID_ARGUMENT;
+    if (op < SM_OP_FILL || op > SM_OP_SIGN) return SM_ERR_INVALID_ARGUMENT;
     const bool arith = op == SM_OP_ADD || op == SM_OP_SUB || op == SM_OP_MUL;
     const bool fractional = op == SM_OP_DIV || op == SM_OP_SQRT || op == SM_OP_EXP;
-    if (d == SM_BOOL && !(op == SM_OP_FILL || op == SM_OP_ZERO || op == SM_OP_ABS)) return SM_ERR_DTYPE;
+    if (d == SM_BOOL && !(op == SM_OP_FILL || op == SM_OP_ZERO || op == SM_OP_ABS || op == SM_OP_SIGN))
+      return SM_ERR_DTYPE;
     if (dt_integral(d) && fractional) return SM_ERR_DTYPE;
-    if (dt_complex(d) && (op == SM_OP_CLAMP || op == SM_OP_RELU || op == SM_OP_ABS)) return SM_ERR_DTYPE;
+    if (dt_complex(d) && (op == SM_OP_CLAMP || op == SM_OP_RELU || op == SM_OP_ABS || op == SM_OP_SIGN))
+      return SM_ERR_DTYPE;
     if (dt_integral(d)) {
       if (arith && !whole_operand(d, a)) return SM_ERR_DTYPE;
       if (op == SM_OP_CLAMP && ((!std::isnan(a) && !whole_operand(d, a)) || (!std::isnan(b) && !whole_operand(d, b))))
@@ -3385,6 +3387,7 @@ struct Fuzz {
         case SM_OP_MUL: v = t * as_u64(a); break;
         case SM_OP_NEG: v = 0 - t; break;
         case SM_OP_ABS: case SM_OP_RELU: v = t; break;
+        case SM_OP_SIGN: v = t != 0; break;
         case SM_OP_CLAMP: {
           i128 c = x.i;
           if (!std::isnan(a) && c < static_cast<i128>(a)) c = static_cast<i128>(a);

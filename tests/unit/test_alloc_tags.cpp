@@ -90,6 +90,12 @@ TEST(AllocTags, NamesAreValidated) {
   // Control characters (C0 and DEL), anywhere.
   for (const char* s : {"\x01", "a\tb", "a\nb", "\x1f", "x\x7f", "\x1b[31m"})
     expect_refused(s, "control character", "control character");
+  // C1 controls (U+0080..U+009F, two bytes each), named with their position.
+  for (const char* s : {"\xC2\x80", "a\xC2\x85" "b", "\xC2\x9B[31m", "abc\xC2\x9F"})
+    expect_refused(s, "control character (U+00", "C1 control character");
+  expect_refused("a\xC2\x85" "b", "U+0085, bytes 0xc2 0x85 at 1", "NEL at byte 1");
+  // A malformed sequence starting with C2 is refused as not UTF-8, not as a control.
+  expect_refused("\xC2\x41", "UTF-8", "C2 without its continuation byte");
   // Not UTF-8: stray continuation, truncated sequences, bad continuation,
   // overlong forms, surrogates, past U+10FFFF, bytes that never appear.
   for (const char* s :
@@ -111,7 +117,7 @@ TEST(AllocTags, NamesAreValidated) {
     return s;
   }();
   for (const std::string& s :
-       {std::string("~"), std::string("\xC2\x80"), std::string("\xDF\xBF"),
+       {std::string("~"), std::string("\xC2\xA0"), std::string("\xDF\xBF"),
         std::string("\xE0\xA0\x80"), std::string("\xED\x9F\xBF"), std::string("\xEE\x80\x80"),
         std::string("\xEF\xBF\xBF"), std::string("\xF0\x90\x80\x80"),
         std::string("\xF4\x8F\xBF\xBF"), std::string("\xE2\x82\xAC"),

@@ -619,6 +619,7 @@ T ref_scalar(T v, sm_op op, double a, double b) {
       case SM_OP_ABS: r = std::fabs(x); break;
       case SM_OP_SQRT: r = std::sqrt(x); break;
       case SM_OP_EXP: r = sm::exp_rn(x); break;  // accuracy: test_element_ops.cpp
+      case SM_OP_SIGN: r = std::isnan(x) ? x : x > 0 ? C(1) : x < 0 ? C(-1) : C(0); break;
     }
     return sm::Convert<T>::from_double(static_cast<double>(r));
   } else {
@@ -638,6 +639,7 @@ T ref_scalar(T v, sm_op op, double a, double b) {
       case SM_OP_RELU: r = x < 0 ? 0 : x; break;
       case SM_OP_NEG: r = static_cast<int64_t>(0 - ux); break;
       case SM_OP_ABS: r = x < 0 ? static_cast<int64_t>(0 - ux) : x; break;
+      case SM_OP_SIGN: r = x < 0 ? -1 : x > 0 ? 1 : 0; break;
       default: break;
     }
     return sm::Convert<T>::from_int(r);
@@ -670,7 +672,7 @@ TEST(CpuKernels, ScalarOpsEveryDtype) {
     std::vector<sm_op> ops = {SM_OP_FILL, SM_OP_ZERO};
     if (dt != DType::Bool) {
       for (sm_op o : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG,
-                      SM_OP_ABS})
+                      SM_OP_ABS, SM_OP_SIGN})
         ops.push_back(o);
       if (floating(dt))
         for (sm_op o : {SM_OP_DIV, SM_OP_SQRT, SM_OP_EXP}) ops.push_back(o);

@@ -25,28 +25,35 @@ using sm::DType;
 
 TEST(ElementOps, TableHasOneRowPerOpInEnumOrder) {
   const char* names[] = {"FILL", "ZERO", "ADD", "SUB", "MUL", "DIV",
-                         "CLAMP", "RELU", "NEG", "ABS", "SQRT", "EXP"};
-  for (int op = SM_OP_FILL; op <= SM_OP_EXP; ++op) {
+                         "CLAMP", "RELU", "NEG", "ABS", "SQRT", "EXP", "SIGN"};
+  for (int op = SM_OP_FILL; op <= SM_OP_SIGN; ++op) {
     const sm::OpTraits* t = sm::op_traits(op);
     ASSERT_NE(t, nullptr) << op;
     EXPECT_STREQ(t->name, names[op]);
     EXPECT_TRUE(t->scalar_form) << names[op];
   }
   EXPECT_EQ(sm::op_traits(-1), nullptr);
-  EXPECT_EQ(sm::op_traits(SM_OP_EXP + 1), nullptr);
+  EXPECT_EQ(sm::op_traits(SM_OP_SIGN + 1), nullptr);
   EXPECT_STREQ(sm::op_name(99), "unknown");
   // The forms and dtype rules the engine enforces (engine/inplace.cpp).
   for (int op : {SM_OP_FILL, SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV})
     EXPECT_TRUE(sm::op_traits(op)->tensor_form) << op;
-  for (int op : {SM_OP_ZERO, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG, SM_OP_ABS, SM_OP_SQRT, SM_OP_EXP})
+  for (int op : {SM_OP_ZERO, SM_OP_CLAMP, SM_OP_RELU, SM_OP_NEG, SM_OP_ABS, SM_OP_SQRT, SM_OP_EXP,
+                 SM_OP_SIGN})
     EXPECT_FALSE(sm::op_traits(op)->tensor_form) << op;
   for (int op : {SM_OP_DIV, SM_OP_SQRT, SM_OP_EXP}) EXPECT_FALSE(sm::op_traits(op)->integral_result);
-  for (int op = SM_OP_FILL; op <= SM_OP_EXP; ++op)
-    EXPECT_EQ(sm::op_traits(op)->on_bool, op == SM_OP_FILL || op == SM_OP_ZERO || op == SM_OP_ABS)
+  for (int op = SM_OP_FILL; op <= SM_OP_SIGN; ++op)
+    EXPECT_EQ(sm::op_traits(op)->on_bool,
+              op == SM_OP_FILL || op == SM_OP_ZERO || op == SM_OP_ABS || op == SM_OP_SIGN)
+        << op;
+  EXPECT_TRUE(sm::op_traits(SM_OP_SIGN)->integral_result);
+  for (int op = SM_OP_FILL; op <= SM_OP_SIGN; ++op)
+    EXPECT_EQ(sm::op_traits(op)->on_complex,
+              op != SM_OP_CLAMP && op != SM_OP_RELU && op != SM_OP_ABS && op != SM_OP_SIGN)
         << op;
   EXPECT_EQ(sm::op_traits(SM_OP_CLAMP)->whole_scalars, 2);
   EXPECT_EQ(sm::op_traits(SM_OP_ADD)->whole_scalars, 1);
-  for (int op = SM_OP_FILL; op <= SM_OP_EXP; ++op)
+  for (int op = SM_OP_FILL; op <= SM_OP_SIGN; ++op)
     EXPECT_EQ(sm::op_traits(op)->scales_by_alpha, op == SM_OP_ADD || op == SM_OP_SUB) << op;
 }
 
@@ -110,6 +117,33 @@ TEST(ElementOps, NanRulesOfClampReluAndScalarOperands) {
   EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_CLAMP, -100, ki), -100);
   EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_CLAMP, 100, ki), 5);
   EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_ADD, 7, ki), 7);
+}
+
+TEST(ElementOps, SignKeepsNanAndGivesPositiveZero) {
+  const auto kf = sm::make_scalar_args<float>(0.0, 0.0);
+  EXPECT_EQ(sm::apply_scalar_op<float>(SM_OP_SIGN, -3.5f, kf), -1.0f);
+  EXPECT_EQ(sm::apply_scalar_op<float>(SM_OP_SIGN, 1e-45f, kf), 1.0f);
+  EXPECT_EQ(sm::apply_scalar_op<float>(SM_OP_SIGN, -INFINITY, kf), -1.0f);
+  EXPECT_FALSE(std::signbit(sm::apply_scalar_op<float>(SM_OP_SIGN, -0.0f, kf))) << "-0.0 gives +0.0";
+  const float neg_nan = -std::numeric_limits<float>::quiet_NaN();
+  const float got = sm::apply_scalar_op<float>(SM_OP_SIGN, neg_nan, kf);
+  EXPECT_TRUE(std::isnan(got) && std::signbit(got)) << "a NaN is returned as it is";
+  const auto kd = sm::make_scalar_args<double>(0.0, 0.0);
+  EXPECT_TRUE(std::isnan(sm::apply_scalar_op<double>(SM_OP_SIGN, NAN, kd)));
+  EXPECT_EQ(sm::apply_scalar_op<double>(SM_OP_SIGN, 5e-324, kd), 1.0);
+  const auto ki = sm::make_scalar_args<int64_t>(0.0, 0.0);
+  EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_SIGN, INT64_MIN, ki), -1);
+  EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_SIGN, 0, ki), 0);
+  EXPECT_EQ(sm::apply_scalar_op<int64_t>(SM_OP_SIGN, INT64_MAX, ki), 1);
+  const auto ku = sm::make_scalar_args<uint64_t>(0.0, 0.0);
+  EXPECT_EQ(sm::apply_scalar_op<uint64_t>(SM_OP_SIGN, uint64_t(1) << 63, ku), 1u) << "unsigned";
+  EXPECT_EQ(sm::apply_scalar_op<uint64_t>(SM_OP_SIGN, 0, ku), 0u);
+  // Through storage types: int8 -128, float16 -0.0 (0x8000) and NaN (0xFE00).
+  EXPECT_EQ(sm::scalar_op_element<int8_t>(SM_OP_SIGN, int8_t(-128), ki), int8_t(-1));
+  const auto kh = sm::make_scalar_args<float>(0.0, 0.0);
+  EXPECT_EQ(sm::scalar_op_element<sm::Half>(SM_OP_SIGN, sm::Half{0x8000}, kh).bits, 0x0000);
+  EXPECT_EQ(sm::scalar_op_element<sm::Half>(SM_OP_SIGN, sm::Half{0xFE00}, kh).bits, 0xFE00);
+  EXPECT_EQ(sm::scalar_op_element<sm::BFloat16>(SM_OP_SIGN, sm::BFloat16{0xC2F7}, kh).bits, 0xBF80);
 }
 
 TEST(ElementOps, FillAndZeroAreDefinedLikeEveryOtherOp) {

@@ -67,7 +67,7 @@ DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST = 1, 2, 3
 FORMATS = {"contiguous": 0, "channels_last": 1, "channels_last_3d": 2, "preserve": 3}
 
 OPS = {"fill": 0, "zero": 1, "add": 2, "sub": 3, "mul": 4, "div": 5, "clamp": 6,
-       "relu": 7, "neg": 8, "abs": 9, "sqrt": 10, "exp": 11}
+       "relu": 7, "neg": 8, "abs": 9, "sqrt": 10, "exp": 11, "sign": 12}
 
 SLICE_NONE = -(1 << 63)  # SM_SLICE_NONE == INT64_MIN
 SHARE_DESC_SIZE = 144  # SM_SHARE_DESC_SIZE: the bytes of an sm_share_desc

@@ -113,6 +113,14 @@ def exp_(self: Tensor) -> Tensor:
     return self._inplace("exp")
 
 
+def sign_(self: Tensor) -> Tensor:
+    """Every element replaced by -1, 0 or +1 in place (torch's sign_):
+    both zeros give +0.0, NaN stays NaN (as NumPy's sign; torch gives 0),
+    bool tensors are unchanged; not for complex tensors (the complex sign
+    x/|x| is torch's sgn, which stridemem lacks). Returns self."""
+    return self._inplace("sign")
+
+
 def __iadd__(self: Tensor, other: Any) -> Tensor:
     return self.add_(other)
 

@@ -686,6 +686,7 @@ class Tensor(_Owner):
     abs_ = _inplace_ops.abs_
     sqrt_ = _inplace_ops.sqrt_
     exp_ = _inplace_ops.exp_
+    sign_ = _inplace_ops.sign_
     __iadd__ = _inplace_ops.__iadd__
     __isub__ = _inplace_ops.__isub__
     __imul__ = _inplace_ops.__imul__

@@ -271,11 +271,16 @@ def _oom_info(p) -> OomInfo:
 
 
 # The Python observer, called by the one C trampoline below. The trampoline
-# is made once and never freed: the library may be about to call an observer
-# on another thread while set_oom_observer replaces it (it does not wait for
-# running observers), so the function pointer it was given must stay valid.
+# is made once and never freed: another binding in the process may install
+# it again at any time, so the function pointer it was given stays valid.
+# sm_set_oom_observer waits for the observer calls in flight (ctypes drops
+# the GIL for the wait, so a Python observer running on another thread can
+# finish), so it is called without _oom_lock: an observer that replaces the
+# observer while another thread is replacing it would otherwise wait for the
+# lock held by that thread's wait for it.
 _oom_lock = threading.Lock()
 _oom_observer = None  # type: Optional[Callable[[OomInfo], Any]]
+_oom_changes = 0  # counts set_oom_observer calls, under _oom_lock
 
 
 def _oom_trampoline_impl(info, _user):
@@ -309,18 +314,24 @@ def set_oom_observer(observer: Optional[Callable[[OomInfo], Any]]
     tensors); an allocation that fails inside it does not call it again.
     An exception it raises is not propagated (the call still raises
     OutOfMemoryError): it becomes a RuntimeWarning."""
-    global _oom_observer
+    global _oom_observer, _oom_changes
     if observer is not None and not callable(observer):
         raise TypeError("stridemem: the out-of-memory observer must be callable or None, "
                         "got %r" % (observer,))
     with _oom_lock:
         previous = _oom_observer
-        if observer is None:
-            _call("sm_set_oom_observer", None, None)
-            _oom_observer = None
-        else:
-            _oom_observer = observer
-            _call("sm_set_oom_observer", ctypes.cast(_oom_trampoline, c_void_p), None)
+        _oom_observer = observer
+        _oom_changes += 1
+    # The library's observer follows the newest Python one: a call that
+    # another thread's change overtook is made again with the newer state.
+    while True:
+        with _oom_lock:
+            install, seen = _oom_observer is not None, _oom_changes
+        _call("sm_set_oom_observer",
+              ctypes.cast(_oom_trampoline, c_void_p) if install else None, None)
+        with _oom_lock:
+            if _oom_changes == seen:
+                break
     return previous
 
 

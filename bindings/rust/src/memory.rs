@@ -4,6 +4,7 @@
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::device::Device;
@@ -298,6 +299,8 @@ type SharedObserver = Arc<dyn Fn(&OomInfo) + Send + Sync + 'static>;
 /// given must stay callable. The trampoline clones the Arc and calls it
 /// outside the lock, so an observer may itself replace the observer.
 static OOM_OBSERVER: Mutex<Option<SharedObserver>> = Mutex::new(None);
+/// Counts `set_oom_observer` calls; changed under `OOM_OBSERVER`'s lock.
+static OOM_CHANGES: AtomicU64 = AtomicU64::new(0);
 
 unsafe extern "C" fn oom_trampoline(info: *const sys::sm_oom_info, _user_data: *mut c_void) {
     // A panic must not unwind into C (it would abort the process): it is
@@ -316,7 +319,9 @@ unsafe extern "C" fn oom_trampoline(info: *const sys::sm_oom_info, _user_data: *
 /// Calls `observer` when an allocation is about to fail with
 /// [`Status::OutOfMemory`], before the failing call returns, on the thread
 /// that asked (`sm_set_oom_observer`); `None` removes it. One observer for
-/// the whole process (and every binding in it): this replaces any other.
+/// the whole process (and every binding in it): this replaces any other,
+/// and returns once the calls of the replaced observer in flight on other
+/// threads have returned (not waiting for the calling thread's own).
 /// The observer may call the library (take a snapshot, drop tensors); an
 /// allocation that fails inside it does not call it again. A panic in it
 /// is caught (the panic hook prints it) and never crosses into C.
@@ -339,18 +344,26 @@ unsafe extern "C" fn oom_trampoline(info: *const sys::sm_oom_info, _user_data: *
 /// ```
 pub fn set_oom_observer(observer: Option<OomObserver>) -> Result<()> {
     crate::ensure_compatible()?;
-    let mut slot = OOM_OBSERVER.lock().unwrap_or_else(|e| e.into_inner());
-    match observer {
-        Some(f) => {
-            *slot = Some(Arc::from(f));
-            // SAFETY: a function that lives for the whole process.
-            check(unsafe { sys::sm_set_oom_observer(Some(oom_trampoline), std::ptr::null_mut()) })
-        }
-        None => {
-            // SAFETY: NULL removes the observer.
-            let status = unsafe { sys::sm_set_oom_observer(None, std::ptr::null_mut()) };
-            *slot = None;
-            check(status)
+    {
+        let mut slot = OOM_OBSERVER.lock().unwrap_or_else(|e| e.into_inner());
+        *slot = observer.map(Arc::from);
+        OOM_CHANGES.fetch_add(1, Ordering::SeqCst);
+    }
+    // sm_set_oom_observer waits for the observer calls in flight, and each
+    // takes the lock (oom_trampoline): it is called without the lock. A call
+    // that another thread's change overtook is made again with the newer
+    // state, so the library's observer always matches the newest one here.
+    loop {
+        let (install, seen) = {
+            let slot = OOM_OBSERVER.lock().unwrap_or_else(|e| e.into_inner());
+            (slot.is_some(), OOM_CHANGES.load(Ordering::SeqCst))
+        };
+        let trampoline: sys::sm_oom_observer = if install { Some(oom_trampoline) } else { None };
+        // SAFETY: a function that lives for the whole process, or NULL (removes it).
+        let status = unsafe { sys::sm_set_oom_observer(trampoline, std::ptr::null_mut()) };
+        let _slot = OOM_OBSERVER.lock().unwrap_or_else(|e| e.into_inner());
+        if OOM_CHANGES.load(Ordering::SeqCst) == seen {
+            return check(status);
         }
     }
 }

@@ -129,6 +129,7 @@ pub const SM_OP_NEG: sm_op = 8;
 pub const SM_OP_ABS: sm_op = 9;
 pub const SM_OP_SQRT: sm_op = 10;
 pub const SM_OP_EXP: sm_op = 11;
+pub const SM_OP_SIGN: sm_op = 12;
 
 /// `struct sm_memory_stats` (`sm_memory_stats_t`): set `struct_size` to
 /// `size_of::<sm_memory_stats_t>()` before the call.

@@ -44,6 +44,9 @@ pub enum Op {
     Sqrt,
     /// `t = exp(t)` (floating only).
     Exp,
+    /// `t = -1, 0 or +1` as `t < 0`, `== 0`, `> 0`; NaN stays NaN, `-0.0`
+    /// becomes `+0.0`; not for complex dtypes.
+    Sign,
 }
 
 impl Op {
@@ -62,6 +65,7 @@ impl Op {
             Op::Abs => sys::SM_OP_ABS,
             Op::Sqrt => sys::SM_OP_SQRT,
             Op::Exp => sys::SM_OP_EXP,
+            Op::Sign => sys::SM_OP_SIGN,
         }
     }
 }
@@ -1137,6 +1141,13 @@ impl Tensor {
     /// `self = exp(self)` (floating dtypes). Other views see the write.
     pub fn exp(&mut self) -> Result<()> {
         self.apply_scalar(Op::Exp, 0.0, 0.0)
+    }
+
+    /// `self = sign(self)`: -1, 0 or +1 in self's dtype (PyTorch's `sign_`;
+    /// NaN stays NaN, both zeros give `+0.0`, bool is unchanged; complex
+    /// dtypes are refused with `Status::Dtype`). Other views see the write.
+    pub fn sign(&mut self) -> Result<()> {
+        self.apply_scalar(Op::Sign, 0.0, 0.0)
     }
 
     /// `self = other` (broadcast). Other views see the write.

@@ -358,3 +358,48 @@ fn complex_refusals_change_nothing() {
     r.assign(&t).unwrap();
     assert_eq!(vals(&r), vec![1.0, -3.0]);
 }
+
+#[test]
+fn sign_on_every_kind_of_dtype() {
+    // Floats: -1/+1, both zeros give +0.0, NaN stays NaN (with its sign).
+    let mut t = f32s(&[-2.5, -0.0, 0.0, 3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN]);
+    t.sign().unwrap();
+    let v = vals(&t);
+    assert_eq!(&v[..6], &[-1.0, 0.0, 0.0, 1.0, 1.0, -1.0]);
+    assert!(!v[1].is_sign_negative(), "-0.0 gives +0.0");
+    assert!(v[6].is_nan() && !v[6].is_sign_negative());
+    assert!(v[7].is_nan() && v[7].is_sign_negative());
+    let mut h = Tensor::from_slice(&[Float16::from_bits(0x8000), Float16::from_bits(0xc000)], &[2]).unwrap();
+    h.apply_scalar(Op::Sign, 0.0, 0.0).unwrap();
+    let hv: Vec<u16> = h.to_vec::<Float16>().unwrap().into_iter().map(|x| x.to_bits()).collect();
+    assert_eq!(hv, vec![0x0000, 0xbc00]);
+    // Integers (the minimum included), unsigned (top bit set is positive), bool (identity).
+    let mut i = Tensor::from_slice(&[i64::MIN, -7, 0, 7, i64::MAX], &[5]).unwrap();
+    i.sign().unwrap();
+    assert_eq!(i.to_vec::<i64>().unwrap(), vec![-1, -1, 0, 1, 1]);
+    let mut u = Tensor::from_slice(&[0u64, 1, 1 << 63, u64::MAX], &[4]).unwrap();
+    u.sign().unwrap();
+    assert_eq!(u.to_vec::<u64>().unwrap(), vec![0, 1, 1, 1]);
+    let mut b = Tensor::from_slice(&[true, false], &[2]).unwrap();
+    b.sign().unwrap();
+    assert_eq!(b.to_vec::<bool>().unwrap(), vec![true, false]);
+    // Complex: refused naming sgn, nothing written.
+    let mut z = c64s(&[(1.0, 2.0)]);
+    let err = z.sign().unwrap_err();
+    assert_eq!(err.status(), Status::Dtype);
+    assert!(err.message().contains("sgn"), "{}", err.message());
+    assert_eq!(pairs(&z), vec![(1.0, 2.0)]);
+}
+
+#[test]
+fn sign_through_transposed_and_reversed_views() {
+    let base = Tensor::from_slice(&[-3i32, 0, 5, -1, 2, -8], &[2, 3]).unwrap();
+    let mut v = base.transpose(0, 1).unwrap().flip(&[0]).unwrap();
+    v.sign().unwrap();
+    assert_eq!(base.to_vec::<i32>().unwrap(), vec![-1, 0, 1, -1, 1, -1]);
+    let mut row = base.select(0, 0).unwrap();
+    row.fill(-4.0).unwrap();
+    let mut rev = row.flip(&[0]).unwrap();
+    rev.sign().unwrap();
+    assert_eq!(base.to_vec::<i32>().unwrap(), vec![-1, -1, -1, -1, 1, -1]);
+}

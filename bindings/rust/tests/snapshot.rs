@@ -276,3 +276,37 @@ fn oom_observer_is_told_the_numbers() {
     assert_eq!(seen.lock().unwrap().len(), 1, "a removed observer is not called");
     drop(keep);
 }
+
+#[test]
+fn oom_observer_replaced_from_two_threads_at_once() {
+    // One thread's observer replaces the observer while another thread is
+    // inside set_oom_observer, which waits for that observer: neither may
+    // wait for a lock the other holds.
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let _g = serial();
+    let (entered_tx, entered_rx) = mpsc::channel::<()>();
+    let entered_tx = Mutex::new(entered_tx);
+    set_oom_observer(Some(Box::new(move |_: &OomInfo| {
+        let _ = entered_tx.lock().unwrap().send(());
+        std::thread::sleep(Duration::from_millis(300)); // the other thread is now waiting
+        set_oom_observer(Some(Box::new(|_: &OomInfo| {}))).unwrap();
+    })))
+    .unwrap();
+    let failer = std::thread::spawn(|| {
+        // Over any machine's memory: fails on this thread, whatever else runs.
+        Tensor::empty(&[1i64 << 43], DType::F32, Device::Cpu).unwrap_err().status()
+    });
+    entered_rx.recv_timeout(Duration::from_secs(30)).expect("the observer was called");
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        set_oom_observer(None).unwrap();
+        let _ = done_tx.send(());
+    });
+    if done_rx.recv_timeout(Duration::from_secs(30)).is_err() {
+        eprintln!("deadlock: set_oom_observer(None) did not return in 30 s");
+        std::process::abort();
+    }
+    assert_eq!(failer.join().unwrap(), Status::OutOfMemory);
+    set_oom_observer(None).unwrap();
+}

@@ -71,7 +71,7 @@ export as_strided, narrow, permute, swapdims, movedim, expand, squeeze
 export unflatten, unfold, diagonal, split_views, chunk_views, flip
 export reshape_would_copy, reshape_or_copy, contiguous, contiguous_copied, clone, to_copied
 export copy_into!, index_select
-export zero!, add!, sub!, mult!, div!, relu!, neg!, abs!, sqrt!, exp!
+export zero!, add!, sub!, mult!, div!, relu!, neg!, abs!, sqrt!, exp!, sign!
 export SMStorage, storage, tensor_from_storage
 export memory_stats, reset_peak_stats!, empty_cache!, memory_summary
 export memory_snapshot, memory_snapshot_json, with_tag, record_memory_history!

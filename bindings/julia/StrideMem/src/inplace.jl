@@ -119,3 +119,13 @@ sqrt!(A::StridedTensor) = _scalar_op!(A, SM_OP_SQRT)
 `A .= exp.(A)` (floating-point element types only).
 """
 exp!(A::StridedTensor) = _scalar_op!(A, SM_OP_EXP)
+
+"""
+    sign!(A) -> A
+
+`A .= sign.(A)`: -1, 0 or +1 in A's element type; NaN stays NaN. Unlike
+Julia's `sign`, `-0.0` becomes `+0.0` (as PyTorch's `sign_` and NumPy's
+`sign`). `Bool` elements are left as they are; complex element types throw
+(the complex sign `x/|x|` is not provided).
+"""
+sign!(A::StridedTensor) = _scalar_op!(A, SM_OP_SIGN)

@@ -212,6 +212,7 @@ const SM_OP_NEG = sm_op(8)
 const SM_OP_ABS = sm_op(9)
 const SM_OP_SQRT = sm_op(10)
 const SM_OP_EXP = sm_op(11)
+const SM_OP_SIGN = sm_op(12)
 
 const SM_DLPACK_VERSIONED = UInt32(1)
 const SM_DLPACK_NORMALIZE = UInt32(2)

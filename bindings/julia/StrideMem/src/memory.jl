@@ -213,12 +213,15 @@ function _oom_info(p::Ptr{sm_oom_info})
 end
 
 # The observer the trampoline calls, and the trampoline (made with
-# @cfunction in __init__). The library always gets the same trampoline: it
-# does not wait for observers already running on other threads when the
-# observer changes, so the pointer it was given must stay valid.
+# @cfunction in __init__). The library always gets the same trampoline, so
+# the pointer it was given stays valid whoever installs it. sm_set_oom_observer
+# waits for the observer calls in flight, so it is called without _OOM_LOCK:
+# an observer replacing the observer while another thread is replacing it
+# would otherwise wait for the lock held by that thread's wait for it.
 const _OOM_OBSERVER = Ref{Any}(nothing)
 const _OOM_TRAMPOLINE = Ref{Ptr{Cvoid}}(C_NULL)
 const _OOM_LOCK = ReentrantLock()
+const _OOM_CHANGES = Ref{Int}(0)  # counts set_oom_observer! calls, under _OOM_LOCK
 
 # Called by the library before a failing allocation returns; must never
 # throw into C.
@@ -255,15 +258,20 @@ still throws its `StrideMemError`.
     end
 """
 function set_oom_observer!(f)
-    lock(_OOM_LOCK) do
-        previous = _OOM_OBSERVER[]
-        if f === nothing
-            check(sm_set_oom_observer(C_NULL, C_NULL))
-            _OOM_OBSERVER[] = nothing
-        else
-            _OOM_OBSERVER[] = f
-            check(sm_set_oom_observer(_OOM_TRAMPOLINE[], C_NULL))
-        end
-        return previous
+    previous = lock(_OOM_LOCK) do
+        p = _OOM_OBSERVER[]
+        _OOM_OBSERVER[] = f
+        _OOM_CHANGES[] += 1
+        p
     end
+    # The library's observer follows the newest one here: a call that another
+    # thread's change overtook is made again with the newer state.
+    while true
+        install, seen = lock(_OOM_LOCK) do
+            (_OOM_OBSERVER[] !== nothing, _OOM_CHANGES[])
+        end
+        check(sm_set_oom_observer(install ? _OOM_TRAMPOLINE[] : C_NULL, C_NULL))
+        lock(() -> _OOM_CHANGES[] == seen, _OOM_LOCK) && break
+    end
+    return previous
 end

@@ -193,3 +193,35 @@ end
     fill!(F, StridedTensor(ComplexF64[7 - 1im]))
     @test Array(F) == [7.0, 7.0]
 end
+
+@testset "sign!" begin
+    F = StridedTensor([-2.5, -0.0, 0.0, 3.0, Inf, -Inf, NaN])
+    sign!(F)
+    got = Array(F)
+    @test got[1:6] == [-1.0, 0.0, 0.0, 1.0, 1.0, -1.0]
+    @test !signbit(got[2])                      # -0.0 gives +0.0 (Julia's sign keeps -0.0)
+    @test isnan(got[7])
+    S = StridedTensor(Int8[typemin(Int8), -1, 0, 1, typemax(Int8)])
+    sign!(S)
+    @test Array(S) == Int8[-1, -1, 0, 1, 1]
+    U = StridedTensor(UInt64[0, 1, UInt64(2)^63, typemax(UInt64)])
+    sign!(U)
+    @test Array(U) == UInt64[0, 1, 1, 1]
+    B = StridedTensor([true, false])
+    sign!(B)                                    # the identity, as PyTorch's sign_ on bool
+    @test Array(B) == [true, false]
+    # Through a transposed, reversed view: every element of the parent.
+    T = StridedTensor(Float32[-3 0 5; -1 2 -8])
+    sign!(flip(swapdims(T, 1, 2), 1))
+    @test Array(T) == Float32[-1 0 1; -1 1 -1]
+    Z = StridedTensor(ComplexF64[1 + 2im])
+    err = try
+        sign!(Z)
+        nothing
+    catch e
+        e
+    end
+    @test err isa StrideMemError && err.status == LibStrideMem.SM_ERR_DTYPE
+    @test occursin("sgn", err.message)
+    @test Array(Z) == ComplexF64[1 + 2im]
+end
