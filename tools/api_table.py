@@ -1504,11 +1504,9 @@ def check_python(header, pydir, lib, partial=False):
             notes.append("python: struct %s has no Structure class %s" % (cname, pname))
             continue
         nstruct += 1
-        try:
-            import inspect
-            loc = "python %s:%d" % (rel(inspect.getsourcefile(cls)), inspect.getsourcelines(cls)[1])
-        except (OSError, TypeError):
-            loc = "python %s" % pname
+        # By its class statement: the package sets the classes' __module__ to
+        # "stridemem" while they are defined in a submodule, which inspect misses.
+        loc = "python %s" % _py_find(files, r"^class %s\b" % re.escape(pname))
         bt = py_ty(cls)
         offsets = {f[0]: getattr(cls, f[0]).offset for f in cls._fields_}
         for p in struct_problems(cname, ct, bt, "Python", loc, offsets=offsets, size=ctypes.sizeof(cls)):
