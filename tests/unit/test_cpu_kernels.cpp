@@ -19,9 +19,9 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/simd_convert.hpp"
+#include "backend/cpu/stream_stores.hpp"
 #include "backend/cpu/thread_pool.hpp"
-#include "backend/cpu/tile_kernels.hpp"
-#include "backend/cpu/transpose_kernels.hpp"
+#include "backend/cpu/tile_gather.hpp"
 #include "core/element_ops.hpp"
 
 namespace {

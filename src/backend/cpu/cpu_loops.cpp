@@ -1,9 +1,9 @@
 #include "backend/cpu/cpu_loops.hpp"
 
 #include "backend/cpu/prefetch.hpp"
+#include "backend/cpu/stream_stores.hpp"
 #include "backend/cpu/thread_pool.hpp"
-#include "backend/cpu/tile_kernels.hpp"
-#include "backend/cpu/transpose_kernels.hpp"
+#include "backend/cpu/tile_gather.hpp"
 
 namespace sm {
 namespace cpu {
@@ -62,10 +62,9 @@ struct Run {
     if (!spec->reads_dst && dstride_inner == 1) {
       // Conversions: the whole tile in one call of the row kernel (its rows
       // are dense in the buffer), into a second buffer written out as whole
-      // rows like a plain copy. Converting row by row straight into the
-      // destination made every 128-byte piece a pair of cache misses with a
-      // read for ownership each (f32 -> f16 from a transposed view, one
-      // core: 13 -> 24 GB/s).
+      // rows like a plain copy: converting row by row straight into the
+      // destination would make every short piece a pair of cache misses,
+      // each with a read for ownership.
       alignas(64) unsigned char out[kTileBufBytes];
       spec->row(spec->ctx, reinterpret_cast<char*>(out), reinterpret_cast<const char*>(buf),
                 rows * cols, 1, 1);
@@ -120,18 +119,15 @@ void tile_shape(int ssize, int64_t* rows, int64_t* cols) {
     // 64 destination columns, 128-byte pieces of each source row (32 f32,
     // 16 f64): with tiles visited in source order these continue from tile
     // to tile, and the 8 KiB buffer leaves L1 room for the source lines in
-    // flight. 2-D f32 transpose, one core, both in source order
-    // (bench_cpu_transpose_variants): 64 x 64 (16 KiB) 33.5 GB/s, 32 x 64 40.2.
+    // flight (bench/RESULTS.md, CPU kernels).
     *cols = 64;
     *rows = 128 / ssize;
     return;
   }
   // Smaller elements keep 256-byte destination pieces and read shorter
   // source pieces, as the 16 KiB buffer cannot hold 256 x 256 bytes: 1-byte
-  // 256 cols x 64 rows (one cache line of each source row), 2-byte 128 x 64.
-  // Measured (bench_copy_bench, 1 thread, best of 15, shared machine): u8
-  // 8192 x 2048 at 64 / 128 / 256 / 512 cols 15-17 / 21-25 / 25-34 / 19-23
-  // GB/s; f16 4096^2 at 64 / 128 / 256 cols 20-23 / 24 / 21-22.
+  // 256 cols x 64 rows (one cache line of each source row), 2-byte 128 x 64
+  // (the widths measured best: bench/RESULTS.md, CPU kernels).
   *cols = ssize == 1 ? 256 : 128;
   *rows = kTileBufBytes / (*cols * ssize);
 }
@@ -188,12 +184,11 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
     // once for each of the two tiles sharing the line) and read one line
     // more per source piece. Where every row starts alike and is many tiles
     // long, the first elements up to a line boundary run on their own, so
-    // every tile after them is line-aligned. NumPy's arrays start 16 bytes
-    // into a page: 2-D f32 transpose, one thread, 15 -> 34 GB/s (two
-    // threads: 21 -> 72). Not for dims of a few tiles: there the split cuts
-    // every tile in two passes over memory instead (64^4 (0,1,3,2) f32, two
-    // threads: 34 -> 19 GB/s), and such short rows are mostly contiguous
-    // blocks whose partial lines are shared with the next row anyway.
+    // every tile after them is line-aligned (NumPy's arrays start 16 bytes
+    // into a page). Not for dims of a few tiles: there the split cuts every
+    // tile in two passes over memory instead, and such short rows are mostly
+    // contiguous blocks whose partial lines are shared with the next row
+    // anyway.
     constexpr int64_t kPeelMinTiles = 8;
     if (p.sizes[inner] >= kPeelMinTiles * tile_cols) {
       const int64_t head =
@@ -218,7 +213,6 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
     // Rows visited in source order too (the row dim stays last), unless
     // the source is broadcast along some dim: then destination order keeps
     // the writes sequential while the repeated source stays in cache.
-    // (0,2,1,3) of 64^4 f32 (256-byte rows), one core: 31 -> 35 GB/s.
     bool broadcast = false;
     for (int i = 0; i < inner; ++i) broadcast = broadcast || p.strides[1][i] == 0;
     if (nd > 2 && !broadcast) {
