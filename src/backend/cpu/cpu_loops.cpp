@@ -13,6 +13,10 @@ namespace {
 // Row pieces below this many bytes are not split further for threading.
 constexpr int64_t kMinRowPieceBytes = 64 << 10;
 
+// Rows shorter than this are not streamed: non-temporal stores of partial
+// lines cost more than the reads for ownership they save.
+constexpr int64_t kStreamRowMinBytes = 256;
+
 struct Run {
   const LoopSpec* spec;
   BlockGrid g;
@@ -30,6 +34,10 @@ struct Run {
   // Cells whose source is prefetched ahead of use (0: none).
   int64_t ahead = 0;
   int64_t prefetch_bytes = 0;  // rows mode: bytes of source per row (unit stride)
+  // Rows mode: plain copies of unit-stride rows whose source is read in
+  // order go out with non-temporal stores (stream_copy) instead of the row
+  // kernel.
+  bool stream_rows = false;
 
   // Advances an odometer by one cell.
   void step(int64_t* coord, int64_t& doff, int64_t& soff) const {
@@ -103,7 +111,11 @@ struct Run {
           const char* p = s + asoff - (sstride_inner < 0 ? prefetch_bytes - spec->ssize : 0);
           prefetch_span(p, prefetch_bytes);
         }
-        spec->row(spec->ctx, d + doff, s + soff, cols, dstride_inner, sstride_inner);
+        if (stream_rows) {
+          stream_copy(d + doff, s + soff, static_cast<size_t>(cols * spec->ssize));
+        } else {
+          spec->row(spec->ctx, d + doff, s + soff, cols, dstride_inner, sstride_inner);
+        }
       }
       step(coord, doff, soff);
       if (pf) step(acoord, adoff, asoff);
@@ -220,6 +232,13 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
       source_walk_order(p, 1, order, inner);
       walk = reorder_dims(p, order);
     }
+    // Rows read in source order but written scattered (a permutation that
+    // keeps the inner dim, such as (0,2,1,3) of attention heads) lose a read
+    // for ownership per destination line to ordinary stores; large plain
+    // copies stream them instead, rows of whole lines or more.
+    run.stream_rows = spec.plain_copy && spec.stream_tiles && !broadcast &&
+                      p.strides[0][inner] == 1 && p.strides[1][inner] == 1 &&
+                      p.sizes[inner] * spec.dsize >= kStreamRowMinBytes;
     block[inner] = p.sizes[inner];
     // Few long rows: cut them so every thread gets work.
     const int64_t outer = numel / p.sizes[inner];

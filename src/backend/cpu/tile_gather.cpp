@@ -119,13 +119,20 @@ SM_AVX2 void rows_out_avx2(char* d, int64_t dstride, const unsigned char* buf, i
     char* dp = d + r * dstride;
     const unsigned char* sp = buf + r * row_bytes;
     int64_t i = 0;
-    // Only aligned pieces stream (tiled copies peel their rows to make them
-    // so): mixing a plain partial first line with streamed whole lines is
-    // slower than plain stores where rows start at differing offsets.
-    if (stream && (reinterpret_cast<uintptr_t>(dp) & 31) == 0) {
+    // Pieces stream whole, partial lines at their ends included, 32 bytes
+    // a store where aligned, else 16 (NumPy's and the allocator's buffers
+    // are 16-byte aligned, so short tile rows of permuted views are, while
+    // their lines are not). Mixing a plain partial first line with streamed
+    // whole lines is slower than either.
+    const uintptr_t align = reinterpret_cast<uintptr_t>(dp);
+    if (stream && (align & 31) == 0) {
       for (; i + 32 <= row_bytes; i += 32)
         _mm256_stream_si256(reinterpret_cast<__m256i*>(dp + i),
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sp + i)));
+    } else if (stream && (align & 15) == 0) {
+      for (; i + 16 <= row_bytes; i += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dp + i),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(sp + i)));
     } else {
       for (; i + 32 <= row_bytes; i += 32)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dp + i),
