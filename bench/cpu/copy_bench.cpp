@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/tile_kernels.hpp"  // which tile kernels run (reported only)
+#include "backend/cpu/tile_gather.hpp"  // which tile kernels run (reported only)
 #include "stridemem.h"
 
 namespace {

@@ -19,9 +19,9 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/simd_convert.hpp"
+#include "backend/cpu/stream_stores.hpp"
 #include "backend/cpu/thread_pool.hpp"
-#include "backend/cpu/tile_kernels.hpp"
-#include "backend/cpu/transpose_kernels.hpp"
+#include "backend/cpu/tile_gather.hpp"
 #include "core/element_ops.hpp"
 
 namespace {
@@ -531,21 +531,27 @@ TEST(CpuKernels, TileGatherAndRowsOutEveryInstructionSet) {
         }
       }
     }
+    // Destinations at 32 bytes into a line (32-byte streaming stores), 16
+    // (16-byte ones: NumPy's buffers) and 4 (plain stores).
     const sm::cpu::RowsOutFn out = sm::cpu::rows_out_fn_for(avx2);
     for (bool stream : {false, true}) {
-      for (int64_t row_bytes : {4, 40, 64, 256, 260}) {
-        const int64_t rows = 5, dstride = row_bytes + 96;
-        std::vector<unsigned char> buf(static_cast<size_t>(rows * row_bytes));
-        for (auto& b : buf) b = static_cast<unsigned char>(rng());
-        alignas(64) unsigned char dst[5 * 360 + 64];
-        std::memset(dst, 0xCD, sizeof dst);
-        out(reinterpret_cast<char*>(dst) + 32, dstride, buf.data(), row_bytes, rows, stream);
-        sm::cpu::stream_fence();
-        for (int64_t r = 0; r < rows; ++r) {
-          ASSERT_EQ(0, std::memcmp(dst + 32 + r * dstride, buf.data() + r * row_bytes,
-                                   static_cast<size_t>(row_bytes)));
-          for (int64_t i = row_bytes; i < dstride && 32 + r * dstride + i < 5 * 360 + 64; ++i)
-            ASSERT_EQ(dst[32 + r * dstride + i], 0xCD);
+      for (int64_t off : {32, 16, 4}) {
+        for (int64_t row_bytes : {4, 40, 64, 256, 260}) {
+          const int64_t rows = 5, dstride = row_bytes + 96;
+          std::vector<unsigned char> buf(static_cast<size_t>(rows * row_bytes));
+          for (auto& b : buf) b = static_cast<unsigned char>(rng());
+          alignas(64) unsigned char dst[5 * 360 + 64];
+          std::memset(dst, 0xCD, sizeof dst);
+          out(reinterpret_cast<char*>(dst) + off, dstride, buf.data(), row_bytes, rows, stream);
+          sm::cpu::stream_fence();
+          for (int64_t r = 0; r < rows; ++r) {
+            ASSERT_EQ(0, std::memcmp(dst + off + r * dstride, buf.data() + r * row_bytes,
+                                     static_cast<size_t>(row_bytes)))
+                << "avx2 " << avx2 << " stream " << stream << " offset " << off << " row bytes "
+                << row_bytes;
+            for (int64_t i = row_bytes; i < dstride && off + r * dstride + i < 5 * 360 + 64; ++i)
+              ASSERT_EQ(dst[off + r * dstride + i], 0xCD) << "wrote past row " << r;
+          }
         }
       }
     }
@@ -899,6 +905,12 @@ TEST(CpuKernels, StreamingSizedCopies) {
       {{1500, 1500}, {1500, 1}, {1, 1500}},  // tiles, streamed
       {{2300000}, {1}, {1}},                 // one long row, streamed
       {{2300, 1000}, {1000, 1}, {-1000, 1}},   // long rows, flipped rows
+      // (0,2,1,3) of [4, 64, 128, 64]: 256-byte rows read in source order,
+      // written scattered (streamed for 4- and 8-byte elements); then the
+      // same into destination rows 65 elements apart (rows starting at
+      // every 4-byte offset of a line).
+      {{4, 128, 64, 64}, {524288, 4096, 64, 1}, {524288, 64, 8192, 1}},
+      {{4, 128, 64, 64}, {532480, 4160, 65, 1}, {524288, 64, 8192, 1}},
   };
   for (int threads : {1, 2}) {
     sm::set_cpu_threads(threads);

@@ -5,7 +5,7 @@
 #include "backend/cpu/cpu_kernels_impl.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/simd_convert.hpp"
-#include "backend/cpu/transpose_kernels.hpp"
+#include "backend/cpu/stream_stores.hpp"
 #include "core/element_ops.hpp"
 
 namespace sm {

@@ -1,9 +1,9 @@
 #include "backend/cpu/cpu_loops.hpp"
 
 #include "backend/cpu/prefetch.hpp"
+#include "backend/cpu/stream_stores.hpp"
 #include "backend/cpu/thread_pool.hpp"
-#include "backend/cpu/tile_kernels.hpp"
-#include "backend/cpu/transpose_kernels.hpp"
+#include "backend/cpu/tile_gather.hpp"
 
 namespace sm {
 namespace cpu {
@@ -12,6 +12,10 @@ namespace {
 
 // Row pieces below this many bytes are not split further for threading.
 constexpr int64_t kMinRowPieceBytes = 64 << 10;
+
+// Rows shorter than this are not streamed: non-temporal stores of partial
+// lines cost more than the reads for ownership they save.
+constexpr int64_t kStreamRowMinBytes = 256;
 
 struct Run {
   const LoopSpec* spec;
@@ -30,6 +34,10 @@ struct Run {
   // Cells whose source is prefetched ahead of use (0: none).
   int64_t ahead = 0;
   int64_t prefetch_bytes = 0;  // rows mode: bytes of source per row (unit stride)
+  // Rows mode: plain copies of unit-stride rows whose source is read in
+  // order go out with non-temporal stores (stream_copy) instead of the row
+  // kernel.
+  bool stream_rows = false;
 
   // Advances an odometer by one cell.
   void step(int64_t* coord, int64_t& doff, int64_t& soff) const {
@@ -62,10 +70,9 @@ struct Run {
     if (!spec->reads_dst && dstride_inner == 1) {
       // Conversions: the whole tile in one call of the row kernel (its rows
       // are dense in the buffer), into a second buffer written out as whole
-      // rows like a plain copy. Converting row by row straight into the
-      // destination made every 128-byte piece a pair of cache misses with a
-      // read for ownership each (f32 -> f16 from a transposed view, one
-      // core: 13 -> 24 GB/s).
+      // rows like a plain copy: converting row by row straight into the
+      // destination would make every short piece a pair of cache misses,
+      // each with a read for ownership.
       alignas(64) unsigned char out[kTileBufBytes];
       spec->row(spec->ctx, reinterpret_cast<char*>(out), reinterpret_cast<const char*>(buf),
                 rows * cols, 1, 1);
@@ -104,7 +111,11 @@ struct Run {
           const char* p = s + asoff - (sstride_inner < 0 ? prefetch_bytes - spec->ssize : 0);
           prefetch_span(p, prefetch_bytes);
         }
-        spec->row(spec->ctx, d + doff, s + soff, cols, dstride_inner, sstride_inner);
+        if (stream_rows) {
+          stream_copy(d + doff, s + soff, static_cast<size_t>(cols * spec->ssize));
+        } else {
+          spec->row(spec->ctx, d + doff, s + soff, cols, dstride_inner, sstride_inner);
+        }
       }
       step(coord, doff, soff);
       if (pf) step(acoord, adoff, asoff);
@@ -120,18 +131,15 @@ void tile_shape(int ssize, int64_t* rows, int64_t* cols) {
     // 64 destination columns, 128-byte pieces of each source row (32 f32,
     // 16 f64): with tiles visited in source order these continue from tile
     // to tile, and the 8 KiB buffer leaves L1 room for the source lines in
-    // flight. 2-D f32 transpose, one core, both in source order
-    // (bench_cpu_transpose_variants): 64 x 64 (16 KiB) 33.5 GB/s, 32 x 64 40.2.
+    // flight (bench/RESULTS.md, CPU kernels).
     *cols = 64;
     *rows = 128 / ssize;
     return;
   }
   // Smaller elements keep 256-byte destination pieces and read shorter
   // source pieces, as the 16 KiB buffer cannot hold 256 x 256 bytes: 1-byte
-  // 256 cols x 64 rows (one cache line of each source row), 2-byte 128 x 64.
-  // Measured (bench_copy_bench, 1 thread, best of 15, shared machine): u8
-  // 8192 x 2048 at 64 / 128 / 256 / 512 cols 15-17 / 21-25 / 25-34 / 19-23
-  // GB/s; f16 4096^2 at 64 / 128 / 256 cols 20-23 / 24 / 21-22.
+  // 256 cols x 64 rows (one cache line of each source row), 2-byte 128 x 64
+  // (the widths measured best: bench/RESULTS.md, CPU kernels).
   *cols = ssize == 1 ? 256 : 128;
   *rows = kTileBufBytes / (*cols * ssize);
 }
@@ -188,12 +196,11 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
     // once for each of the two tiles sharing the line) and read one line
     // more per source piece. Where every row starts alike and is many tiles
     // long, the first elements up to a line boundary run on their own, so
-    // every tile after them is line-aligned. NumPy's arrays start 16 bytes
-    // into a page: 2-D f32 transpose, one thread, 15 -> 34 GB/s (two
-    // threads: 21 -> 72). Not for dims of a few tiles: there the split cuts
-    // every tile in two passes over memory instead (64^4 (0,1,3,2) f32, two
-    // threads: 34 -> 19 GB/s), and such short rows are mostly contiguous
-    // blocks whose partial lines are shared with the next row anyway.
+    // every tile after them is line-aligned (NumPy's arrays start 16 bytes
+    // into a page). Not for dims of a few tiles: there the split cuts every
+    // tile in two passes over memory instead, and such short rows are mostly
+    // contiguous blocks whose partial lines are shared with the next row
+    // anyway.
     constexpr int64_t kPeelMinTiles = 8;
     if (p.sizes[inner] >= kPeelMinTiles * tile_cols) {
       const int64_t head =
@@ -218,7 +225,6 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
     // Rows visited in source order too (the row dim stays last), unless
     // the source is broadcast along some dim: then destination order keeps
     // the writes sequential while the repeated source stays in cache.
-    // (0,2,1,3) of 64^4 f32 (256-byte rows), one core: 31 -> 35 GB/s.
     bool broadcast = false;
     for (int i = 0; i < inner; ++i) broadcast = broadcast || p.strides[1][i] == 0;
     if (nd > 2 && !broadcast) {
@@ -226,6 +232,13 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
       source_walk_order(p, 1, order, inner);
       walk = reorder_dims(p, order);
     }
+    // Rows read in source order but written scattered (a permutation that
+    // keeps the inner dim, such as (0,2,1,3) of attention heads) lose a read
+    // for ownership per destination line to ordinary stores; large plain
+    // copies stream them instead, rows of whole lines or more.
+    run.stream_rows = spec.plain_copy && spec.stream_tiles && !broadcast &&
+                      p.strides[0][inner] == 1 && p.strides[1][inner] == 1 &&
+                      p.sizes[inner] * spec.dsize >= kStreamRowMinBytes;
     block[inner] = p.sizes[inner];
     // Few long rows: cut them so every thread gets work.
     const int64_t outer = numel / p.sizes[inner];

@@ -11,7 +11,7 @@
 //    is cut into tiles (32 x 64 for 4-byte elements, wider for 1- and
 //    2-byte ones: tile_shape); each tile of the source is transposed into a
 //    small buffer in destination order by a register micro-kernel keyed by
-//    element size (tile_kernels.hpp) while the next tile is prefetched, then
+//    element size (tile_gather.hpp) while the next tile is prefetched, then
 //    the buffer's rows are written out whole (non-temporal stores for large
 //    copies; conversions convert the whole buffer first) or fed to the row
 //    kernel (in-place ops). Tiles are visited in source order

@@ -9,10 +9,9 @@ namespace cpu {
 // Prefetches every cache line that [p, p + bytes) touches, including the
 // partial lines at both ends: a range that starts inside a line (NumPy's
 // arrays start 16 bytes into a page) spans one line more than bytes / 64,
-// and stepping 64 bytes from p itself missed that last line, so every tile
-// piece waited for it (2-D f32 transpose of NumPy buffers, one thread:
-// 12 -> 15 GB/s; cpu_loops' peeling to line boundaries did the rest). kLocality is
-// __builtin_prefetch's: 2 (into L2) measured best for tiles and rows.
+// and stepping 64 bytes from p itself would miss that last line. kLocality
+// is __builtin_prefetch's: 2 (into L2) is the best for tiles and rows
+// (bench/RESULTS.md, CPU kernels).
 // Always inlined: GCC judges an out-of-line function of prefetches alone
 // free of side effects and deletes the call.
 template <int kLocality = 2>

@@ -1,5 +1,6 @@
-// Register micro-kernels (SSE2: 16 x 16 bytes, 8 x 8 of 16 bits, 4 x 4 of
-// 32, 2 x 2 of 64) for out-of-place transposes of 1/2/4/8-byte elements:
+// SSE2 register transposes (16 x 16 bytes, 8 x 8 of 16 bits, 4 x 4 of 32,
+// 2 x 2 of 64) for out-of-place transposes of 1/2/4/8-byte elements, and
+// transpose_tile, the loop over them with scalar edges:
 // B[r][c] = A[c][r] with B rows ldb elements apart and A rows lda elements
 // apart, both unit-stride inside a row. Bit moves only (copies without
 // conversion go through here keyed by element size).
@@ -76,31 +77,42 @@ inline void transpose_8x8_16(uint16_t* b, int64_t ldb, const uint16_t* a, int64_
   for (int i = 0; i < 8; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i * ldb), o[i]);
 }
 
-// 16 x 16 of 8-bit elements: unpacks of ever wider units (8, 16, 32, then
-// 64 bits) merge pairs of row groups until each register holds one column.
+// The 16-row byte transpose network, written once for 128-bit registers
+// (T __m128i, OP _mm) and 256-bit ones (T __m256i, OP _mm256, where it runs
+// inside each 128-bit lane): unpacks of ever wider units (8, 16, then 32
+// bits) merge pairs of row groups. In: r[16], 16 rows of 16 bytes (per
+// lane). Out: v[16], v[8h + m] holding columns 2m and 2m + 1 of rows
+// 8h..8h+7, 8 bytes per column; a final 64-bit unpack of v[m] with v[8 + m]
+// gives whole columns.
+#define SM_BYTE_TRANSPOSE_NETWORK(T, OP, r, v)                                         \
+  do {                                                                                 \
+    T t_[16], u_[16];                                                                  \
+    /* t_[2i]: columns 0..7 of rows 2i, 2i+1 as byte pairs; t_[2i+1]: 8..15. */        \
+    for (int i_ = 0; i_ < 8; ++i_) {                                                   \
+      t_[2 * i_] = OP##_unpacklo_epi8(r[2 * i_], r[2 * i_ + 1]);                       \
+      t_[2 * i_ + 1] = OP##_unpackhi_epi8(r[2 * i_], r[2 * i_ + 1]);                   \
+    }                                                                                  \
+    /* u_[4g + q]: columns 4q..4q+3 of rows 4g..4g+3, 4 bytes per column. */           \
+    for (int g_ = 0; g_ < 4; ++g_) {                                                   \
+      u_[4 * g_ + 0] = OP##_unpacklo_epi16(t_[4 * g_ + 0], t_[4 * g_ + 2]);            \
+      u_[4 * g_ + 1] = OP##_unpackhi_epi16(t_[4 * g_ + 0], t_[4 * g_ + 2]);            \
+      u_[4 * g_ + 2] = OP##_unpacklo_epi16(t_[4 * g_ + 1], t_[4 * g_ + 3]);            \
+      u_[4 * g_ + 3] = OP##_unpackhi_epi16(t_[4 * g_ + 1], t_[4 * g_ + 3]);            \
+    }                                                                                  \
+    for (int h_ = 0; h_ < 2; ++h_) {                                                   \
+      for (int j_ = 0; j_ < 4; ++j_) {                                                 \
+        v[8 * h_ + 2 * j_] = OP##_unpacklo_epi32(u_[8 * h_ + j_], u_[8 * h_ + 4 + j_]);     \
+        v[8 * h_ + 2 * j_ + 1] = OP##_unpackhi_epi32(u_[8 * h_ + j_], u_[8 * h_ + 4 + j_]); \
+      }                                                                                \
+    }                                                                                  \
+  } while (0)
+
+// 16 x 16 of 8-bit elements.
 inline void transpose_16x16_8(uint8_t* b, int64_t ldb, const uint8_t* a, int64_t lda) {
-  __m128i r[16], t[16], u[16], v[16];
+  __m128i r[16], v[16];
   for (int i = 0; i < 16; ++i)
     r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * lda));
-  // t[2i]: columns 0..7 of rows 2i, 2i+1 as byte pairs; t[2i+1]: columns 8..15.
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-  }
-  // u[4g + q]: columns 4q..4q+3 of rows 4g..4g+3, 4 bytes per column.
-  for (int g = 0; g < 4; ++g) {
-    u[4 * g + 0] = _mm_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
-    u[4 * g + 1] = _mm_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
-    u[4 * g + 2] = _mm_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
-    u[4 * g + 3] = _mm_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
-  }
-  // v[8h + m]: columns 2m, 2m+1 of rows 8h..8h+7, 8 bytes per column.
-  for (int h = 0; h < 2; ++h) {
-    for (int j = 0; j < 4; ++j) {
-      v[8 * h + 2 * j] = _mm_unpacklo_epi32(u[8 * h + j], u[8 * h + 4 + j]);
-      v[8 * h + 2 * j + 1] = _mm_unpackhi_epi32(u[8 * h + j], u[8 * h + 4 + j]);
-    }
-  }
+  SM_BYTE_TRANSPOSE_NETWORK(__m128i, _mm, r, v);
   for (int m = 0; m < 8; ++m) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b + 2 * m * ldb),
                      _mm_unpacklo_epi64(v[m], v[8 + m]));
@@ -123,7 +135,7 @@ inline void transpose_2x2_64(uint64_t* b, int64_t ldb, const uint64_t* a, int64_
 // Sweeps A's rows a micro-kernel height at a time, front to back, so every
 // cache line of A is used up while it is hot even when A's rows are a large
 // power of two apart (where a cache set holds only a few of them); B should
-// be a small contiguous buffer (the tile buffer of cpu_loops.cpp).
+// be a small contiguous buffer (a tile buffer of cpu_loops.cpp).
 template <typename T>
 inline void transpose_tile(T* b, int64_t ldb, const T* a, int64_t lda, int64_t rows,
                            int64_t cols) {
@@ -158,40 +170,6 @@ inline void transpose_tile(T* b, int64_t ldb, const T* a, int64_t lda, int64_t r
 #endif
   for (int64_t c = 0; c < cols; ++c)
     for (int64_t r = 0; r < rows; ++r) b[r * ldb + c] = a[c * lda + r];
-}
-
-// Streams n bytes to d with non-temporal stores (no read-for-ownership of
-// the destination lines); the caller issues stream_fence() before anyone
-// else may read d. Unaligned head and tail go through memcpy.
-inline void stream_copy(void* dst, const void* src, size_t n) {
-  auto* d = static_cast<unsigned char*>(dst);
-  auto* s = static_cast<const unsigned char*>(src);
-#if defined(__SSE2__)
-  size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
-  if (head > n) head = n;
-  std::memcpy(d, s, head);
-  d += head, s += head, n -= head;
-  for (; n >= 64; n -= 64, d += 64, s += 64) {
-    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-    const __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
-    const __m128i x2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
-    const __m128i x3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d), x0);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), x1);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), x2);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), x3);
-  }
-  for (; n >= 16; n -= 16, d += 16, s += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d),
-                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
-#endif
-  std::memcpy(d, s, n);
-}
-
-inline void stream_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
 }
 
 }  // namespace cpu

@@ -1,7 +1,9 @@
-// Tile kernels of the CPU driver, picked once per process for the CPU it
-// runs on: AVX2 register transposes where the CPU has AVX2, the SSE2
-// versions of transpose_kernels.hpp otherwise (SSE2 is the x86-64 baseline,
-// so the library still runs on any x86-64; other targets get scalar loops).
+// The tile steps of the CPU loop driver: gathering a source tile into a
+// buffer in destination order (over the register transposes of
+// transpose_avx2.hpp where the CPU has AVX2, of transpose_sse2.hpp
+// otherwise: SSE2 is the x86-64 baseline, so the library still runs on any
+// x86-64; other targets get scalar loops) and writing the buffer's rows out.
+// Both are picked once per process for the CPU it runs on.
 #pragma once
 
 #include <cstdint>
