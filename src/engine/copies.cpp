@@ -6,6 +6,10 @@
 
 #include "core/error.hpp"
 #include "engine/ops.hpp"
+#include "layout/contiguity.hpp"
+#include "layout/overlap.hpp"
+#include "layout/shape_inference.hpp"
+#include "layout/view_ops.hpp"
 
 namespace sm {
 

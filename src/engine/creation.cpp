@@ -9,6 +9,9 @@
 #include "core/error.hpp"
 #include "core/scalar_checks.hpp"
 #include "engine/ops.hpp"
+#include "layout/bounds.hpp"
+#include "layout/contiguity.hpp"
+#include "layout/overlap.hpp"
 
 namespace sm {
 

@@ -37,38 +37,14 @@ sm_DLDataType to_dl_dtype(DType d) {
   return t;
 }
 
+// The inverse of to_dl_dtype: one mapping serves both directions, so an
+// exported dtype always imports as itself.
 DType from_dl_dtype(sm_DLDataType t) {
   if (t.lanes != 1)
     fail(SM_ERR_DTYPE, "DLPack dtype with %u lanes is not supported (only 1)", t.lanes);
-  switch (t.code) {
-    case sm_kDLBool:
-      if (t.bits == 8) return DType::Bool;
-      break;
-    case sm_kDLUInt:
-      if (t.bits == 8) return DType::U8;
-      if (t.bits == 16) return DType::U16;
-      if (t.bits == 32) return DType::U32;
-      if (t.bits == 64) return DType::U64;
-      break;
-    case sm_kDLInt:
-      if (t.bits == 8) return DType::I8;
-      if (t.bits == 16) return DType::I16;
-      if (t.bits == 32) return DType::I32;
-      if (t.bits == 64) return DType::I64;
-      break;
-    case sm_kDLFloat:
-      if (t.bits == 16) return DType::F16;
-      if (t.bits == 32) return DType::F32;
-      if (t.bits == 64) return DType::F64;
-      break;
-    case sm_kDLBfloat:
-      if (t.bits == 16) return DType::BF16;
-      break;
-    case sm_kDLComplex:  // bits count both parts
-      if (t.bits == 64) return DType::C64;
-      if (t.bits == 128) return DType::C128;
-      break;
-    default: break;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const sm_DLDataType c = to_dl_dtype(static_cast<DType>(i));
+    if (c.code == t.code && c.bits == t.bits) return static_cast<DType>(i);
   }
   fail(SM_ERR_DTYPE, "DLPack dtype (code %u, bits %u) has no stridemem dtype", t.code, t.bits);
 }

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/scalar_checks.hpp"
 #include "engine/ops.hpp"
+#include "layout/shape_inference.hpp"
 
 namespace sm {
 

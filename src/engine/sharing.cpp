@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "engine/ops.hpp"
+#include "layout/contiguity.hpp"
 
 namespace sm {
 

@@ -1,6 +1,7 @@
 #include "engine/stack.hpp"
 
 #include "core/error.hpp"
+#include "layout/contiguity.hpp"
 
 namespace sm {
 

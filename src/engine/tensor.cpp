@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "engine/stack.hpp"
+#include "layout/bounds.hpp"
 
 namespace sm {
 

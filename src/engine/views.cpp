@@ -1,5 +1,8 @@
 #include "engine/views.hpp"
 
+#include "layout/contiguity.hpp"
+#include "layout/view_ops.hpp"
+
 namespace sm {
 
 TensorPtr view(const TensorPtr& t, const int64_t* shape, int ndim) {

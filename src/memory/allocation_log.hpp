@@ -17,10 +17,10 @@ namespace sm {
 
 // Microseconds on a monotonic clock that starts when the library is loaded.
 int64_t now_us() noexcept;
-// The same clock read cheaply (Linux: CLOCK_MONOTONIC_COARSE, ~3 ns against
-// ~20 for a precise read here), to the kernel's tick (1-4 ms): what every
-// block records when no history is recorded, so that the allocator's hot
-// path stays near its cost without records (bench/RESULTS.md, issue 14).
+// The same clock read cheaply (Linux: CLOCK_MONOTONIC_COARSE), to the
+// kernel's tick (1-4 ms): what every block records when no history is
+// recorded, since a precise read would dominate the allocator's hot path
+// (bench/RESULTS.md, "Why the code is shaped as it is").
 int64_t coarse_now_us() noexcept;
 // When that clock started, in microseconds since the Unix epoch.
 int64_t start_unix_us() noexcept;

@@ -1,7 +1,9 @@
 // A caching allocator for host memory with whole blocks, the inside of the
 // pinned host allocator (CUDA_HOST; the raw allocation functions are
 // injected). The CPU device uses DeviceCachingAllocator over host memory
-// instead (backend/cpu/host_memory.hpp, bench/RESULTS.md issue 14). Freed
+// instead, for its lower peak memory under varied sizes
+// (backend/cpu/host_memory.hpp; bench/RESULTS.md, "Why the code is shaped as
+// it is"). Freed
 // blocks are kept in a small pool (<= SM_SMALL_BLOCK_MAX, exact size classes
 // of SM_ALLOC_ROUND bytes) or a large pool (best fit, reused only if the block
 // wastes at most 1/8 of it), and returned to the system by empty_cache().

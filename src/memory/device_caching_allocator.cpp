@@ -210,23 +210,27 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::split_locked(Block* b, si
   return b;
 }
 
+void DeviceCachingAllocator::absorb_next_locked(Block* b) noexcept {
+  Block* n = b->next;
+  b->size += n->size;
+  b->next = n->next;
+  if (n->next) n->next->prev = b;
+  recycle_locked(n);
+}
+
 void DeviceCachingAllocator::free_block_locked(Block* b) noexcept {
   Pool& pool = b->small ? small_ : large_;
   b->stream_uses.clear();
-  if (Block* p = b->prev; p && !p->allocated && p->event_count == 0) {
+  // A neighbour merges when it is free and no stream still uses it.
+  auto mergeable = [](const Block* x) { return x && !x->allocated && x->event_count == 0; };
+  if (Block* p = b->prev; mergeable(p)) {
     p->node = pool.extract(p);
-    p->size += b->size;
-    p->next = b->next;
-    if (b->next) b->next->prev = p;
-    recycle_locked(b);
+    absorb_next_locked(p);
     b = p;
   }
-  if (Block* n = b->next; n && !n->allocated && n->event_count == 0) {
+  if (Block* n = b->next; mergeable(n)) {
     n->node = pool.extract(n);
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next) n->next->prev = b;
-    recycle_locked(n);
+    absorb_next_locked(b);
   }
   pool_insert_locked(b);
 }

@@ -147,6 +147,8 @@ class DeviceCachingAllocator final : public Allocator {
   Block* find_free_locked(size_t size, void* stream);
   Block* split_locked(Block* b, size_t size);
   void free_block_locked(Block* b) noexcept;
+  // Merges b->next (out of its pool) into b, in the same segment.
+  void absorb_next_locked(Block* b) noexcept;
   static Pool::node_type make_node(Block* b);
   void recycle_locked(Block* b) noexcept;
   void pool_insert_locked(Block* b) noexcept;

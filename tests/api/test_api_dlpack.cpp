@@ -295,6 +295,30 @@ TEST(DLPack, RoundTripSharesMemory) {
   EXPECT_EQ(live(), l0) << "everything released";
 }
 
+TEST(DLPack, EveryDtypeRoundTripsAndUnknownOnesAreRefused) {
+  const int64_t shape[1] = {3};
+  for (sm_dtype d = 0; d < SM_NUM_DTYPES; ++d) {
+    Tensor t;
+    SM_ASSERT_OK(sm_empty(shape, 1, d, sm_device{SM_DEVICE_CPU, 0}, t.out()));
+    void* raw = nullptr;
+    SM_ASSERT_OK(sm_to_dlpack(t, 0, &raw));
+    auto* m = static_cast<sm_DLManagedTensor*>(raw);
+    const sm_DLDataType exported = m->dl_tensor.dtype;
+    // An odd bit count: no stridemem dtype has one.
+    m->dl_tensor.dtype.bits = static_cast<uint8_t>(exported.bits + 1);
+    sm_tensor out = sentinel_tensor();
+    EXPECT_EQ(sm_from_dlpack(raw, 0, &out), SM_ERR_DTYPE) << sm_dtype_name(d);
+    expect_error_mentions({"no stridemem dtype"});
+    m->dl_tensor.dtype = exported;
+    Tensor back;
+    SM_ASSERT_OK(sm_from_dlpack(raw, 0, back.out()));
+    sm_dtype got = -1;
+    SM_ASSERT_OK(sm_dtype_of(back, &got));
+    EXPECT_EQ(got, d) << sm_dtype_name(d) << " exported as code " << int(exported.code)
+                      << " bits " << int(exported.bits);
+  }
+}
+
 TEST(DLPack, FailedImportLeavesOwnershipWithTheCaller) {
   g_legacy_deleted = 0;
   sm_DLManagedTensor* m = make_legacy();

@@ -15,7 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "layout/bounds.hpp"
+#include "layout/contiguity.hpp"
 #include "layout/layout.hpp"
+#include "layout/overlap.hpp"
+#include "layout/shape_inference.hpp"
+#include "layout/view_ops.hpp"
 
 namespace {
 

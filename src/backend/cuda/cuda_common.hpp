@@ -1,7 +1,8 @@
 // Host-side helpers shared by the CUDA backend's .cpp and .cu files: error
-// translation, the device guard, per-thread current streams, device
-// properties, and the entry points the backend and the kernels give each
-// other.
+// translation, the device guards, per-thread current streams, device
+// properties (cuda_device.cpp), byte copies (cuda_transfers.cpp), pinned
+// block tracking (cuda_memory.cpp), and the entry points the backend and the
+// kernels give each other.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -36,9 +37,35 @@ class DeviceGuard {
   bool switched_ = false;
 };
 
+// DeviceGuard for the noexcept paths (frees, events): errors are ignored,
+// the work that follows reports its own.
+class QuietDeviceGuard {
+ public:
+  explicit QuietDeviceGuard(int device) {
+    cudaGetDevice(&prev_);
+    if (prev_ != device) cudaSetDevice(device);
+    switched_ = prev_ != device && prev_ >= 0;
+  }
+  ~QuietDeviceGuard() {
+    if (switched_) cudaSetDevice(prev_);
+  }
+  QuietDeviceGuard(const QuietDeviceGuard&) = delete;
+  QuietDeviceGuard& operator=(const QuietDeviceGuard&) = delete;
+
+ private:
+  int prev_ = -1;
+  bool switched_ = false;
+};
+
 // The calling thread's current stream for a device (nullptr: the legacy
-// default stream). Set through Backend::set_stream (sm_set_stream).
+// default stream). Set through Backend::set_stream (sm_set_stream), which
+// checks the stream belongs to the device.
 cudaStream_t current_stream(int device);
+void set_current_stream(int device, cudaStream_t stream);
+
+// Throws Error(SM_ERR_DEVICE): `what` needs a CUDA device and none is usable
+// (the reason discovery found).
+[[noreturn]] void fail_unusable(const char* what);
 
 // Properties of a device, read once.
 const DeviceProps& device_props(int device);

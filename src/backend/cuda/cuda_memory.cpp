@@ -1,16 +1,13 @@
-// The CUDA devices and pinned host memory: discovery (with the reason when
-// no GPU is usable), per-device backends with the caching allocator over
-// cudaMalloc, per-thread current streams, byte copies between every device
-// pair that involves CUDA, and the pinned host allocator.
+// The memory of CUDA devices: the device backends with their caching
+// allocators (and CUDA IPC of their segments), and the pinned host backend
+// (cuda_host) with the events that keep its blocks out of reuse while copies
+// read them.
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "backend/backend.hpp"
 #include "backend/cuda/cuda_common.hpp"
@@ -21,127 +18,7 @@
 namespace sm {
 namespace cuda {
 
-// ---- errors, guard, streams -----------------------------------------------------
-
-void fail_cuda(cudaError_t err, const char* what) {
-  cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  fail(SM_ERR_CUDA, "%s failed: %s (%s)", what, cudaGetErrorName(err), cudaGetErrorString(err));
-}
-
-DeviceGuard::DeviceGuard(int device) {
-  check(cudaGetDevice(&prev_), "cudaGetDevice");
-  if (prev_ != device) {
-    check(cudaSetDevice(device), "cudaSetDevice");
-    switched_ = true;
-  }
-}
-
-DeviceGuard::~DeviceGuard() {
-  if (switched_) cudaSetDevice(prev_);
-}
-
-namespace {
-// DeviceGuard for the noexcept paths (frees, events): errors are ignored,
-// the work that follows reports its own.
-class QuietDeviceGuard {
- public:
-  explicit QuietDeviceGuard(int device) {
-    cudaGetDevice(&prev_);
-    if (prev_ != device) cudaSetDevice(device);
-    switched_ = prev_ != device && prev_ >= 0;
-  }
-  ~QuietDeviceGuard() {
-    if (switched_) cudaSetDevice(prev_);
-  }
-  QuietDeviceGuard(const QuietDeviceGuard&) = delete;
-  QuietDeviceGuard& operator=(const QuietDeviceGuard&) = delete;
-
- private:
-  int prev_ = -1;
-  bool switched_ = false;
-};
-}  // namespace
-
-namespace {
-thread_local cudaStream_t t_streams[kMaxDevices] = {};
-}  // namespace
-
-cudaStream_t current_stream(int device) { return t_streams[device]; }
-
-// ---- discovery ----------------------------------------------------------------------
-
-namespace {
-
-struct Discovery {
-  int count = 0;
-  std::string reason;
-};
-
-const Discovery& discovery() {
-  static const Discovery d = [] {
-    Discovery r;
-    int n = 0;
-    const cudaError_t err = cudaGetDeviceCount(&n);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      r.reason = std::string("the CUDA runtime cannot use a GPU: ") + cudaGetErrorName(err) + " (" +
-                 cudaGetErrorString(err) + ")";
-      if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice)
-        r.reason += "; is an NVIDIA GPU with a recent driver installed?";
-      return r;
-    }
-    if (n <= 0) {
-      r.reason = "no CUDA device found";
-      return r;
-    }
-    // Devices older than the kernels' build targets cannot run them; count
-    // the usable ones up to the first that is not (ordinals stay CUDA's).
-    const int need = min_built_arch();
-    for (int i = 0; i < n && i < kMaxDevices; ++i) {
-      int major = 0, minor = 0;
-      if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, i) != cudaSuccess ||
-          cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, i) != cudaSuccess) {
-        cudaGetLastError();
-        r.reason = "cannot read the compute capability of cuda:" + std::to_string(i);
-        break;
-      }
-      if (major * 10 + minor < need) {
-        r.reason = "cuda:" + std::to_string(i) + " has compute capability " +
-                   std::to_string(major) + "." + std::to_string(minor) +
-                   " but stridemem's kernels were built for " + std::to_string(need / 10) + "." +
-                   std::to_string(need % 10) + " and newer (set CMAKE_CUDA_ARCHITECTURES)";
-        break;
-      }
-      r.count = i + 1;
-    }
-    return r;
-  }();
-  return d;
-}
-
-}  // namespace
-
-const DeviceProps& device_props(int device) {
-  static std::once_flag once[kMaxDevices];
-  static DeviceProps props[kMaxDevices];
-  std::call_once(once[device], [device] {
-    DeviceProps p;
-    int v = 0;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, device) == cudaSuccess) p.sm_count = v;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerMultiProcessor, device) == cudaSuccess)
-      p.max_threads_per_sm = v;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, device) == cudaSuccess)
-      p.max_threads_per_block = v;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxGridDimX, device) == cudaSuccess) p.max_grid_x = v;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlock, device) == cudaSuccess)
-      p.shared_mem_per_block = v;
-    cudaGetLastError();
-    props[device] = p;
-  });
-  return props[device];
-}
-
-// ---- the device allocator's view of a GPU ---------------------------------------------
+// ---- device memory and the device backends ----------------------------------
 
 namespace {
 
@@ -219,9 +96,9 @@ class CudaBackend final : public Backend {
         fail(SM_ERR_INVALID_ARGUMENT, "sm_set_stream: the stream belongs to cuda:%d, not cuda:%d",
              dev, index_);
     }
-    t_streams[index_] = static_cast<cudaStream_t>(stream);
+    set_current_stream(index_, static_cast<cudaStream_t>(stream));
   }
-  void* get_stream() override { return t_streams[index_]; }
+  void* get_stream() override { return current_stream(index_); }
 
   // A cudaIpcMemHandle_t is 64 opaque bytes; the engine carries them as such.
   static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(IpcHandle), "cudaIpcMemHandle_t is 64 bytes");
@@ -258,7 +135,7 @@ std::mutex g_backends_mu;
 
 }  // namespace
 
-// ---- pinned host memory -------------------------------------------------------------------
+// ---- pinned host memory -------------------------------------------------------
 
 namespace {
 
@@ -353,10 +230,6 @@ class PinnedBackend final : public Backend {
 std::atomic<PinnedBackend*> g_pinned{nullptr};
 std::once_flag g_pinned_once;
 
-[[noreturn]] void fail_unusable(const char* what) {
-  fail(SM_ERR_DEVICE, "%s: no usable CUDA device: %s", what, discovery().reason.c_str());
-}
-
 }  // namespace
 
 void pinned_record_use(const void* ptr, int device, cudaStream_t stream) {
@@ -364,118 +237,7 @@ void pinned_record_use(const void* ptr, int device, cudaStream_t stream) {
     b->pinned().record_use(ptr, device, stream);
 }
 
-// ---- byte copies ----------------------------------------------------------------------------
-
-namespace {
-
-// Peer access between two devices, enabled once per ordered pair.
-bool peer_access(int dst, int src) {
-  static std::mutex mu;
-  static std::map<std::pair<int, int>, bool> known;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = known.find({dst, src});
-  if (it != known.end()) return it->second;
-  int can = 0;
-  bool ok = cudaDeviceCanAccessPeer(&can, dst, src) == cudaSuccess && can;
-  if (ok) {
-    DeviceGuard g(dst);
-    const cudaError_t err = cudaDeviceEnablePeerAccess(src, 0);
-    ok = err == cudaSuccess || err == cudaErrorPeerAccessAlreadyEnabled;
-  }
-  cudaGetLastError();
-  known[{dst, src}] = ok;
-  return ok;
-}
-
-// Makes `waiter` wait for the work queued so far on `signaller` (events are
-// recorded on the signalling stream's device).
-void stream_wait(cudaStream_t waiter, int waiter_dev, cudaStream_t signaller, int signaller_dev) {
-  cudaEvent_t e = nullptr;
-  {
-    DeviceGuard g(signaller_dev);
-    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    const cudaError_t err = cudaEventRecord(e, signaller);
-    if (err != cudaSuccess) {
-      cudaEventDestroy(e);
-      fail_cuda(err, "cudaEventRecord");
-    }
-  }
-  DeviceGuard g(waiter_dev);
-  const cudaError_t err = cudaStreamWaitEvent(waiter, e, 0);
-  cudaEventDestroy(e);  // released once it has completed
-  check(err, "cudaStreamWaitEvent");
-}
-
-}  // namespace
-
-void copy_bytes(void* dst, Device dd, const void* src, Device sd, size_t n) {
-  if (n == 0) return;
-  const bool d_gpu = dd.type == SM_DEVICE_CUDA, s_gpu = sd.type == SM_DEVICE_CUDA;
-  if (d_gpu && s_gpu) {
-    if (dd.index == sd.index) {
-      DeviceGuard g(dd.index);
-      check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, current_stream(dd.index)),
-            "cudaMemcpyAsync (device to device)");
-      return;
-    }
-    // Across GPUs, ordered after the work already queued on both sides'
-    // current streams; the source's stream then waits for the copy, so its
-    // memory is not reused (the caching allocator reuses it on that stream)
-    // while the copy still reads it. Without peer access the runtime stages
-    // the copy through host memory.
-    peer_access(dd.index, sd.index);
-    cudaStream_t ds = current_stream(dd.index), ss = current_stream(sd.index);
-    stream_wait(ds, dd.index, ss, sd.index);
-    {
-      DeviceGuard g(dd.index);
-      check(cudaMemcpyPeerAsync(dst, dd.index, src, sd.index, n, ds), "cudaMemcpyPeerAsync");
-    }
-    stream_wait(ss, sd.index, ds, dd.index);
-    return;
-  }
-  if (d_gpu) {  // host -> device
-    DeviceGuard g(dd.index);
-    cudaStream_t s = current_stream(dd.index);
-    check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (host to device)");
-    if (sd.type == SM_DEVICE_CUDA_HOST) {
-      // Pinned: asynchronous; the block stays out of reuse until the copy is done.
-      pinned_record_use(src, dd.index, s);
-    } else {
-      // Pageable: the caller may free or change the source as soon as we return.
-      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-    }
-    return;
-  }
-  if (s_gpu) {  // device -> host: host destinations are readable on return
-    DeviceGuard g(sd.index);
-    cudaStream_t s = current_stream(sd.index);
-    check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync (device to host)");
-    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-    return;
-  }
-  std::memmove(dst, src, n);
-}
-
 }  // namespace cuda
-
-// ---- the backend.hpp entry points ----------------------------------------------------------------
-
-int cuda_device_count() noexcept {
-  try {
-    return cuda::discovery().count;
-  } catch (...) {
-    return 0;
-  }
-}
-
-const char* cuda_unavailable_reason() noexcept {
-  try {
-    const auto& d = cuda::discovery();
-    return d.count > 0 ? "" : d.reason.c_str();
-  } catch (...) {
-    return "CUDA discovery failed";
-  }
-}
 
 Backend& cuda_backend(int index) {
   const int count = cuda_device_count();
