@@ -12,6 +12,7 @@
 #include "core/host_device.hpp"
 #include "core/limits.hpp"
 #include "core/error.hpp"
+#include "layout/coalesce.hpp"
 #include "memory/allocator.hpp"
 #include "memory/ipc_mapping_cache.hpp"
 #include "stridemem.h"
@@ -28,14 +29,12 @@ struct TensorDesc {
   int64_t sizes[kMaxDims] = {};
   int64_t strides[kMaxDims] = {};
 
-  int64_t numel() const {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; ++i) n *= sizes[i];
-    return n;
-  }
+  int64_t numel() const { return element_count(sizes, ndim); }
 };
 
-// Data-moving kernels. Preconditions the engine guarantees before calling
+struct OpPlan;  // backend/op_plan.hpp
+
+// Data-moving kernels. Preconditions the engine guarantees before planning
 // (index_select states its own, below): operands have identical sizes
 // (sources already expanded with stride 0); dst has no internal overlap; a
 // source either does not overlap dst or is identical to it (same data,
@@ -46,21 +45,22 @@ class Kernels {
  public:
   virtual ~Kernels() = default;
 
+  // Carries out an operation plan (backend/op_plan.hpp), each element exactly
+  // as core/element_ops.hpp defines it; a plan of kind Nothing does nothing.
+  virtual void run(const OpPlan& plan) = 0;
+
+  // The plan of each call, run (backend/op_plan.cpp):
   // dst[i] = convert<dst.dtype>(src[i]); same-dtype copies move the bits
   // unchanged (NaN payloads included).
-  virtual void copy(const TensorDesc& dst, const TensorDesc& src) = 0;
-
+  void copy(const TensorDesc& dst, const TensorDesc& src);
   // dst[i] = op(dst[i], a, b) for the ops with a scalar form (FILL, ZERO,
-  // ADD, SUB, MUL, DIV, CLAMP, RELU, NEG, ABS, SQRT, EXP), each element
-  // exactly as core/element_ops.hpp defines it (scalar_op_element). The
-  // engine has already checked the op is valid for dst.dtype.
-  virtual void scalar_op(const TensorDesc& dst, sm_op op, double a, double b) = 0;
-
+  // ADD, SUB, MUL, DIV, CLAMP, RELU, NEG, ABS, SQRT, EXP). The engine has
+  // already checked the op is valid for dst.dtype.
+  void scalar_op(const TensorDesc& dst, sm_op op, double a, double b);
   // dst[i] = op(dst[i], other[i]) for the ops with a tensor form: FILL
   // (= other, a copy), ADD (dst + alpha*other), SUB (dst - alpha*other), MUL,
-  // DIV, each element as binary_op_element defines it.
-  virtual void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other,
-                         double alpha) = 0;
+  // DIV.
+  void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha);
 
   // ---- index_select (the index is read where it lives, through its stride) ----
   // `index`: a 1-d int32 or int64 operand of this device, any stride (0 and
@@ -78,9 +78,10 @@ class Kernels {
   // except along dim, where dst.sizes[dim] == index.sizes[0]; 0 <= dim < ndim;
   // index is 1-d int32/int64 on this device and every element already passed
   // first_out_of_range; dst has no internal overlap and overlaps neither src
-  // nor index (it is a fresh tensor). numel may be 0.
-  virtual void index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
-                            const TensorDesc& index) = 0;
+  // nor index (it is a fresh tensor). numel may be 0. Runs plan_gather's
+  // plan.
+  void index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
+                    const TensorDesc& index);
 };
 
 // The index rules every backend applies, one definition for host and device

@@ -53,6 +53,62 @@ SM_HOST_DEVICE constexpr bool is_integral(DType d) {
   return !is_floating(d) && !is_complex(d) && d != DType::Bool;
 }
 
+// ---- type promotion: the one definition (compute types, alpha's type and the
+// in-place cast rule all derive from it) ----
+
+// Value bits of an integer type (sign bit excluded), for range comparisons.
+SM_HOST_DEVICE constexpr int integer_value_bits(DType d) {
+  return d == DType::U8 ? 8 : d == DType::I8 ? 7 : d == DType::I16 ? 15 : d == DType::U16 ? 16
+       : d == DType::I32 ? 31 : d == DType::U32 ? 32 : d == DType::I64 ? 63 : 64;
+}
+// Whether every value of integer type `inner` is a value of integer type `outer`.
+SM_HOST_DEVICE constexpr bool integer_range_contains(DType outer, DType inner) {
+  return (!is_unsigned(outer) || is_unsigned(inner)) &&
+         integer_value_bits(outer) >= integer_value_bits(inner);
+}
+SM_HOST_DEVICE constexpr int floating_rank(DType d) {
+  return d == DType::F64 ? 3 : d == DType::F32 ? 2 : 1;  // f16 and bf16 share rank 1
+}
+// The smallest signed type holding two integer types of mixed signedness
+// where neither holds the other (int64 when none does).
+SM_HOST_DEVICE constexpr DType signed_holding(DType a, DType b) {
+  return integer_range_contains(DType::I16, a) && integer_range_contains(DType::I16, b) ? DType::I16
+       : integer_range_contains(DType::I32, a) && integer_range_contains(DType::I32, b) ? DType::I32
+                                                                                          : DType::I64;
+}
+
+// PyTorch's promote_types for two tensor operands: bool yields to the other;
+// integers of one signedness promote to the wider; uint8 with a signed type
+// to the smallest signed type holding both; a float with an integer to the
+// float; float16 with bfloat16 to float32; otherwise the wider float; a
+// complex type with anything to complex128 if either side is float64 or
+// complex128, else complex64. (uint64 with a signed type has no integer
+// type holding both: int64, as the compute type.)
+SM_HOST_DEVICE constexpr DType promote_types(DType a, DType b) {
+  return a == b || b == DType::Bool ? a
+       : a == DType::Bool           ? b
+       : is_complex(a) || is_complex(b)
+           ? (a == DType::C128 || b == DType::C128 || a == DType::F64 || b == DType::F64
+                  ? DType::C128
+                  : DType::C64)
+       : is_floating(a) != is_floating(b) ? (is_floating(a) ? a : b)
+       : is_floating(a)
+           ? (floating_rank(a) == floating_rank(b) ? DType::F32  // f16 with bf16
+              : floating_rank(a) > floating_rank(b) ? a
+                                                    : b)
+       : integer_range_contains(a, b) ? a
+       : integer_range_contains(b, a) ? b
+                                      : signed_holding(a, b);
+}
+
+// PyTorch's can_cast: whether an in-place op may store a `from` result into
+// a `to` tensor (never complex into real, floating into integral, or
+// anything but bool into bool).
+SM_HOST_DEVICE constexpr bool can_cast(DType from, DType to) {
+  return !(is_complex(from) && !is_complex(to)) && !(is_floating(from) && is_integral(to)) &&
+         !(from != DType::Bool && to == DType::Bool);
+}
+
 // 16-bit float storage types: plain bit containers; arithmetic happens in float.
 struct Half {
   uint16_t bits;

@@ -100,14 +100,13 @@ SM_HOST_DEVICE constexpr ComputeKind scalar_compute(DType d) {
          : is_floating(d)   ? ComputeKind::Float
                             : ComputeKind::Int64;
 }
+// Binary ops compute in the promoted type's kind (promote_types, core/dtype.hpp),
+// with every integer pair in int64: wrap-around arithmetic gives the same
+// bits for each of them, uint64 included.
 SM_HOST_DEVICE constexpr ComputeKind binary_compute(DType d, DType s) {
-  return is_complex(d) || is_complex(s)
-             ? (d == DType::F64 || s == DType::F64 || d == DType::C128 || s == DType::C128
-                    ? ComputeKind::ComplexDouble
-                    : ComputeKind::ComplexFloat)
-         : d == DType::F64 || s == DType::F64 ? ComputeKind::Double
-         : is_floating(d) || is_floating(s)   ? ComputeKind::Float
-                                              : ComputeKind::Int64;
+  return scalar_compute(promote_types(d, s)) == ComputeKind::UInt64
+             ? ComputeKind::Int64
+             : scalar_compute(promote_types(d, s));
 }
 
 template <ComputeKind K>

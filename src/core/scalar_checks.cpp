@@ -74,38 +74,4 @@ void require_scalar_fits(DType d, double v, const char* what, const char* contex
        context);
 }
 
-namespace {
-
-bool range_contains(DType outer, DType inner) {
-  double olo, ohi, ilo, ihi;
-  dtype_range(outer, &olo, &ohi);
-  dtype_range(inner, &ilo, &ihi);
-  return olo <= ilo && ihi <= ohi;
-}
-
-}  // namespace
-
-DType promote_types(DType a, DType b) {
-  if (a == b || b == DType::Bool) return a;
-  if (a == DType::Bool) return b;
-  if (is_complex(a) || is_complex(b)) {  // complex wins, at the precision of the widest part
-    const bool wide = a == DType::C128 || b == DType::C128 || a == DType::F64 || b == DType::F64;
-    return wide ? DType::C128 : DType::C64;
-  }
-  const bool fa = is_floating(a), fb = is_floating(b);
-  if (fa != fb) return fa ? a : b;
-  if (fa) {  // two different floats
-    if ((a == DType::F16 && b == DType::BF16) || (a == DType::BF16 && b == DType::F16))
-      return DType::F32;
-    return dtype_size(a) >= dtype_size(b) ? a : b;
-  }
-  if (range_contains(a, b)) return a;
-  if (range_contains(b, a)) return b;
-  // Mixed signedness, neither holds the other: the smallest signed type that
-  // holds both (int64 when none does).
-  for (DType c : {DType::I16, DType::I32, DType::I64})
-    if (range_contains(c, a) && range_contains(c, b)) return c;
-  return DType::I64;
-}
-
 }  // namespace sm

@@ -1,6 +1,5 @@
-// Which double scalars a dtype can take: the value range of each dtype and
-// the dtype two operands promote to. The engine checks every scalar that
-// enters a tensor (fill values, clamp bounds, alpha, arange values) here
+// Which double scalars a dtype can take: the value range of each dtype. The
+// engine checks every scalar that enters a tensor (fill values, clamp bounds, alpha, arange values) here
 // before any kernel runs, so an out-of-range scalar is SM_ERR_DTYPE instead
 // of a wrapped or saturated element (PyTorch's "value cannot be converted
 // to type int8_t without overflow").
@@ -41,14 +40,7 @@ void require_scalar_fits(DType d, double v, const char* what, const char* contex
 // which a double cannot hold: scalar_fits compares exactly, not through this).
 void dtype_range(DType d, double* lowest, double* max);
 
-// PyTorch's promote_types for two tensor operands: bool yields to the other;
-// integers of one signedness promote to the wider; uint8 with a signed type
-// to the smallest signed type holding both; a float with an integer to the
-// float; float16 with bfloat16 to float32; otherwise the wider float; a
-// complex type with anything to complex128 if either side is float64 or
-// complex128, else complex64. (uint64 with a signed type has no integer
-// type holding both: int64, as the compute type.)
-// (Alpha is converted to this type, so it must fit it.)
-DType promote_types(DType a, DType b);
+// promote_types (core/dtype.hpp) decides the dtype alpha is converted to,
+// so alpha must fit it.
 
 }  // namespace sm

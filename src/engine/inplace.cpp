@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "backend/op_plan.hpp"
 #include "core/element_ops.hpp"
 #include "core/error.hpp"
 #include "core/scalar_checks.hpp"
@@ -76,12 +77,7 @@ void inplace_scalar(const TensorPtr& t, sm_op op, double a, double b) {
   if (bounds && !std::isnan(a)) check_scalar_fits(a, "a (min)", d, op);
   if (bounds && !std::isnan(b)) check_scalar_fits(b, "b (max)", d, op);
   check_writable(*t, "the tensor");
-  // ABS and SIGN of bool are the identity on truth values: nothing to
-  // compute, and no bool element is loaded as a C++ bool (a byte other than 0
-  // or 1, which from_blob and DLPack can hand over, would be undefined
-  // behaviour there).
-  const bool identity = d == DType::Bool && (op == SM_OP_ABS || op == SM_OP_SIGN);
-  if (t->numel() > 0 && !identity) kernels_for(t->device()).scalar_op(t->desc(), op, a, b);
+  kernels_for(t->device()).run(plan_scalar_op(t->desc(), op, a, b));
   t->storage()->bump_version();
 }
 
@@ -94,7 +90,7 @@ void inplace_tensor(const TensorPtr& t, sm_op op, const TensorPtr& other_in, dou
   const DType od = other_in->dtype();
   if (op != SM_OP_FILL) {  // FILL converts like a copy
     check_dtype_takes(*traits, d);
-    if ((is_integral(d) && is_floating(od)) || (is_complex(od) && !is_complex(d)))
+    if (!can_cast(promote_types(d, od), d))
       fail(SM_ERR_DTYPE,
            "in-place %s of a %s operand into a %s tensor: the %s result cannot be cast to %s",
            traits->name, dtype_name(od), dtype_name(d), dtype_name(od), dtype_name(d));
@@ -115,14 +111,9 @@ void inplace_tensor(const TensorPtr& t, sm_op op, const TensorPtr& other_in, dou
          format_dims(other_in->layout().sizes, other_in->layout().ndim).c_str(),
          format_dims(tl.sizes, tl.ndim).c_str());
   check_writable(*t, "the tensor");
-  if (op == SM_OP_FILL) {
-    copy_into(t, other_in);  // bumps the version
-    return;
-  }
-  if (t->numel() > 0) {
-    const ReadSource s = read_source(*t, other_in, "other");
-    kernels_for(t->device()).tensor_op(t->desc(), op, s.desc, alpha);
-  }
+  // FILL reads other as a copy reads its source.
+  const ReadSource s = read_source(*t, other_in, op == SM_OP_FILL ? "the source" : "other");
+  kernels_for(t->device()).run(plan_tensor_op(t->desc(), op, s.desc, alpha));
   t->storage()->bump_version();
 }
 

@@ -10,8 +10,13 @@
 
 namespace sm {
 
+// ---- device routing (device_routing.cpp) ----
 // The kernels that run on d's memory (CPU kernels for host memory).
 Kernels& kernels_for(Device d);
+// Whether one set of kernels reaches both devices' memory.
+bool same_kernel_domain(Device a, Device b);
+// src moved to `device` as a row-major tensor of the same dtype and shape.
+TensorPtr stage_to(const TensorPtr& src, Device device);
 
 // ---- creation ----
 TensorPtr empty(const int64_t* shape, int ndim, DType dtype, Device device);
@@ -50,7 +55,7 @@ TensorPtr contiguous(const TensorPtr& t, sm_memory_format format, bool* copied);
 TensorPtr clone(const TensorPtr& t, sm_memory_format format);
 TensorPtr to(const TensorPtr& t, Device device, DType dtype, bool* copied);
 void copy_into(const TensorPtr& dst, const TensorPtr& src);
-TensorPtr index_select(const TensorPtr& t, int64_t dim, const TensorPtr& index);
+TensorPtr index_select(const TensorPtr& t, int64_t dim, const TensorPtr& index);  // gather.cpp
 
 // ---- in-place ----
 void inplace_scalar(const TensorPtr& t, sm_op op, double a, double b);
@@ -69,7 +74,6 @@ void check_writable(const TensorImpl& t, const char* what);
 struct ReadSource {
   TensorPtr keep;  // holds the memory desc points into
   TensorDesc desc;
-  bool identical = false;
 };
 ReadSource read_source(const TensorImpl& dst, const TensorPtr& src, const char* what);
 

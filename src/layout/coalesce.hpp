@@ -27,6 +27,14 @@ namespace sm {
 
 constexpr int kMaxOperands = 4;
 
+// The product of ndim sizes (1 for ndim 0): the element count of a kernel
+// operand or of a plan.
+inline int64_t element_count(const int64_t* sizes, int ndim) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; ++i) n *= sizes[i];
+  return n;
+}
+
 // Dims are row-major: dim 0 outermost, dim ndim-1 innermost (operand 0's
 // smallest |stride|). Strides and offsets in elements of each operand.
 struct IterPlan {
@@ -39,12 +47,7 @@ struct IterPlan {
   // to reach the first visited element; nonzero only where dims were flipped.
   int64_t offsets[kMaxOperands] = {};
 
-  int64_t numel() const {
-    if (empty) return 0;
-    int64_t n = 1;
-    for (int i = 0; i < ndim; ++i) n *= sizes[i];
-    return n;
-  }
+  int64_t numel() const { return empty ? 0 : element_count(sizes, ndim); }
 };
 
 // strides[op] points to ndim strides of operand op (op 0 = destination).

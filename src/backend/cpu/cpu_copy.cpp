@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "backend/cpu/cpu_bits.hpp"
-#include "backend/cpu/cpu_kernels_impl.hpp"
+#include "backend/cpu/cpu_entry_points.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/simd_convert.hpp"
 #include "backend/cpu/stream_stores.hpp"
@@ -34,7 +34,6 @@ void copy_row_bits(const void* ctx, char* d, const char* s, int64_t n, int64_t d
   T* dp = reinterpret_cast<T*>(d);
   const T* sp = reinterpret_cast<const T*>(s);
   if (ds == 1 && ss == 1) {
-    if (d == s) return;  // identical operands
     const size_t bytes = static_cast<size_t>(n) * N;
     if (static_cast<const CopyCtx*>(ctx)->stream && bytes >= 256) {
       stream_copy(d, s, bytes);
@@ -110,24 +109,12 @@ void convert_row(const void* ctx, char* d, const char* s, int64_t n, int64_t ds,
   for (int64_t i = 0; i < n; ++i) dp[i * ds] = cvt<D>(sp[i * ss]);
 }
 
-bool same_layout(const TensorDesc& a, const TensorDesc& b) {
-  if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
-  for (int i = 0; i < a.ndim; ++i) {
-    if (a.sizes[i] != b.sizes[i]) return false;
-    if (a.sizes[i] > 1 && a.strides[i] != b.strides[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
-void copy(const TensorDesc& dst, const TensorDesc& src) {
-  const int64_t* strides[2] = {dst.strides, src.strides};
-  const IterPlan p = plan_iteration(2, dst.sizes, dst.ndim, strides, true);
-  if (p.empty) return;
+void copy_planned(const IterPlan& p, char* d, DType dd, const char* s, DType sd, bool bits) {
   LoopSpec spec;
-  spec.dsize = static_cast<int>(dtype_size(dst.dtype));
-  spec.ssize = static_cast<int>(dtype_size(src.dtype));
+  spec.dsize = static_cast<int>(dtype_size(dd));
+  spec.ssize = static_cast<int>(dtype_size(sd));
   spec.bytes_per_elem = spec.dsize + spec.ssize;
   // Streaming pays off when the source is read in order too (long rows of a
   // plain copy, or tiles whose source sits in the tile buffer); rows fed by
@@ -135,17 +122,15 @@ void copy(const TensorDesc& dst, const TensorDesc& src) {
   const bool big = p.numel() * spec.dsize >= kStreamMinBytes;
   const int inner = p.ndim - 1;
   CopyCtx ctx;
-  ctx.stream = dst.dtype == src.dtype && big && p.ndim > 0 && p.strides[1][inner] == 1 &&
+  ctx.stream = bits && big && p.ndim > 0 && p.strides[1][inner] == 1 &&
                p.sizes[inner] * spec.dsize >= 4096;
   // Only where the source runs along the row: then no tiles are cut (see
   // pick_tile_dim), and the tile path, which converts into its own buffer in
   // L1 with this same row kernel, never sees the flag.
-  ctx.stream_convert =
-      dst.dtype != src.dtype && big && p.ndim > 0 && p.strides[1][inner] == 1;
+  ctx.stream_convert = !bits && big && p.ndim > 0 && p.strides[1][inner] == 1;
   spec.ctx = &ctx;
   spec.stream_tiles = big;
-  if (dst.dtype == src.dtype) {
-    if (same_layout(dst, src)) return;  // a copy onto itself
+  if (bits) {
     spec.plain_copy = true;
     switch (spec.dsize) {
       case 1: spec.row = copy_row_bits<1>; break;
@@ -155,15 +140,28 @@ void copy(const TensorDesc& dst, const TensorDesc& src) {
       default: spec.row = copy_row_bits<16>; break;
     }
   } else {
-    dispatch_dtype(dst.dtype, [&](auto dv) {
+    dispatch_dtype(dd, [&](auto dv) {
       using D = decltype(dv);
-      dispatch_source_dtype(src.dtype, [&](auto sv) {
+      dispatch_source_dtype(sd, [&](auto sv) {
         using S = decltype(sv);
         spec.row = convert_row<D, S>;
       });
     });
   }
-  run_loops(p, static_cast<char*>(dst.data), static_cast<const char*>(src.data), spec);
+  run_loops(p, d, s, spec);
+}
+
+void run_copy(const OpPlan& plan) {
+  copy_planned(plan.iter, static_cast<char*>(plan.dst.data), plan.dst.dtype,
+               static_cast<const char*>(plan.src.data), plan.src.dtype,
+               plan.compute == PlanCompute::Bits);
+}
+
+// Every element is the plan's converted one: a copy from it broadcast (the
+// plan's operand 1 has stride 0 everywhere).
+void run_fill(const OpPlan& plan) {
+  copy_planned(plan.iter, static_cast<char*>(plan.dst.data), plan.dst.dtype,
+               reinterpret_cast<const char*>(plan.scalar_bits), plan.dst.dtype, true);
 }
 
 }  // namespace cpu

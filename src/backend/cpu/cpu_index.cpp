@@ -2,15 +2,17 @@
 // (never copied), and validated by scanning only its distinct elements, in
 // blocks checked by their least and greatest entry, long indices on all
 // threads (the engine does that once, before it allocates the result; the
-// gather trusts it). The gather moves what one index entry selects by one of these:
-//  - when the dims after `dim` are one contiguous run in both operands,
-//    pieces of that run per (outer row, entry), outer rows being the dims
-//    before `dim`: runs of 1, 2, 4, 8, 16, 32 or 64 bytes (scalars, short
-//    rows) by a loop templated on the piece size and index type, with a fast
-//    path for unit strides; longer runs by one memcpy each;
+// gather trusts it). The gather carries out a plan_gather plan
+// (backend/op_plan.hpp: dst, src and the index coalesced over dst's sizes;
+// the entry dim is where the index moves) by one of these:
+//  - when the plan's inner dim is a run in both dst and src, pieces of that
+//    run per (outer row, entry), outer rows being the other dims: runs of
+//    1, 2, 4, 8, 16, 32 or 64 bytes (scalars, short rows) by a loop
+//    templated on the piece size and index type, with a fast path for unit
+//    strides; longer runs by one memcpy each;
 //  - slices of at most 64 elements laid out otherwise: pieces of one
-//    element, every dim but `dim` walked as outer rows;
-//  - anything else: the CPU copy kernel over the whole slice, once per entry.
+//    element, every dim but the entry dim walked as outer rows;
+//  - anything else: the CPU copy loops over the whole slice, once per entry.
 // The piece movers prefetch the source of entries ahead when it is larger
 // than the L2 (runs up to 1 KiB), and their (outer row, entry) pairs are
 // walked with an odometer over the outer dims (in blocks of entries when an
@@ -20,7 +22,7 @@
 #include <cstring>
 
 #include "backend/cpu/cpu_features.hpp"
-#include "backend/cpu/cpu_kernels_impl.hpp"
+#include "backend/cpu/cpu_entry_points.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "backend/cpu/prefetch.hpp"
 #include "backend/cpu/thread_pool.hpp"
@@ -108,17 +110,6 @@ int64_t first_bad_parallel(const TensorDesc& index, int64_t n, int64_t size) {
   });
   const int64_t bad = first.load();
   return bad < n ? bad : -1;
-}
-
-// d without dim `dim`: the slice at position 0 along it.
-TensorDesc drop_dim(const TensorDesc& d, int dim) {
-  TensorDesc s = d;
-  s.ndim = d.ndim - 1;
-  for (int k = dim; k < s.ndim; ++k) {
-    s.sizes[k] = d.sizes[k + 1];
-    s.strides[k] = d.strides[k + 1];
-  }
-  return s;
 }
 
 // Everything a mover needs; strides in bytes except the index's (elements).
@@ -268,53 +259,15 @@ void run_blocks(const Gather& g, RowMover mover, int64_t block, int64_t b, int64
   }
 }
 
-// Whether the dims after `dim` form one run of stride 1 in both operands
-// (size-1 dims do not count); *len gets its length in elements.
-bool inner_contiguous(const TensorDesc& dst, const TensorDesc& src, int dim, int64_t* len) {
-  int64_t expect = 1;
-  bool ok = true;
-  for (int k = dst.ndim - 1; k > dim; --k) {
-    if (dst.sizes[k] == 1) continue;
-    ok = ok && dst.strides[k] == expect && src.strides[k] == expect;
-    expect *= dst.sizes[k];
-  }
-  *len = expect;
-  return ok;
-}
-
 // Entry blocks of run_blocks: about this many destination bytes, and at
 // least this many entries (the mover's loop and prefetch need a run).
 constexpr int64_t kBlockBytes = 32 << 10;
 constexpr int64_t kMinBlock = 256;
 
-// len: elements per piece, a contiguous run after dim in both operands; the
-// dims before dim are walked as outer rows. len 0: pieces of one element,
-// and every dim but dim walked as outer rows (any strides).
-void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index,
-                   int64_t len) {
-  const bool every_dim = len == 0;
-  if (every_dim) len = 1;
-  const int64_t es = static_cast<int64_t>(dtype_size(dst.dtype));
-  Gather g;
-  g.d = static_cast<char*>(dst.data);
-  g.s = static_cast<const char*>(src.data);
-  g.index = index.data;
-  g.is = index.strides[0];
-  g.n = index.sizes[0];
-  g.size = src.sizes[dim];
-  g.dstep = dst.strides[dim] * es;
-  g.sstep = src.strides[dim] * es;
-  g.piece = len * es;
-  int64_t rows = 1;
-  for (int k = 0; k < (every_dim ? dst.ndim : dim); ++k) {
-    if (k == dim || dst.sizes[k] == 1) continue;
-    g.outer_sizes[g.outer_nd] = dst.sizes[k];
-    g.outer_dstep[g.outer_nd] = dst.strides[k] * es;
-    g.outer_sstep[g.outer_nd] = src.strides[k] * es;
-    ++g.outer_nd;
-    rows *= dst.sizes[k];
-  }
-  const int64_t isize = static_cast<int64_t>(dtype_size(index.dtype));
+// Moves every (outer row, entry) pair of g, whose fields but the prefetch
+// flag are set; `rows` outer rows.
+void gather_pieces(Gather& g, DType index_dtype, int64_t rows) {
+  const int64_t isize = static_cast<int64_t>(dtype_size(index_dtype));
   const int64_t pairs = rows * g.n;
   const int64_t pair_bytes = 2 * g.piece + isize;
   // Small pieces picked at random from more source than the L2 holds stall
@@ -330,7 +283,7 @@ void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   g.prefetch = extent >= (1 << 20) && g.piece <= kRowPrefetchMaxBytes &&
                g.n >= 4 * (g.piece <= 64 ? kPrefetchAhead : kRowAhead);
   const RowMover mover =
-      index.dtype == DType::I64 ? pick_mover<int64_t>(g) : pick_mover<int32_t>(g);
+      index_dtype == DType::I64 ? pick_mover<int64_t>(g) : pick_mover<int32_t>(g);
   const bool serial = pairs * pair_bytes < kParallelMinBytes || get_cpu_threads() <= 1;
   if (rows > 1 && (g.dstep < 0 ? -g.dstep : g.dstep) > g.piece) {
     int64_t block = kBlockBytes / (rows * g.piece);
@@ -351,30 +304,41 @@ void gather_pieces(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   parallel_for(pairs, grain, [&](int64_t b, int64_t e) { run_pairs(g, mover, b, e); });
 }
 
-int64_t load_index(const TensorDesc& index, int64_t i) {
-  return index.dtype == DType::I64 ? *index_at<int64_t>(index, i) : *index_at<int32_t>(index, i);
+int64_t load_index(const char* index, DType dtype, int64_t i) {
+  return dtype == DType::I64 ? reinterpret_cast<const int64_t*>(index)[i]
+                             : reinterpret_cast<const int32_t*>(index)[i];
 }
 
-// Any other slice: the copy kernel per entry over the whole slice (outer and
-// inner dims together, so its planning is paid once per entry).
-void gather_slices(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index) {
-  const int64_t n = index.sizes[0], size = src.sizes[dim];
-  const int64_t es = static_cast<int64_t>(dtype_size(dst.dtype));
-  const TensorDesc d = drop_dim(dst, dim), s = drop_dim(src, dim);
-  char* const d0 = static_cast<char*>(dst.data);
-  const char* const s0 = static_cast<const char*>(src.data);
-  auto entries = [&](int64_t b, int64_t e) {
-    TensorDesc dd = d, ss = s;
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t v = wrap_index(load_index(index, i), size);
-      dd.data = d0 + i * dst.strides[dim] * es;
-      ss.data = const_cast<char*>(s0 + v * src.strides[dim] * es);
-      copy(dd, ss);
+// The plan's dst and src operands without dim `drop` (2 operands).
+IterPlan without_dim(const IterPlan& p, int drop) {
+  IterPlan q;
+  q.nops = 2;
+  for (int k = 0; k < p.ndim; ++k) {
+    if (k == drop) continue;
+    q.sizes[q.ndim] = p.sizes[k];
+    q.strides[0][q.ndim] = p.strides[0][k];
+    q.strides[1][q.ndim] = p.strides[1][k];
+    ++q.ndim;
+  }
+  return q;
+}
+
+// Any other slice: the copy loops per entry over the whole slice (every dim
+// but the entry dim e), planned once.
+void gather_slices(const IterPlan& p, int e, char* d0, const char* s0, const char* ix,
+                   DType dtype, DType index_dtype, int64_t size, int64_t sstep) {
+  const int64_t n = p.sizes[e];
+  const int64_t es = static_cast<int64_t>(dtype_size(dtype));
+  const IterPlan slice = without_dim(p, e);
+  auto entries = [&](int64_t b, int64_t end) {
+    for (int64_t i = b; i < end; ++i) {
+      const int64_t v = wrap_index(load_index(ix, index_dtype, i * p.strides[2][e]), size);
+      copy_planned(slice, d0 + i * p.strides[0][e] * es, dtype, s0 + v * sstep, dtype, true);
     }
   };
   // Threads over entries only when each slice is below copy's own threading
   // threshold: one level of threads, never a nested pool call.
-  const int64_t slice_bytes = 2 * d.numel() * es;
+  const int64_t slice_bytes = 2 * slice.numel() * es;
   if (slice_bytes >= kParallelMinBytes || n * slice_bytes < kParallelMinBytes ||
       get_cpu_threads() <= 1) {
     entries(0, n);
@@ -400,16 +364,56 @@ int64_t first_out_of_range(const TensorDesc& index, int64_t size) {
                                    : first_bad_parallel<int32_t>(index, n, size);
 }
 
-void index_select(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index) {
-  if (dst.numel() == 0) return;
-  int64_t len = 1;
-  if (inner_contiguous(dst, src, dim, &len)) {
-    gather_pieces(dst, src, dim, index, len);
-  } else if (dst.numel() / index.sizes[0] <= kSmallSliceElems) {
-    gather_pieces(dst, src, dim, index, 0);
-  } else {
-    gather_slices(dst, src, dim, index);
+void run_gather(const OpPlan& plan) {
+  const IterPlan& p = plan.iter;
+  const DType dtype = plan.dst.dtype, index_dtype = plan.index.dtype;
+  const int64_t es = static_cast<int64_t>(dtype_size(dtype));
+  char* const d0 = static_cast<char*>(plan.dst.data) + p.offsets[0] * es;
+  const char* const s0 = static_cast<const char*>(plan.src.data) + p.offsets[1] * es;
+  const char* const ix = static_cast<const char*>(plan.index.data) +
+                         p.offsets[2] * static_cast<int64_t>(dtype_size(index_dtype));
+  const int64_t sstep = plan.gather_stride * es;
+  // The entry dim: where the index moves. None when it holds one distinct
+  // element (one entry, or an expanded index): a copy from that slice.
+  int e = -1;
+  for (int k = 0; k < p.ndim; ++k)
+    if (p.strides[2][k] != 0) e = k;
+  if (e < 0) {
+    const int64_t v = wrap_index(load_index(ix, index_dtype, 0), plan.gather_size);
+    copy_planned(without_dim(p, -1), d0, dtype, s0 + v * sstep, dtype, true);
+    return;
   }
+  Gather g;
+  g.d = d0;
+  g.s = s0;
+  g.index = ix;
+  g.is = p.strides[2][e];
+  g.n = p.sizes[e];
+  g.size = plan.gather_size;
+  g.dstep = p.strides[0][e] * es;
+  g.sstep = sstep;
+  // Pieces: the inner dim when it is a run in both dst and src (the index
+  // constant along it); else single elements of small slices, every dim but
+  // the entry dim walked as outer rows; else a copy per entry.
+  const int inner = p.ndim - 1;
+  int piece_dim = -1;
+  if (inner != e && p.strides[0][inner] == 1 && p.strides[1][inner] == 1) {
+    piece_dim = inner;
+  } else if (p.numel() / g.n > kSmallSliceElems) {
+    gather_slices(p, e, d0, s0, ix, dtype, index_dtype, g.size, sstep);
+    return;
+  }
+  g.piece = (piece_dim >= 0 ? p.sizes[piece_dim] : 1) * es;
+  int64_t rows = 1;
+  for (int k = 0; k < p.ndim; ++k) {
+    if (k == e || k == piece_dim) continue;
+    g.outer_sizes[g.outer_nd] = p.sizes[k];
+    g.outer_dstep[g.outer_nd] = p.strides[0][k] * es;
+    g.outer_sstep[g.outer_nd] = p.strides[1][k] * es;
+    ++g.outer_nd;
+    rows *= p.sizes[k];
+  }
+  gather_pieces(g, index_dtype, rows);
 }
 
 }  // namespace cpu

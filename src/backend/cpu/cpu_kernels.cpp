@@ -1,5 +1,5 @@
 // sm::cpu_kernels(): the CPU implementation of the Kernels interface.
-#include "backend/cpu/cpu_kernels_impl.hpp"
+#include "backend/cpu/cpu_entry_points.hpp"
 
 namespace sm {
 
@@ -7,20 +7,18 @@ namespace {
 
 class CpuKernels final : public Kernels {
  public:
-  void copy(const TensorDesc& dst, const TensorDesc& src) override { cpu::copy(dst, src); }
-  void scalar_op(const TensorDesc& dst, sm_op op, double a, double b) override {
-    cpu::scalar_op(dst, op, a, b);
-  }
-  void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other,
-                 double alpha) override {
-    cpu::tensor_op(dst, op, other, alpha);
+  void run(const OpPlan& plan) override {
+    switch (plan.kind) {
+      case PlanKind::Nothing: return;
+      case PlanKind::Copy: cpu::run_copy(plan); return;
+      case PlanKind::Fill: cpu::run_fill(plan); return;
+      case PlanKind::ScalarOp: cpu::run_scalar_op(plan); return;
+      case PlanKind::TensorOp: cpu::run_tensor_op(plan); return;
+      case PlanKind::Gather: cpu::run_gather(plan); return;
+    }
   }
   int64_t first_out_of_range(const TensorDesc& index, int64_t size) override {
     return cpu::first_out_of_range(index, size);
-  }
-  void index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
-                    const TensorDesc& index) override {
-    cpu::index_select(dst, src, dim, index);
   }
 };
 

@@ -3,7 +3,7 @@
 // template constant so the rows vectorize).
 #include <cstring>
 
-#include "backend/cpu/cpu_kernels_impl.hpp"
+#include "backend/cpu/cpu_entry_points.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "core/element_ops.hpp"
 
@@ -23,7 +23,8 @@ void unary_row(const void* ctx, char* d, const char*, int64_t n, int64_t ds, int
   }
 }
 
-// Row kernels exist for the ops with a scalar form (FILL and ZERO are fills).
+// Row kernels exist for the ops with a scalar form (the planner makes FILL
+// and ZERO fills).
 template <typename T, int OP, bool kScalarForm>
 constexpr RowFn row_if() {
   if constexpr (kScalarForm && OP != SM_OP_FILL && OP != SM_OP_ZERO) return unary_row<T, OP>;
@@ -42,30 +43,14 @@ RowFn pick_row(sm_op op) {
   }
 }
 
-// dst[i] = value: a copy from one converted element broadcast everywhere.
-void fill(const TensorDesc& dst, double value) {
-  alignas(8) unsigned char bits[kMaxElementBytes] = {};
-  scalar_bits(dst.dtype, value, bits);
-  TensorDesc src = dst;
-  src.data = bits;
-  for (int i = 0; i < src.ndim; ++i) src.strides[i] = 0;
-  copy(dst, src);
-}
-
 }  // namespace
 
-void scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
-  if (op == SM_OP_FILL || op == SM_OP_ZERO) {
-    fill(dst, op == SM_OP_ZERO ? 0.0 : a);
-    return;
-  }
-  const int64_t* strides[1] = {dst.strides};
-  IterPlan p = plan_iteration(1, dst.sizes, dst.ndim, strides, true);
-  if (p.empty) return;
-  // The driver walks two operands: give it the destination twice.
-  p.nops = 2;
-  p.offsets[1] = p.offsets[0];
-  for (int i = 0; i < p.ndim; ++i) p.strides[1][i] = p.strides[0][i];
+void run_scalar_op(const OpPlan& plan) {
+  const TensorDesc& dst = plan.dst;
+  const sm_op op = plan.op;
+  const double a = plan.a, b = plan.b;
+  // The plan's operand 1 is the destination itself (read, then written).
+  const IterPlan& p = plan.iter;
 
   LoopSpec spec;
   spec.dsize = spec.ssize = static_cast<int>(dtype_size(dst.dtype));

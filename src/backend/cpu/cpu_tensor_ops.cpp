@@ -1,6 +1,6 @@
 // In-place ops with a tensor operand: dst[i] = op(dst[i], other[i]), each
 // element through core/element_ops.hpp (one row kernel per dtype pair and op).
-#include "backend/cpu/cpu_kernels_impl.hpp"
+#include "backend/cpu/cpu_entry_points.hpp"
 #include "backend/cpu/cpu_loops.hpp"
 #include "core/element_ops.hpp"
 
@@ -23,7 +23,8 @@ void binary_row(const void* ctx, char* d, const char* s, int64_t n, int64_t ds, 
   }
 }
 
-// Row kernels exist for the ops with a tensor form (FILL is a copy).
+// Row kernels exist for the ops with a tensor form (the planner makes FILL a
+// copy).
 template <typename D, typename S, int OP, bool kTensorForm>
 constexpr RowFn row_if() {
   if constexpr (kTensorForm && OP != SM_OP_FILL) return binary_row<D, S, OP>;
@@ -43,14 +44,12 @@ RowFn pick_row(sm_op op) {
 
 }  // namespace
 
-void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha) {
-  if (op == SM_OP_FILL) {
-    copy(dst, other);
-    return;
-  }
-  const int64_t* strides[2] = {dst.strides, other.strides};
-  const IterPlan p = plan_iteration(2, dst.sizes, dst.ndim, strides, true);
-  if (p.empty) return;
+void run_tensor_op(const OpPlan& plan) {
+  const TensorDesc& dst = plan.dst;
+  const TensorDesc& other = plan.src;
+  const sm_op op = plan.op;
+  const double alpha = plan.alpha;
+  const IterPlan& p = plan.iter;
   LoopSpec spec;
   spec.dsize = static_cast<int>(dtype_size(dst.dtype));
   spec.ssize = static_cast<int>(dtype_size(other.dtype));

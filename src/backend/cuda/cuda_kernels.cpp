@@ -1,11 +1,12 @@
-// sm::Kernels for one GPU: makes the device current and hands each call to
-// its kernel family (cuda_copy.cu, cuda_scalar_ops.cu, cuda_tensor_ops.cu,
+// sm::Kernels for one GPU: makes the device current and hands each plan
+// (backend/op_plan.hpp) to its kernel family (cuda_copy.cu, cuda_scalar_ops.cu, cuda_tensor_ops.cu,
 // cuda_index.cu).
 // Launches are asynchronous on the calling thread's current stream.
 #include <array>
 
 #include "backend/cuda/cuda_common.hpp"
 #include "backend/cuda/cuda_kernels.hpp"
+#include "backend/op_plan.hpp"
 
 namespace sm {
 namespace cuda {
@@ -15,31 +16,26 @@ namespace {
 class CudaKernels final : public Kernels {
  public:
   void set_device(int device) { device_ = device; }
-  void copy(const TensorDesc& dst, const TensorDesc& src) override {
-    if (dst.numel() == 0) return;
+  void run(const OpPlan& plan) override {
+    if (plan.kind == PlanKind::Nothing) return;
     DeviceGuard g(device_);
-    launch_copy(dst, src, device_);
-  }
-  void scalar_op(const TensorDesc& dst, sm_op op, double a, double b) override {
-    if (dst.numel() == 0) return;
-    DeviceGuard g(device_);
-    launch_scalar_op(dst, op, a, b, device_);
-  }
-  void tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha) override {
-    if (dst.numel() == 0) return;
-    DeviceGuard g(device_);
-    launch_tensor_op(dst, op, other, alpha, device_);
+    switch (plan.kind) {
+      case PlanKind::Nothing: return;
+      case PlanKind::Copy: launch_copy(plan.dst, plan.src, device_); return;
+      case PlanKind::Fill: launch_fill(plan.dst, plan.scalar_bits, device_); return;
+      case PlanKind::ScalarOp: launch_scalar_op(plan.dst, plan.op, plan.a, plan.b, device_); return;
+      case PlanKind::TensorOp:
+        launch_tensor_op(plan.dst, plan.op, plan.src, plan.alpha, device_);
+        return;
+      case PlanKind::Gather:
+        launch_index_select(plan.dst, plan.src, plan.gather_dim, plan.index, device_);
+        return;
+    }
   }
   int64_t first_out_of_range(const TensorDesc& index, int64_t size) override {
     if (index.sizes[0] == 0) return -1;
     DeviceGuard g(device_);
     return index_first_out_of_range(index, size, device_);
-  }
-  void index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
-                    const TensorDesc& index) override {
-    if (dst.numel() == 0) return;
-    DeviceGuard g(device_);
-    launch_index_select(dst, src, dim, index, device_);
   }
 
  private:

@@ -11,9 +11,12 @@ namespace cuda {
 
 // dst[i] = convert(src[i]) (cuda_copy.cu).
 void launch_copy(const TensorDesc& dst, const TensorDesc& src, int device);
-// The scalar in-place ops, FILL and ZERO included (cuda_scalar_ops.cu).
+// dst[i] = the element whose bits are `element` (dtype_size(dst.dtype)
+// bytes; cuda_scalar_ops.cu).
+void launch_fill(const TensorDesc& dst, const unsigned char* element, int device);
+// The scalar in-place ops other than the fills (cuda_scalar_ops.cu).
 void launch_scalar_op(const TensorDesc& dst, sm_op op, double a, double b, int device);
-// ADD, SUB, MUL, DIV with a tensor operand (cuda_tensor_ops.cu); FILL is a copy.
+// ADD, SUB, MUL, DIV with a tensor operand (cuda_tensor_ops.cu).
 void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha,
                       int device);
 // index_select (cuda_index.cu): the position of the first index outside

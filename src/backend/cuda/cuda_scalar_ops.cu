@@ -1,5 +1,5 @@
-// In-place ops with scalar operands on one GPU: FILL/ZERO write one converted
-// value (vectorized when the destination is contiguous); the other ops run
+// In-place ops with scalar operands on one GPU: fills write one converted
+// element (vectorized when the destination is contiguous); the other ops run
 // scalar_op_element (core/element_ops.hpp, the CPU's definition) in one
 // kernel per dtype with the op chosen at run time.
 #include <cstring>
@@ -50,12 +50,13 @@ void launch_fill_units(const KernelPlan& p, char* d, const unsigned char* patter
   launch_elementwise<1>(p, f, st);
 }
 
-void launch_fill(const TensorDesc& dst, double v, cudaStream_t st, int device) {
+}  // namespace
+
+void launch_fill(const TensorDesc& dst, const unsigned char* elem, int device) {
   const KernelPlan p = plan_fill(dst, device_props(device));
   if (p.kind == KernelKind::Empty) return;
+  cudaStream_t st = current_stream(device);
   // The converted element, repeated across a 16-byte pattern.
-  unsigned char elem[kMaxElementBytes] = {};
-  scalar_bits(dst.dtype, v, elem);
   const size_t esize = dtype_size(dst.dtype);
   unsigned char pattern[16];
   for (size_t k = 0; k < 16; ++k) pattern[k] = elem[k % esize];
@@ -72,16 +73,8 @@ void launch_fill(const TensorDesc& dst, double v, cudaStream_t st, int device) {
   }
 }
 
-}  // namespace
-
 void launch_scalar_op(const TensorDesc& dst, sm_op op, double a, double b, int device) {
   cudaStream_t st = current_stream(device);
-  if (op == SM_OP_FILL || op == SM_OP_ZERO) {
-    launch_fill(dst, op == SM_OP_ZERO ? 0.0 : a, st, device);
-    return;
-  }
-  const OpTraits* traits = op_traits(op);
-  if (!traits || !traits->scalar_form) return;  // not a scalar op: the engine never sends one
   const KernelPlan p = plan_unary(dst, device_props(device));
   if (p.kind == KernelKind::Empty) return;
   char* d = static_cast<char*>(dst.data) + p.byte_offset[0];

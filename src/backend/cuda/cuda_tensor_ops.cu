@@ -120,12 +120,6 @@ void launch_transposed(const KernelPlan& p, char* d, const char* o, DType dt, sm
 
 void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha,
                       int device) {
-  if (op == SM_OP_FILL) {
-    launch_copy(dst, other, device);
-    return;
-  }
-  const OpTraits* traits = op_traits(op);
-  if (!traits || !traits->tensor_form) return;  // not a tensor op: the engine never sends one
   const bool allow_transpose = dst.dtype == other.dtype && transposable(dst.dtype);
   const KernelPlan p = plan_binary(dst, other, allow_transpose, device_props(device));
   if (p.kind == KernelKind::Empty) return;

@@ -1,0 +1,147 @@
+#include "backend/op_plan.hpp"
+
+namespace sm {
+
+namespace {
+
+// The same elements in the same dtype: a copy onto itself.
+bool same_elements(const TensorDesc& a, const TensorDesc& b) {
+  if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
+  for (int i = 0; i < a.ndim; ++i) {
+    if (a.sizes[i] != b.sizes[i]) return false;
+    if (a.sizes[i] > 1 && a.strides[i] != b.strides[i]) return false;
+  }
+  return true;
+}
+
+// dst and one operand read with it, coalesced, with the iteration shape.
+void plan_operands(OpPlan& p, const int64_t* read_strides) {
+  const int64_t* strides[2] = {p.dst.strides, read_strides};
+  p.iter = plan_iteration(2, p.dst.sizes, p.dst.ndim, strides, true);
+  if (p.iter.empty) {
+    p.kind = PlanKind::Nothing;
+    return;
+  }
+  p.tile_i = pick_tile_dim(p.iter, 1);
+  if (p.tile_i >= 0) {
+    p.shape = IterShape::Transpose;
+    p.tile_j = p.iter.ndim - 1;
+  } else {
+    p.shape = p.iter.ndim <= 1 ? IterShape::Elementwise : IterShape::Rows;
+  }
+}
+
+}  // namespace
+
+PlanCompute plan_compute(ComputeKind k) {
+  switch (k) {
+    case ComputeKind::Int64: return PlanCompute::Int64;
+    case ComputeKind::UInt64: return PlanCompute::UInt64;
+    case ComputeKind::Float: return PlanCompute::Float;
+    case ComputeKind::Double: return PlanCompute::Double;
+    case ComputeKind::ComplexFloat: return PlanCompute::Complex64;
+    case ComputeKind::ComplexDouble: return PlanCompute::Complex128;
+  }
+  return PlanCompute::Bits;
+}
+
+OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src) {
+  OpPlan p;
+  p.dst = dst;
+  p.src = src;
+  if (same_elements(dst, src)) return p;  // Nothing
+  p.kind = PlanKind::Copy;
+  // A conversion computes in the destination's type; one dtype moves bits.
+  p.compute = dst.dtype == src.dtype ? PlanCompute::Bits : plan_compute(scalar_compute(dst.dtype));
+  plan_operands(p, src.strides);
+  return p;
+}
+
+OpPlan plan_fill(const TensorDesc& dst, double value) {
+  OpPlan p;
+  p.dst = dst;
+  p.kind = PlanKind::Fill;
+  p.a = value;
+  scalar_bits(dst.dtype, value, p.scalar_bits);
+  const int64_t zero[kMaxDims] = {};
+  plan_operands(p, zero);
+  return p;
+}
+
+OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
+  if (op == SM_OP_FILL) return plan_fill(dst, a);
+  if (op == SM_OP_ZERO) return plan_fill(dst, 0.0);
+  OpPlan p;
+  p.dst = dst;
+  const OpTraits* traits = op_traits(op);
+  // ABS and SIGN of bool are the identity on truth values: nothing to
+  // compute, and no bool element is loaded as a C++ bool (a byte other than 0
+  // or 1, which from_blob and DLPack can hand over, would be undefined
+  // behaviour there).
+  const bool bool_identity = dst.dtype == DType::Bool && (op == SM_OP_ABS || op == SM_OP_SIGN);
+  if (!traits || !traits->scalar_form || bool_identity) return p;
+  p.kind = PlanKind::ScalarOp;
+  p.op = op;
+  p.a = a;
+  p.b = b;
+  p.compute = plan_compute(scalar_compute(dst.dtype));
+  plan_operands(p, dst.strides);
+  return p;
+}
+
+OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha) {
+  if (op == SM_OP_FILL) return plan_copy(dst, other);
+  OpPlan p;
+  p.dst = dst;
+  p.src = other;
+  const OpTraits* traits = op_traits(op);
+  if (!traits || !traits->tensor_form) return p;
+  p.kind = PlanKind::TensorOp;
+  p.op = op;
+  p.alpha = alpha;
+  p.compute = plan_compute(binary_compute(dst.dtype, other.dtype));
+  plan_operands(p, other.strides);
+  return p;
+}
+
+OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index) {
+  OpPlan p;
+  p.dst = dst;
+  p.src = src;
+  p.index = index;
+  p.kind = PlanKind::Gather;
+  p.compute = PlanCompute::Bits;
+  p.gather_dim = dim;
+  p.gather_size = src.sizes[dim];
+  p.gather_stride = src.strides[dim];
+  // The source without dim and the index along dim only, both over dst's
+  // sizes: every operand's offset is then linear in dst's coordinates, so
+  // coalescing and reordering apply unchanged.
+  int64_t ss[kMaxDims] = {}, is[kMaxDims] = {};
+  for (int d = 0; d < dst.ndim; ++d) {
+    ss[d] = d == dim ? 0 : src.strides[d];
+    is[d] = d == dim ? index.strides[0] : 0;
+  }
+  const int64_t* strides[3] = {dst.strides, ss, is};
+  p.iter = plan_iteration(3, dst.sizes, dst.ndim, strides, true);
+  if (p.iter.empty) p.kind = PlanKind::Nothing;
+  p.shape = p.iter.ndim <= 1 ? IterShape::Elementwise : IterShape::Rows;
+  return p;
+}
+
+void Kernels::copy(const TensorDesc& dst, const TensorDesc& src) { run(plan_copy(dst, src)); }
+
+void Kernels::scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
+  run(plan_scalar_op(dst, op, a, b));
+}
+
+void Kernels::index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
+                           const TensorDesc& index) {
+  run(plan_gather(dst, src, dim, index));
+}
+
+void Kernels::tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha) {
+  run(plan_tensor_op(dst, op, other, alpha));
+}
+
+}  // namespace sm

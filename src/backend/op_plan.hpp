@@ -1,0 +1,83 @@
+// The operation plan: what one data-moving call does, decided once on the host
+// by the engine for every backend. Backends carry a plan out (Kernels::run)
+// and decide nothing a plan says: which op runs after the rewrites (FILL and
+// ZERO are fills of one converted element, ABS of bool and a copy onto itself
+// are nothing, the tensor-form FILL is a copy), whether anything runs at all
+// (zero elements, identical operands), the compute type, the operands
+// coalesced for iteration, and the iteration shape (elementwise, rows, or a
+// tiled transpose, by layout/coalesce's pick_tile_dim). Pure host code,
+// unit-tested without a device (tests/unit/test_op_plan.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "backend/backend.hpp"
+#include "core/element_ops.hpp"
+#include "layout/coalesce.hpp"
+
+namespace sm {
+
+enum class PlanKind {
+  Nothing,   // no element changes: nothing to launch
+  Copy,      // dst[i] = convert<dst.dtype>(src[i])
+  Fill,      // dst[i] = the element in scalar_bits
+  ScalarOp,  // dst[i] = op(dst[i], a, b)
+  TensorOp,  // dst[i] = op(dst[i], other[i]) scaled by alpha where the op says
+  Gather,    // index_select: dst[.., i, ..] = src[.., wrap_index(index[i]), ..] along gather_dim
+};
+
+// The type elements are computed in; Bits: moved unchanged (a copy between
+// one dtype, a fill).
+enum class PlanCompute { Bits, Int64, UInt64, Float, Double, Complex64, Complex128 };
+
+// How the coalesced iteration is walked: one run of elements, rows (the
+// inner dim per row, outer dims around it), or a transpose: the source
+// moves fastest along dim tile_i, the destination along tile_j (the inner
+// dim), so (tile_i, tile_j) is cut into tiles.
+enum class IterShape { Elementwise, Rows, Transpose };
+
+struct OpPlan {
+  PlanKind kind = PlanKind::Nothing;
+  sm_op op = SM_OP_FILL;  // ScalarOp / TensorOp
+  PlanCompute compute = PlanCompute::Bits;
+  // The operands as the engine described them (the CUDA backend plans its
+  // launch from these). dst is written; src is the copy's source or the
+  // tensor op's other (unused by Fill and ScalarOp).
+  TensorDesc dst;
+  TensorDesc src;
+  // Gather: the 1-d index (elements already checked by first_out_of_range).
+  TensorDesc index;
+  // dst (operand 0) and what is read with it (operand 1: the source, other,
+  // dst itself for a scalar op, or the fill element with stride 0),
+  // coalesced by plan_iteration. A gather has 3 operands over dst's sizes:
+  // dst, src with stride 0 along gather_dim, and the index (stride 0 except
+  // along gather_dim); the source element of each is operand 1's plus
+  // wrap_index(index value, gather_size) * gather_stride.
+  IterPlan iter;
+  IterShape shape = IterShape::Elementwise;
+  int tile_i = -1, tile_j = -1;
+  double a = 0, b = 0;  // ScalarOp
+  double alpha = 1;     // TensorOp
+  int gather_dim = -1;  // Gather, in dst's dims
+  int64_t gather_size = 0, gather_stride = 0;  // src.sizes / src.strides at gather_dim
+  // Fill: the fill value converted to dst.dtype (its first dtype_size bytes).
+  alignas(16) unsigned char scalar_bits[kMaxElementBytes] = {};
+};
+
+// The compute type of a dtype's scalar ops and of a binary pair.
+PlanCompute plan_compute(ComputeKind k);
+
+// dst = src converted (same sizes; src may be expanded with stride 0).
+// A source that is dst itself (same data, dtype and strides wherever a size
+// exceeds 1) is Nothing.
+OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src);
+// dst = value converted to dst's dtype (the engine checked it fits).
+OpPlan plan_fill(const TensorDesc& dst, double value);
+// An op with a scalar form (the engine checked it takes dst's dtype).
+OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b);
+// An op with a tensor form; FILL is a copy.
+OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha);
+// index_select (the preconditions of Kernels::index_select).
+OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index);
+
+}  // namespace sm
