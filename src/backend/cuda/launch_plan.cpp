@@ -68,6 +68,14 @@ void to_units(IterPlan& it, int elem, int w, int nops) {
     for (int d = 0; d < inner; ++d) it.strides[k][d] = it.strides[k][d] * elem / w;
 }
 
+// The widest unit every operand can move along the shared stride-1
+// innermost dim (vector_width), the plan rescaled to it; returns its bytes.
+int to_vector_units(IterPlan& it, int elem, const uintptr_t* addrs) {
+  const int w = vector_width(it, elem, addrs, it.nops);
+  to_units(it, elem, w, it.nops);
+  return w;
+}
+
 // Units of 16 bytes are 16-byte elements here (vector_width checks the
 // alignment of every wider unit it picks): their strides are multiples of 16
 // bytes, so only the operands' first addresses can break the alignment.
@@ -154,6 +162,11 @@ KernelPlan start_plan(int nops, const TensorDesc* const* ops) {
   return p;
 }
 
+KernelPlan start_plan(const TensorDesc& dst) {
+  const TensorDesc* ops[1] = {&dst};
+  return start_plan(1, ops);
+}
+
 }  // namespace
 
 int transpose_tile_dim(const IterPlan& it) {
@@ -207,33 +220,23 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
   }
   const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
                               address(src.data, p.byte_offset[1])};
-  int w = elem;
-  if (shared_inner) {
-    w = vector_width(it, elem, addrs, it.nops);
-    to_units(it, elem, w, it.nops);
-  }
+  const int w = shared_inner ? to_vector_units(it, elem, addrs) : elem;
   finish_units(p, w, addrs, 2, props);
   return p;
 }
 
 KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props) {
-  const TensorDesc* ops[1] = {&dst};
-  KernelPlan p = start_plan(1, ops);
+  KernelPlan p = start_plan(dst);
   if (p.it.empty) return p;
   const int elem = static_cast<int>(dtype_size(dst.dtype));
-  int w = elem;
   const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
-  if (p.it.strides[0][p.it.ndim - 1] == 1) {
-    w = vector_width(p.it, elem, addrs, p.it.nops);
-    to_units(p.it, elem, w, p.it.nops);
-  }
+  const int w = p.it.strides[0][p.it.ndim - 1] == 1 ? to_vector_units(p.it, elem, addrs) : elem;
   finish_units(p, w, addrs, 1, props);
   return p;
 }
 
 KernelPlan plan_unary(const TensorDesc& dst, const DeviceProps& props) {
-  const TensorDesc* ops[1] = {&dst};
-  KernelPlan p = start_plan(1, ops);
+  KernelPlan p = start_plan(dst);
   if (p.it.empty) return p;
   finish_elementwise(p, props);
   return p;
