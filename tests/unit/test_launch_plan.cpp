@@ -315,6 +315,17 @@ TEST(PlanCopy, ConversionsAreTiledTransposes) {
   p = plan_copy(desc(kDst, DType::F32, {512, 256}, {256, 1}),
                 desc(at(kSrc, 2), DType::F16, {512, 256}, {1, 512}), props);
   EXPECT_FALSE(p.pack_src);
+  // complex64 off an 8-byte boundary: the tiles' 8-byte words would be
+  // misaligned; element by element instead.
+  p = plan_copy(desc(kDst, DType::C128, {64, 64}, {64, 1}),
+                desc(at(kSrc, 4), DType::C64, {64, 64}, {1, 64}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  p = plan_copy(desc(at(kDst, 4), DType::C64, {64, 64}, {64, 1}),
+                desc(kSrc, DType::F32, {64, 64}, {1, 64}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  p = plan_copy(desc(at(kDst, 8), DType::C64, {64, 64}, {64, 1}),
+                desc(at(kSrc, 8), DType::C128, {64, 64}, {1, 64}), props);
+  EXPECT_EQ(p.kind, KernelKind::Transpose);
   // Index width: 2^31 elements need 64-bit math, 2^30 do not.
   p = plan_copy(desc(kDst, DType::F16, {1 << 16, 1 << 15}, {1 << 15, 1}),
                 desc(kSrc, DType::F32, {1 << 16, 1 << 15}, {1, 1 << 16}), props);
@@ -793,6 +804,8 @@ void run_transpose(const KernelPlan& p, char* dst, DType dd, const char* src, DT
             if (j < t.size_j && i < t.size_i) {
               const char* sp =
                   src + (off[1] + static_cast<Offset>(i) + static_cast<Offset>(j) * t.src_sj) * es;
+              // Elements move as words of up to 8 bytes, aligned.
+              ASSERT_EQ(reinterpret_cast<uintptr_t>(sp) % static_cast<uintptr_t>(std::min(es, 8)), 0u);
               apply_elem(Op::Copy, sm_at(r, tx * PI + q), dd, sp, sd);
             }
           }
@@ -811,9 +824,11 @@ void run_transpose(const KernelPlan& p, char* dst, DType dd, const char* src, DT
           }
           for (int q = 0; q < PJ; ++q) {
             const Index j = jb + static_cast<Index>(q);
-            if (i < t.size_i && j < t.size_j)
-              apply_elem(op, dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(j)) * ed,
-                         dd, sm_at(tx * PJ + q, r), dd);
+            if (i < t.size_i && j < t.size_j) {
+              char* dp = dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(j)) * ed;
+              ASSERT_EQ(reinterpret_cast<uintptr_t>(dp) % static_cast<uintptr_t>(std::min(ed, 8)), 0u);
+              apply_elem(op, dp, dd, sm_at(tx * PJ + q, r), dd);
+            }
           }
         }
       }

@@ -168,8 +168,8 @@ struct ConvertBitsTyped {
 };
 
 // Any pair with ES- and ED-byte elements, as ConvertAny (through
-// WideElement). Not inlined: the tile loops are unrolled, and one dispatch
-// per element keeps the kernels for the rare pairs small.
+// WideElement). The rare pairs are built small: the conversion is not
+// inlined into the unrolled tile loops, and the index math is 64-bit only.
 template <int ES, int ED>
 struct ConvertBitsAny {
   DType dd, sd;
@@ -202,8 +202,8 @@ void launch_transpose_convert(const KernelPlan& p, char* d, DType dd, const char
     with_elem_size(static_cast<int>(dtype_size(sd)), [&](auto es) {
       with_elem_size(static_cast<int>(dtype_size(dd)), [&](auto ed) {
         constexpr int ES = decltype(es)::value, ED = decltype(ed)::value;
-        launch_transpose_tiles<ES, ED>(p, d, s, ConvertBitsAny<ES, ED>{dd, sd}, CopyEpilogue<ED>{},
-                                       st);
+        launch_transpose_tiles<ES, ED, false>(p, d, s, ConvertBitsAny<ES, ED>{dd, sd},
+                                              CopyEpilogue<ED>{}, st);
       });
     });
   }

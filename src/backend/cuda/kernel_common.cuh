@@ -287,18 +287,24 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
 }
 
 // A Transpose plan of ES-byte source elements into ED-byte destination
-// elements, each converted by conv as it enters the tile.
-template <int ES, int ED, typename Conv, typename Epi>
+// elements, each converted by conv as it enters the tile. Index32 false
+// builds only the 64-bit index form (right for any plan): half the kernels,
+// for the pairs where the build size matters more than the speed.
+template <int ES, int ED, bool Index32 = true, typename Conv, typename Epi>
 void launch_transpose_tiles(const KernelPlan& p, char* dst, const char* src, const Conv& conv,
                             const Epi& epi, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.launch.grid)), block(kTransposeBlockX, kTransposeBlockY);
-  if (p.index32) {
-    transpose_kernel<ES, ED, uint32_t, Conv, Epi><<<grid, block, 0, stream>>>(
-        dst, src, make_transpose_params<uint32_t>(p), conv, epi);
-  } else {
+  bool launched = false;
+  if constexpr (Index32) {
+    if (p.index32) {
+      transpose_kernel<ES, ED, uint32_t, Conv, Epi><<<grid, block, 0, stream>>>(
+          dst, src, make_transpose_params<uint32_t>(p), conv, epi);
+      launched = true;
+    }
+  }
+  if (!launched)
     transpose_kernel<ES, ED, uint64_t, Conv, Epi><<<grid, block, 0, stream>>>(
         dst, src, make_transpose_params<uint64_t>(p), conv, epi);
-  }
   check(cudaGetLastError(), "transpose kernel launch");
 }
 

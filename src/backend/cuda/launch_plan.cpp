@@ -95,6 +95,14 @@ void finish_elementwise(KernelPlan& p, const DeviceProps& props) {
   p.launch = plan_elementwise_launch(p.numel, props);
 }
 
+// The tile kernel moves an element of 8 or 16 bytes as 8-byte words: a
+// complex64 operand (aligned as its 4-byte parts) that starts off an 8-byte
+// boundary cannot be tiled.
+bool tile_words_aligned(const KernelPlan& p, int k, const void* data, int esize) {
+  const uintptr_t need = esize < 8 ? static_cast<uintptr_t>(esize) : 8;
+  return address(data, p.byte_offset[k]) % need == 0;
+}
+
 // Same-dtype units of w bytes (w = the element size unless vectorized): the
 // unit width, the split16 mark and the Elementwise launch.
 void finish_units(KernelPlan& p, int w, const uintptr_t* addrs, int naddrs,
@@ -200,8 +208,11 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
   const int ssize = static_cast<int>(dtype_size(src.dtype));
   const int tile_dim = transpose_tile_dim(p.it);
   if (dst.dtype != src.dtype) {  // conversion: element units, each its own size
-    if (tile_dim >= 0) plan_transpose(p, tile_dim, dsize, ssize, dst.data, src.data, props);
-    else finish_elementwise(p, props);
+    if (tile_dim >= 0 && tile_words_aligned(p, 0, dst.data, dsize) &&
+        tile_words_aligned(p, 1, src.data, ssize))
+      plan_transpose(p, tile_dim, dsize, ssize, dst.data, src.data, props);
+    else
+      finish_elementwise(p, props);
     return p;
   }
   const int elem = dsize;
