@@ -268,17 +268,21 @@ step_bindings() {
   return $rc
 }
 
-# The benchmark against PyTorch and CuPy, then the transpose lab (standalone
-# tile variants beside the library's own kernel, one factor changed at a
-# time: bench/cuda/transpose_variants.cu) into lab.log.
+# The benchmark against PyTorch and CuPy, its converting permutations
+# (f32->f16, f32->bf16, f16->f32 tiles) into convert.log, then the transpose
+# lab (standalone tile variants beside the library's own kernel, one factor
+# changed at a time: bench/cuda/transpose_variants.cu) into lab.log.
 step_bench() {
   local rc=0
   "$py" bench/torch_cupy_bench.py --bench "$bld/bench/bench_cuda_bench" --json "$out/bench.json" || rc=1
+  echo "== converting permutations"
+  "$bld/bench/bench_cuda_bench" --conversion-tiles >"$out/convert.log" 2>&1 || rc=1
+  cat "$out/convert.log"
   echo "== transpose lab"
   "$bld/bench/bench_transpose_variants" >"$out/lab.log" 2>&1 || rc=1
   cat "$out/lab.log"
   grep -q WRONG "$out/lab.log" && { echo "FAIL: a lab variant gave wrong results"; rc=1; }
-  note "targets: $(grep -cE '^  PASS' "$out/bench.log") PASS, $(grep -cE '^  FAIL' "$out/bench.log") FAIL; lab.log"
+  note "targets: $(grep -cE '^  PASS' "$out/bench.log") PASS, $(grep -cE '^  FAIL' "$out/bench.log") FAIL; convert.log, lab.log"
   return $rc
 }
 

@@ -12,6 +12,15 @@
 // cached blocks.
 //
 //   bench_cuda_bench [--mib 256] [--iters 20] [--warmup 3] [--json out.json] [--quick] [--no-extra]
+//   bench_cuda_bench --conversion-tiles [--mib 256] [--iters 20] [--warmup 3] [--quick]
+//
+// --conversion-tiles runs only the converting permutations (the tiled
+// transpose converting on the way): f32->f16, f32->bf16 and f16->f32 of a
+// 2-D transpose [8192, 8192] and of NCHW->NHWC (0,2,3,1) [64, 256, 64, 64],
+// copy_into a dense destination from the permuted view; "ratio" is the time
+// of a device copy of the larger side's bytes over the case's time (1.0:
+// as fast as moving the f32 side alone). Every element of 4096 random ones
+// is checked bit for bit against the host models below. Not in the JSON.
 //
 // --json writes every case with its parameters, so bench/torch_cupy_bench.py
 // can run PyTorch and CuPy on exactly the same cases. Each case's output is
@@ -81,6 +90,7 @@ struct Options {
   const char* json = nullptr;
   bool quick = false;  // smaller tensors: a smoke run, not results
   bool extra = true;   // --no-extra: only the issue's cases
+  bool conversion_tiles = false;  // --conversion-tiles: only those cases
 };
 
 const sm_device kGpu = {SM_DEVICE_CUDA, 0};
@@ -406,6 +416,55 @@ float to_f32(const uint8_t* p, sm_dtype dt) {
   return (h & 0x8000) ? -v : v;
 }
 
+// copy_into(dst, permute(x, perm)), x [shape] of dtype from, dst dense in the
+// permuted shape of dtype to. c.copy: the GB/s of a device copy of the
+// larger side's bytes; c.ratio: that copy's time over this case's.
+void run_permute_convert(const Options& o, Case& c, sm_dtype to, sm_dtype from) {
+  std::vector<uint8_t> hx;
+  sm_tensor x = from == SM_FLOAT32 && to == SM_FLOAT16 ? f16_range_f32_tensor(c.shape, &hx)
+                                                       : random_tensor(c.shape, from, &hx, from != SM_FLOAT32);
+  const int nd = static_cast<int>(c.shape.size());
+  std::vector<int32_t> perm(c.perm.begin(), c.perm.end());
+  sm_tensor v = nullptr;
+  SK(sm_permute(x, perm.data(), nd, &v));
+  std::vector<int64_t> vs(static_cast<size_t>(nd)), vst(static_cast<size_t>(nd));
+  SK(sm_shape(v, vs.data(), nd));
+  SK(sm_strides(v, vst.data(), nd));
+  sm_tensor dst = nullptr;
+  SK(sm_empty(vs.data(), nd, to, kGpu, &dst));
+  int64_t db = 0, sb = 0;
+  SK(sm_nbytes(dst, &db));
+  SK(sm_nbytes(x, &sb));
+  const double ms = time_ms(o, [&] { SK(sm_copy_into(dst, v)); });
+  const int64_t larger = std::max(db, sb);
+  c.gbps = static_cast<double>(db + sb) / (ms * 1e6);
+  c.copy = copy_gbps(o, static_cast<size_t>(larger));
+  c.ratio = 2.0 * static_cast<double>(larger) / (c.copy * 1e6) / ms;
+  const std::vector<uint8_t> hd = to_host(dst);
+  const size_t es = sm_dtype_size(from), ed = sm_dtype_size(to);
+  const int64_t n = static_cast<int64_t>(hd.size() / ed);
+  bool ok = true;
+  for (int k = 0; k < 4096 && ok; ++k) {
+    const int64_t lin = static_cast<int64_t>(next_rand() % static_cast<uint64_t>(n));
+    int64_t rem = lin, src = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+      src += (rem % vs[static_cast<size_t>(d)]) * vst[static_cast<size_t>(d)];
+      rem /= vs[static_cast<size_t>(d)];
+    }
+    const uint32_t want = convert_bits(&hx[static_cast<size_t>(src) * es], from, to);
+    uint32_t got = 0;
+    std::memcpy(&got, &hd[static_cast<size_t>(lin) * ed], ed);  // little-endian: the low ed bytes
+    ok = got == want || (is_nan_bits(want, to) && is_nan_bits(got, to));
+    if (!ok)
+      std::fprintf(stderr, "%s: element %lld: got 0x%x, want 0x%x\n", c.name.c_str(),
+                   static_cast<long long>(lin), got, want);
+  }
+  c.checked = ok;
+  SK(sm_tensor_release(dst));
+  SK(sm_tensor_release(v));
+  SK(sm_tensor_release(x));
+}
+
 // x.T += y: x [R, C] row-major, y [C, R] row-major.
 void run_add_transposed(const Options& o, Case& c, sm_dtype dt) {
   std::vector<uint8_t> hx, hy;
@@ -617,8 +676,11 @@ int main(int argc, char** argv) {
     else if (a == "--json" && i + 1 < argc) o.json = argv[++i];
     else if (a == "--quick") o.quick = true;
     else if (a == "--no-extra") o.extra = false;
+    else if (a == "--conversion-tiles") o.conversion_tiles = true;
     else {
-      std::fprintf(stderr, "usage: %s [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick] [--no-extra]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--mib 256] [--iters 20] [--warmup 3] [--json FILE] [--quick] [--no-extra]"
+                   " [--conversion-tiles]\n",
                    argv[0]);
       return 2;
     }
@@ -649,6 +711,37 @@ int main(int argc, char** argv) {
   // Element counts: `mib` MiB of fp32; fp16 cases double one dim to keep the bytes.
   const double scale = o.mib / 256.0;  // shapes below are for 256 MiB of fp32 (2^26 elements)
   auto sc = [&](int64_t v) { return std::max<int64_t>(1, static_cast<int64_t>(std::llround(v * scale))); };
+  if (o.conversion_tiles) {
+    struct Conv {
+      const char* name;
+      sm_dtype to, from;
+      std::vector<int64_t> shape, perm;
+    };
+    const std::vector<int64_t> t2 = {8192, sc(8192)}, nchw = {sc(64), 256, 64, 64};
+    const std::vector<Conv> convs = {
+        {"2-D transpose f32->f16", SM_FLOAT16, SM_FLOAT32, t2, {1, 0}},
+        {"2-D transpose f32->bf16", SM_BFLOAT16, SM_FLOAT32, t2, {1, 0}},
+        {"2-D transpose f16->f32", SM_FLOAT32, SM_FLOAT16, t2, {1, 0}},
+        {"4-D NCHW->NHWC (0,2,3,1) f32->f16", SM_FLOAT16, SM_FLOAT32, nchw, {0, 2, 3, 1}},
+        {"4-D NCHW->NHWC (0,2,3,1) f32->bf16", SM_BFLOAT16, SM_FLOAT32, nchw, {0, 2, 3, 1}},
+        {"4-D NCHW->NHWC (0,2,3,1) f16->f32", SM_FLOAT32, SM_FLOAT16, nchw, {0, 2, 3, 1}},
+    };
+    std::printf("%-44s %-22s %9s %16s %7s %s\n", "converting permutation", "source shape", "GB/s",
+                "copy(larger) GB/s", "ratio", "check");
+    bool ok = true;
+    for (const Conv& v : convs) {
+      Case c;
+      c.name = v.name;
+      c.shape = v.shape;
+      c.perm = v.perm;
+      run_permute_convert(o, c, v.to, v.from);
+      ok = ok && c.checked;
+      std::printf("%-44s %-22s %9.1f %16.1f %7.3f %s\n", c.name.c_str(), dims(c.shape).c_str(), c.gbps,
+                  c.copy, c.ratio, c.checked ? "ok" : "WRONG");
+    }
+    SK(sm_empty_cache(kGpu));
+    return ok ? 0 : 1;
+  }
   struct Perm {
     const char* name;
     std::vector<int64_t> shape, perm;

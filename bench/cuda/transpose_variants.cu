@@ -12,7 +12,8 @@
 // its 2-byte tiles with the 4-byte packed accesses the plan picks, without
 // them (2-byte accesses, as the lab kernel above), or packed on one side
 // only; and its in-place add on a transposed view (f16, bf16, f32) reading
-// the destination all rows first (the default) or row by row. Every ratio
+// the destination all rows first (the library's form) or row by row (a copy
+// of the library's kernel with that one change, below). Every ratio
 // is printed against both references: the lab's float4 copy kernel and
 // cudaMemcpyAsync (the one bench_cuda_bench divides by).
 //
@@ -140,10 +141,89 @@ sm::KernelPlan library_copy_plan(void* d, const void* s, int SI, int SJ, sm::DTy
   return sm::plan_copy(dd, sd, sm::DeviceProps{});
 }
 
-template <int E, bool RowByRowDst = false, typename Epi>
+template <int E, typename Epi>
 void launch_library(const sm::KernelPlan& p, void* d, const void* s, const Epi& epi) {
-  sm::cuda::launch_transpose<E, RowByRowDst>(p, static_cast<char*>(d) + p.byte_offset[0],
-                                             static_cast<const char*>(s) + p.byte_offset[1], epi, 0);
+  sm::cuda::launch_transpose<E>(p, static_cast<char*>(d) + p.byte_offset[0],
+                                static_cast<const char*>(s) + p.byte_offset[1], epi, 0);
+}
+
+// The library's transpose kernel with one change, for in-place ops: the
+// store phase reads each destination row just before writing it (one
+// destination row in flight per thread) instead of all of a thread's rows
+// first. Same dtype on both sides.
+template <int E, typename Index, typename Epi>
+__global__ void __launch_bounds__(sm::kTransposeBlockX * sm::kTransposeBlockY)
+    row_by_row_dst_kernel(char* dst, const char* src, sm::TransposeParams<Index> p, Epi epi) {
+  using namespace sm;
+  using namespace sm::cuda;
+  constexpr int PI = transpose_elems_i(E), PJ = transpose_elems_j(E);
+  constexpr int TI = kTransposeBlockX * PI, TJ = kTransposeBlockX * PJ;
+  constexpr int kLoadRows = TJ / kTransposeBlockY, kStoreRows = TI / kTransposeBlockY;
+  using W = ElemUnit<E>;
+  using RowI = Unit<E * PI>;
+  using RowJ = Unit<E * PJ>;
+  using Offset = typename TransposeParams<Index>::Offset;
+  __shared__ W tile[TJ][TI + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const bool pack_src = E * PI == 4 && PI > 1 && p.pack_src;
+  const bool pack_dst = E * PJ == 4 && PJ > 1 && p.pack_dst;
+  for (Index t = blockIdx.x; t < p.total_tiles; t += gridDim.x) {
+    Index i0, j0;
+    Offset off[2];
+    p.tile_origin(t, &i0, &j0, off, TI, TJ);
+    const W* s = reinterpret_cast<const W*>(src) + off[1];
+    W* d = reinterpret_cast<W*>(dst) + off[0];
+    RowI v[kLoadRows];
+    const Index ib = i0 + static_cast<Index>(tx * PI);
+    load_tile_rows<E, PI, kLoadRows>(s, j0 + static_cast<Index>(ty), p.size_j, p.src_sj, ib, p.size_i,
+                                     pack_src, v);
+#pragma unroll
+    for (int rr = 0; rr < kLoadRows; ++rr) {
+      W e[PI];
+      memcpy(e, &v[rr], sizeof(RowI));
+#pragma unroll
+      for (int q = 0; q < PI; ++q) tile[ty + rr * kTransposeBlockY][tx * PI + q] = e[q];
+    }
+    __syncthreads();
+    const Index jb = j0 + static_cast<Index>(tx * PJ);
+#pragma unroll
+    for (int rr = 0; rr < kStoreRows; ++rr) {
+      const int r = ty + rr * kTransposeBlockY;
+      const Index i = i0 + static_cast<Index>(r);
+      if (i >= p.size_i) continue;
+      W* row = d + static_cast<Offset>(i) * p.dst_si;
+      const RowJ old = load_row_elems<E, PJ>(row, jb, p.size_j, pack_dst);
+      W c[PJ], w[PJ];
+      memcpy(c, &old, sizeof(RowJ));
+#pragma unroll
+      for (int q = 0; q < PJ; ++q) w[q] = epi(c[q], tile[tx * PJ + q][r]);
+      if (pack_dst) {
+        if (jb < p.size_j) {
+          RowJ pk;
+          memcpy(&pk, w, sizeof(RowJ));
+          *reinterpret_cast<RowJ*>(row + jb) = pk;
+        }
+      } else {
+#pragma unroll
+        for (int q = 0; q < PJ; ++q)
+          if (jb + q < p.size_j) row[jb + q] = w[q];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <int E, typename Epi>
+void launch_row_by_row_dst(const sm::KernelPlan& p, void* d, const void* s, const Epi& epi) {
+  char* dp = static_cast<char*>(d) + p.byte_offset[0];
+  const char* sp = static_cast<const char*>(s) + p.byte_offset[1];
+  const dim3 grid(static_cast<unsigned>(p.launch.grid)), block(sm::kTransposeBlockX, sm::kTransposeBlockY);
+  if (p.index32) {
+    row_by_row_dst_kernel<E, uint32_t, Epi><<<grid, block>>>(dp, sp, sm::make_transpose_params<uint32_t>(p), epi);
+  } else {
+    row_by_row_dst_kernel<E, uint64_t, Epi><<<grid, block>>>(dp, sp, sm::make_transpose_params<uint64_t>(p), epi);
+  }
+  CK(cudaGetLastError());
 }
 
 // The library's copy tile on the suite's arrays, packed as planned, packed on
@@ -172,8 +252,8 @@ void library_copy_variant(const char* name, Ctx& c, float copy_ms, int pack_src,
 template <typename Elem>
 void launch_library_add(const sm::KernelPlan& p, void* x, const void* y, bool row_by_row) {
   const sm::cuda::OpEpilogue<Elem> e{SM_OP_ADD, 1.0f};
-  if (row_by_row) launch_library<sizeof(Elem), true>(p, x, y, e);
-  else launch_library<sizeof(Elem), false>(p, x, y, e);
+  if (row_by_row) launch_row_by_row_dst<sizeof(Elem)>(p, x, y, e);
+  else launch_library<sizeof(Elem)>(p, x, y, e);
 }
 
 float elem_to_float(uint16_t b, bool bf16) { return bf16 ? sm::bf16_bits_to_float(b) : sm::half_bits_to_float(b); }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -189,7 +190,7 @@ TEST(PlanCopy, CrossedStrideOneDimsAreATiledTranspose) {
   // 4-byte elements: 64 along i (two loads per thread and row) by 32 along j.
   EXPECT_EQ(p.tile_i, 64);
   EXPECT_EQ(p.tile_j, 32);
-  EXPECT_EQ(p.pack, 1);
+  EXPECT_FALSE(p.pack_src || p.pack_dst);
   EXPECT_EQ(p.total_tiles, 8 * 8);
   EXPECT_EQ(p.launch.block, 256);
   EXPECT_EQ(p.launch.grid, 64);
@@ -199,7 +200,6 @@ TEST(PlanCopy, CrossedStrideOneDimsAreATiledTranspose) {
   ASSERT_EQ(p.kind, KernelKind::Transpose);
   EXPECT_EQ(p.tile_i, 64);
   EXPECT_EQ(p.tile_j, 64);
-  EXPECT_EQ(p.pack, 2);
   EXPECT_TRUE(p.pack_src);
   EXPECT_TRUE(p.pack_dst);
   EXPECT_EQ(p.total_tiles, 8 * 8 * 4);
@@ -214,7 +214,7 @@ TEST(PlanCopy, CrossedStrideOneDimsAreATiledTranspose) {
                 desc(kSrc, DType::U8, {256, 256}, {1, 256}), props);
   EXPECT_EQ(p.tile_i, 128);
   EXPECT_EQ(p.tile_j, 128);
-  EXPECT_EQ(p.pack, 4);
+  EXPECT_TRUE(p.pack_src && p.pack_dst);
   // NCHW -> NHWC (channels_last): C is the source's stride-1 candidate? No:
   // the source moves fastest along W; the destination along C.
   const int64_t N = 4, C = 64, H = 32, W = 32;
@@ -240,7 +240,7 @@ TEST(PlanCopy, ThinTransposesAndStridedSourcesAreElementwise) {
   EXPECT_EQ(p.unit_bytes, 4);
 }
 
-TEST(PlanCopy, ConversionsAreElementwiseInElements) {
+TEST(PlanCopy, ConversionsWithoutATransposePairAreElementwiseInElements) {
   DeviceProps props;
   KernelPlan p = plan_copy(desc(kDst, DType::BF16, {64, 64}, {64, 1}),
                            desc(kSrc, DType::F32, {64, 64}, {64, 1}), props);
@@ -248,10 +248,144 @@ TEST(PlanCopy, ConversionsAreElementwiseInElements) {
   EXPECT_EQ(p.unit_bytes, 0);
   EXPECT_TRUE(p.contiguous);
   EXPECT_EQ(p.numel, 4096);
-  p = plan_copy(desc(kDst, DType::F16, {64, 64}, {64, 1}),
+  // 3 channels: too thin for tiles, whatever the dtypes.
+  p = plan_copy(desc(kDst, DType::F16, {3, 1000}, {1000, 1}),
+                desc(kSrc, DType::F32, {3, 1000}, {1, 3}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  EXPECT_EQ(p.unit_bytes, 0);
+  EXPECT_FALSE(p.contiguous);
+}
+
+// Conversions get the same tiles as copies of their larger element, each
+// side packing its own elements when they make 4 bytes.
+TEST(PlanCopy, ConversionsAreTiledTransposes) {
+  DeviceProps props;
+  struct Case {
+    DType dd, sd;
+    int tile_i, tile_j;
+    bool pack_src, pack_dst;
+  };
+  const Case cases[] = {
+      {DType::F16, DType::F32, 64, 32, false, false},  // 4-byte loads, 2-byte stores
+      {DType::BF16, DType::F32, 64, 32, false, false},
+      {DType::F32, DType::F16, 64, 32, true, false},   // two halves per 4-byte load
+      {DType::F16, DType::U8, 64, 64, false, true},    // two halves per 4-byte store
+      {DType::I8, DType::Bool, 128, 128, true, true},  // four bytes each way
+      {DType::Bool, DType::I8, 128, 128, true, true},
+      {DType::C128, DType::C64, 32, 32, false, false},
+      {DType::C64, DType::C128, 32, 32, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(dtype_name(c.dd)) + " <- " + dtype_name(c.sd));
+    KernelPlan p = plan_copy(desc(kDst, c.dd, {512, 256}, {256, 1}),
+                             desc(kSrc, c.sd, {512, 256}, {1, 512}), props);
+    ASSERT_EQ(p.kind, KernelKind::Transpose);
+    EXPECT_EQ(p.unit_bytes, 0);
+    EXPECT_EQ(p.dim_i, 0);
+    EXPECT_EQ(p.dim_j, 1);
+    EXPECT_EQ(p.tile_i, c.tile_i);
+    EXPECT_EQ(p.tile_j, c.tile_j);
+    EXPECT_EQ(p.pack_src, c.pack_src);
+    EXPECT_EQ(p.pack_dst, c.pack_dst);
+    EXPECT_EQ(p.total_tiles, (512 / c.tile_i) * (256 / c.tile_j));
+    // The shared tile (destination elements, padded by one per row) fits.
+    const int64_t smem = int64_t(c.tile_j) * (c.tile_i + 1) * int64_t(dtype_size(c.dd));
+    EXPECT_LE(smem, props.shared_mem_per_block);
+  }
+  // NCHW -> NHWC, f32 to f16: j over C, i over H * W.
+  const int64_t N = 4, C = 64, H = 32, W = 32;
+  KernelPlan p = plan_copy(desc(kDst, DType::F16, {N, C, H, W}, {H * W * C, 1, W * C, C}),
+                           desc(kSrc, DType::F32, {N, C, H, W}, {C * H * W, H * W, W, 1}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_EQ(p.it.sizes[p.dim_j], C);
+  EXPECT_EQ(p.it.sizes[p.dim_i], H * W);
+  EXPECT_EQ(p.total_tiles, N * (H * W / 64) * (C / 32));
+  // The source reversed along i: read forwards, each byte offset in its own
+  // operand's element size.
+  p = plan_copy(desc(kDst, DType::F16, {64, 48}, {48, 1}),
+                desc(at(kSrc, 63 * 4), DType::F32, {64, 48}, {-1, 64}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_EQ(p.it.strides[1][p.dim_i], 1);
+  EXPECT_EQ(p.byte_offset[1], -63 * 4);
+  EXPECT_EQ(p.byte_offset[0], 63 * 48 * 2);
+  // An odd extent or an odd start cannot be packed on that side.
+  p = plan_copy(desc(kDst, DType::F32, {511, 256}, {256, 1}),
+                desc(kSrc, DType::F16, {511, 256}, {1, 511}), props);
+  EXPECT_FALSE(p.pack_src);
+  p = plan_copy(desc(kDst, DType::F32, {512, 256}, {256, 1}),
+                desc(at(kSrc, 2), DType::F16, {512, 256}, {1, 512}), props);
+  EXPECT_FALSE(p.pack_src);
+  // complex64 off an 8-byte boundary: the tiles' 8-byte words would be
+  // misaligned; element by element instead.
+  p = plan_copy(desc(kDst, DType::C128, {64, 64}, {64, 1}),
+                desc(at(kSrc, 4), DType::C64, {64, 64}, {1, 64}), props);
+  EXPECT_EQ(p.kind, KernelKind::Elementwise);
+  p = plan_copy(desc(at(kDst, 4), DType::C64, {64, 64}, {64, 1}),
                 desc(kSrc, DType::F32, {64, 64}, {1, 64}), props);
   EXPECT_EQ(p.kind, KernelKind::Elementwise);
-  EXPECT_FALSE(p.contiguous);
+  p = plan_copy(desc(at(kDst, 8), DType::C64, {64, 64}, {64, 1}),
+                desc(at(kSrc, 8), DType::C128, {64, 64}, {1, 64}), props);
+  EXPECT_EQ(p.kind, KernelKind::Transpose);
+  // Index width: 2^31 elements need 64-bit math, 2^30 do not.
+  p = plan_copy(desc(kDst, DType::F16, {1 << 16, 1 << 15}, {1 << 15, 1}),
+                desc(kSrc, DType::F32, {1 << 16, 1 << 15}, {1, 1 << 16}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_FALSE(p.index32);
+  p = plan_copy(desc(kDst, DType::F16, {1 << 15, 1 << 15}, {1 << 15, 1}),
+                desc(kSrc, DType::F32, {1 << 15, 1 << 15}, {1, 1 << 15}), props);
+  ASSERT_EQ(p.kind, KernelKind::Transpose);
+  EXPECT_TRUE(p.index32);
+}
+
+// One tiling rule: where CUDA tiles, its i is the dim the CPU's tiled copy
+// picks (pick_tile_dim over the same iteration plan); where it does not,
+// the CPU had no pair or one of CUDA's launch constraints failed.
+TEST(PlanCopy, TileDimAgreesWithTheCpuRule) {
+  enum Expect { Tiled, NoPair, NotUnitStride, TooThin };
+  struct Row {
+    std::vector<int64_t> sizes, dst_strides, src_strides;
+    Expect expect;
+  };
+  const std::vector<Row> rows = {
+      {{512, 256}, {256, 1}, {1, 512}, Tiled},                               // 2-D transpose
+      {{4, 64, 32, 32}, {65536, 1, 2048, 64}, {65536, 1024, 32, 1}, Tiled},  // NCHW -> NHWC
+      {{4, 32, 32, 64}, {65536, 2048, 64, 1}, {65536, 32, 1, 1024}, Tiled},  // NHWC -> NCHW
+      {{64, 48}, {48, 1}, {-1, 64}, Tiled},                                  // reversed source
+      {{16, 20, 24}, {480, 24, 1}, {1, 16, 320}, Tiled},                     // (2,1,0)
+      {{16, 20, 24}, {480, 24, 1}, {20, 1, 320}, Tiled},                     // i is the middle dim
+      {{8, 16, 16, 8}, {2048, 128, 8, 1}, {1, 8, 128, 2048}, TooThin},       // reversed 4-D, 8 at both ends
+      {{256, 256}, {256, 1}, {256, 1}, NoPair},                              // plain copy
+      {{100, 100}, {100, 1}, {400, 2}, NoPair},                              // source strided everywhere
+      {{100, 100}, {100, 1}, {2, 200}, NotUnitStride},                       // stride 2 along i
+      {{100, 100}, {100, 1}, {1, 0}, NoPair},                                // broadcast along j
+      {{3, 1000}, {1000, 1}, {1, 3}, TooThin},
+      {{1000, 8}, {8, 1}, {1, 1000}, TooThin},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(::testing::PrintToString(r.sizes) + " dst " + ::testing::PrintToString(r.dst_strides) +
+                 " src " + ::testing::PrintToString(r.src_strides));
+    const int nd = static_cast<int>(r.sizes.size());
+    const int64_t* strides[2] = {r.dst_strides.data(), r.src_strides.data()};
+    const IterPlan it = plan_iteration(2, r.sizes.data(), nd, strides, true);
+    const int cpu = pick_tile_dim(it, 1);
+    EXPECT_EQ(cpu < 0, r.expect == NoPair);
+    EXPECT_EQ(transpose_tile_dim(it) >= 0, r.expect == Tiled);
+    if (r.expect == NotUnitStride) EXPECT_NE(std::abs(it.strides[1][cpu]), 1);
+    if (r.expect == TooThin) {
+      EXPECT_EQ(std::abs(it.strides[1][cpu]), 1);
+      EXPECT_TRUE(it.sizes[cpu] < kMinTransposeExtent || it.sizes[it.ndim - 1] < kMinTransposeExtent);
+    }
+    for (DType dd : {DType::F32, DType::F16})
+      for (DType sd : {DType::F32, DType::BF16}) {
+        const KernelPlan p = plan_copy(desc(kDst, dd, r.sizes, r.dst_strides),
+                                       desc(kSrc, sd, r.sizes, r.src_strides), DeviceProps{});
+        EXPECT_EQ(p.kind == KernelKind::Transpose, r.expect == Tiled);
+        if (p.kind != KernelKind::Transpose) continue;
+        EXPECT_EQ(p.dim_i, cpu);
+        EXPECT_EQ(p.it.ndim, it.ndim);
+        for (int d = 0; d < it.ndim; ++d) EXPECT_EQ(p.it.sizes[d], it.sizes[d]);
+      }
+  }
 }
 
 TEST(PlanCopy, NegativeStridesWalkTheDestinationForwards) {
@@ -312,7 +446,7 @@ TEST(PlanBinary, TransposedInPlaceAdd) {
   p = plan_binary(desc(kDst, DType::F32, {256, 512}, {1, 256}),
                   desc(kSrc, DType::F32, {256, 512}, {512, 1}), false, props);
   EXPECT_EQ(p.kind, KernelKind::Elementwise);
-  // Mixed dtypes never tile.
+  // Mixed-dtype ops never tile.
   p = plan_binary(desc(kDst, DType::F32, {256, 512}, {1, 256}),
                   desc(kSrc, DType::F16, {256, 512}, {512, 1}), true, props);
   EXPECT_EQ(p.kind, KernelKind::Elementwise);
@@ -621,34 +755,34 @@ void run_elementwise(const KernelPlan& p, char* dst, DType dd, const char* src, 
 }
 
 // The CUDA transpose kernel's loops: a 32 x 8 block per tile of tile_i x
-// tile_j elements, rows strided by 8; transpose_elems_i elements per thread
-// along a source row when loading (one 4-byte access when packed),
-// transpose_elems_j along a destination row when storing; the shared tile
-// padded by one element. Same dtype on both sides.
+// tile_j elements (sides from the larger element size), rows strided by 8;
+// transpose_elems_i elements per thread along a source row when loading
+// (one 4-byte access when packed), each converted into the shared tile of
+// destination elements, padded by one element; transpose_elems_j along a
+// destination row when storing.
 template <typename Index>
-void run_transpose(const KernelPlan& p, char* dst, const char* src, DType dt, Op op) {
+void run_transpose(const KernelPlan& p, char* dst, DType dd, const char* src, DType sd, Op op) {
   const TransposeParams<Index> t = make_transpose_params<Index>(p);
   using Offset = typename TransposeParams<Index>::Offset;
-  const int elem = static_cast<int>(dtype_size(dt));
-  const int TI = p.tile_i, TJ = p.tile_j, PI = transpose_elems_i(elem), PJ = transpose_elems_j(elem);
-  ASSERT_EQ(TI, transpose_tile_i(elem));
-  ASSERT_EQ(TJ, transpose_tile_j(elem));
+  const int ed = static_cast<int>(dtype_size(dd)), es = static_cast<int>(dtype_size(sd));
+  const int wide = ed > es ? ed : es;
+  const int TI = p.tile_i, TJ = p.tile_j, PI = transpose_elems_i(wide), PJ = transpose_elems_j(wide);
+  ASSERT_EQ(TI, transpose_tile_i(wide));
+  ASSERT_EQ(TJ, transpose_tile_j(wide));
   ASSERT_EQ(TI, kTransposeBlockX * PI);  // a warp covers one tile row
   ASSERT_EQ(TJ, kTransposeBlockX * PJ);
   ASSERT_EQ(TI % kTransposeBlockY, 0);
   ASSERT_EQ(TJ % kTransposeBlockY, 0);
-  if (p.pack > 1) {  // packs only for 1- and 2-byte elements, 4 bytes each way
-    ASSERT_EQ(PI * elem, 4);
-    ASSERT_EQ(PJ * elem, 4);
-  } else {
-    ASSERT_FALSE(p.pack_src || p.pack_dst);
-  }
-  std::vector<char> smem(static_cast<size_t>(TJ) * (TI + 1) * elem);
+  // A packed side moves a thread's elements of a row as one 4-byte access.
+  if (p.pack_src) ASSERT_TRUE(PI > 1 && PI * es == 4);
+  if (p.pack_dst) ASSERT_TRUE(PJ > 1 && PJ * ed == 4);
+  std::vector<char> smem(static_cast<size_t>(TJ) * (TI + 1) * ed);
+  ASSERT_LE(static_cast<int64_t>(smem.size()), DeviceProps{}.shared_mem_per_block);
   buffers().push_back({reinterpret_cast<const unsigned char*>(smem.data()), smem.size()});
   struct Pop {
     ~Pop() { buffers().pop_back(); }
   } pop;
-  auto sm_at = [&](int r, int c) { return &smem[(static_cast<size_t>(r) * (TI + 1) + c) * elem]; };
+  auto sm_at = [&](int r, int c) { return &smem[(static_cast<size_t>(r) * (TI + 1) + c) * ed]; };
   for (Index tile = 0; tile < t.total_tiles; ++tile) {
     Index i0, j0;
     Offset off[2];
@@ -662,16 +796,17 @@ void run_transpose(const KernelPlan& p, char* dst, const char* src, DType dt, Op
           if (t.pack_src && j < t.size_j && ib < t.size_i) {
             ASSERT_LE(ib + PI, t.size_i);  // a pack is all in or all out
             const char* s = src + (off[1] + static_cast<Offset>(ib) +
-                                   static_cast<Offset>(j) * t.src_sj) * elem;
+                                   static_cast<Offset>(j) * t.src_sj) * es;
             ASSERT_EQ(reinterpret_cast<uintptr_t>(s) % 4, 0u);
           }
           for (int q = 0; q < PI; ++q) {
             const Index i = ib + static_cast<Index>(q);
             if (j < t.size_j && i < t.size_i) {
               const char* sp =
-                  src + (off[1] + static_cast<Offset>(i) + static_cast<Offset>(j) * t.src_sj) * elem;
-              if (!in_bounds(sp, elem)) return;
-              std::memcpy(sm_at(r, tx * PI + q), sp, static_cast<size_t>(elem));
+                  src + (off[1] + static_cast<Offset>(i) + static_cast<Offset>(j) * t.src_sj) * es;
+              // Elements move as words of up to 8 bytes, aligned.
+              ASSERT_EQ(reinterpret_cast<uintptr_t>(sp) % static_cast<uintptr_t>(std::min(es, 8)), 0u);
+              apply_elem(Op::Copy, sm_at(r, tx * PI + q), dd, sp, sd);
             }
           }
         }
@@ -684,14 +819,16 @@ void run_transpose(const KernelPlan& p, char* dst, const char* src, DType dt, Op
           const Index jb = j0 + static_cast<Index>(tx * PJ);
           if (t.pack_dst && i < t.size_i && jb < t.size_j) {
             ASSERT_LE(jb + PJ, t.size_j);
-            const char* d = dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(jb)) * elem;
+            const char* d = dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(jb)) * ed;
             ASSERT_EQ(reinterpret_cast<uintptr_t>(d) % 4, 0u);
           }
           for (int q = 0; q < PJ; ++q) {
             const Index j = jb + static_cast<Index>(q);
-            if (i < t.size_i && j < t.size_j)
-              apply_elem(op, dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(j)) * elem,
-                         dt, sm_at(tx * PJ + q, r), dt);
+            if (i < t.size_i && j < t.size_j) {
+              char* dp = dst + (off[0] + static_cast<Offset>(i) * t.dst_si + static_cast<Offset>(j)) * ed;
+              ASSERT_EQ(reinterpret_cast<uintptr_t>(dp) % static_cast<uintptr_t>(std::min(ed, 8)), 0u);
+              apply_elem(op, dp, dd, sm_at(tx * PJ + q, r), dd);
+            }
           }
         }
       }
@@ -710,10 +847,7 @@ void run_plan(const KernelPlan& p, const TensorDesc& dst, const TensorDesc& src,
       std::memcpy(d, s, static_cast<size_t>(p.memcpy_bytes));
       return;
     case KernelKind::Elementwise: run_elementwise<Index>(p, d, dst.dtype, s, src.dtype, op); return;
-    case KernelKind::Transpose:
-      ASSERT_EQ(dst.dtype, src.dtype);
-      run_transpose<Index>(p, d, s, dst.dtype, op);
-      return;
+    case KernelKind::Transpose: run_transpose<Index>(p, d, dst.dtype, s, src.dtype, op); return;
   }
 }
 
@@ -728,8 +862,8 @@ std::string describe(const TensorDesc& d) {
 std::string describe(const KernelPlan& p) {
   std::string s = "kind " + std::to_string(int(p.kind)) + " unit " + std::to_string(p.unit_bytes) +
                   " i " + std::to_string(p.dim_i) + " j " + std::to_string(p.dim_j) + " tile " +
-                  std::to_string(p.tile_i) + "x" + std::to_string(p.tile_j) + " pack " +
-                  std::to_string(p.pack) + (p.pack_src ? " ps" : "") + (p.pack_dst ? " pd" : "") +
+                  std::to_string(p.tile_i) + "x" + std::to_string(p.tile_j) + (p.pack_src ? " ps" : "") +
+                  (p.pack_dst ? " pd" : "") +
                   " off " + std::to_string(p.byte_offset[0]) + "/" + std::to_string(p.byte_offset[1]) +
                   " dims";
   for (int d = 0; d < p.it.ndim; ++d)
@@ -841,6 +975,10 @@ void check_copy(std::mt19937& rng, const std::vector<int64_t>& sizes, DType dd, 
   const KernelPlan p = plan_copy(dst.d, src.d, props);
   SCOPED_TRACE("dst " + describe(dst.d) + " src " + describe(src.d) + " plan " + describe(p));
   kinds[static_cast<int>(p.kind)]++;
+  if (p.kind == KernelKind::Transpose) {  // the CPU's tiling rule picked i
+    const int64_t* strides[2] = {dst.d.strides, src.d.strides};
+    ASSERT_EQ(p.dim_i, pick_tile_dim(plan_iteration(2, dst.d.sizes, dst.d.ndim, strides, true), 1));
+  }
   run_plan<uint64_t>(p, dst.d, src.d, Op::Copy);
   if (p.index32) run_plan<uint32_t>(p, got32.d, src.d, Op::Copy);
   ASSERT_TRUE(dst.buf == expect.buf) << "64-bit plan, kind " << int(p.kind) << " sizes "
@@ -920,14 +1058,88 @@ TEST(PlanExecution, PermutationsOfDenseTensors) {
 TEST(PlanExecution, RandomConversions) {
   std::mt19937 rng(9);
   int kinds[4] = {};
+  const DType all[] = {DType::Bool, DType::U8,  DType::I8,  DType::I16, DType::I32, DType::I64,
+                       DType::F16,  DType::BF16, DType::F32, DType::F64, DType::C64, DType::C128};
   for (int iter = 0; iter < 600; ++iter) {
-    const DType dd = kAll[rng() % 10], sd = kAll[rng() % 10];
+    const DType dd = all[rng() % 12], sd = all[rng() % 12];
     if (dd == sd) continue;
     check_copy(rng, random_sizes(rng), dd, sd, kinds);
     if (HasFatalFailure()) return;
   }
-  EXPECT_EQ(kinds[int(KernelKind::Transpose)], 0);
+  EXPECT_GT(kinds[int(KernelKind::Transpose)], 20);
   EXPECT_EQ(kinds[int(KernelKind::Memcpy)], 0);
+}
+
+// A view over its own buffer of random bytes: `first` elements past a
+// 16-byte aligned start to the lowest element it reaches.
+View make_view(std::mt19937& rng, DType dt, const std::vector<int64_t>& sizes,
+               const std::vector<int64_t>& strides, int64_t first) {
+  const int64_t elem = int64_t(dtype_size(dt));
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    (strides[d] < 0 ? lo : hi) += (sizes[d] - 1) * strides[d];
+  View v;
+  v.buf.resize(static_cast<size_t>((hi - lo + 1 + first) * elem + 16));
+  for (auto& b : v.buf) b = static_cast<unsigned char>(rng());
+  if (dt == DType::Bool)
+    for (auto& b : v.buf) b &= 1;
+  const uintptr_t base = (reinterpret_cast<uintptr_t>(v.buf.data()) + 15) & ~uintptr_t(15);
+  v.d.dtype = dt;
+  v.d.ndim = static_cast<int>(sizes.size());
+  for (int d = 0; d < v.d.ndim; ++d) {
+    v.d.sizes[d] = sizes[d];
+    v.d.strides[d] = strides[d];
+  }
+  v.d.data = reinterpret_cast<void*>(base + static_cast<uintptr_t>((first - lo) * elem));
+  return v;
+}
+
+// The tiled conversions a framework does most (x.t().half(), NCHW ->
+// NHWC), executed by the emulated kernel in both index widths: odd
+// extents, a reversed source, a reversed destination, starts off the
+// 4-byte alignment that packing needs.
+TEST(PlanExecution, TiledConversions) {
+  std::mt19937 rng(13);
+  struct Layout {
+    std::vector<int64_t> sizes, dst_strides, src_strides;
+    int64_t dst_first, src_first;
+  };
+  const int64_t N = 2, C = 19, H = 5, W = 7;
+  const std::vector<Layout> layouts = {
+      {{67, 45}, {45, 1}, {1, 67}, 0, 0},                                    // x.t(), odd sides
+      {{64, 48}, {48, 1}, {1, 64}, 0, 0},                                    // even: packed
+      {{64, 48}, {48, 1}, {1, 64}, 1, 1},                                    // off alignment
+      {{67, 45}, {45, 1}, {-1, 67}, 0, 0},                                   // reversed along i
+      {{67, 45}, {-45, 1}, {1, 67}, 0, 2},                                   // dst reversed outside
+      {{N, C, H, W}, {H * W * C, 1, W * C, C}, {C * H * W, H * W, W, 1}, 0, 0},  // NCHW -> NHWC
+      {{N, C, H, W}, {H * W * C, 1, W * C, C}, {C * H * W, H * W, W, 1}, 3, 1},
+      {{3, 40, 33}, {33 * 40, 1, 40}, {33 * 40, 33, 1}, 0, 0},               // batched x.t()
+  };
+  const std::pair<DType, DType> pairs[] = {
+      {DType::F16, DType::F32}, {DType::BF16, DType::F32}, {DType::F32, DType::F16},
+      {DType::I8, DType::Bool}, {DType::Bool, DType::I8},  {DType::C128, DType::C64},
+      {DType::C64, DType::F32}, {DType::F16, DType::U8},
+  };
+  for (const auto& pr : pairs)
+    for (const Layout& l : layouts) {
+      View dst = make_view(rng, pr.first, l.sizes, l.dst_strides, l.dst_first);
+      View src = make_view(rng, pr.second, l.sizes, l.src_strides, l.src_first);
+      const ptrdiff_t at_d = static_cast<unsigned char*>(dst.d.data) - dst.buf.data();
+      View expect = dst, got32 = dst;
+      expect.d.data = expect.buf.data() + at_d;
+      got32.d.data = got32.buf.data() + at_d;
+      buffers() = {{dst.buf.data(), dst.buf.size()}, {src.buf.data(), src.buf.size()},
+                   {expect.buf.data(), expect.buf.size()}, {got32.buf.data(), got32.buf.size()}};
+      reference(expect.d, src.d, Op::Copy);
+      const KernelPlan p = plan_copy(dst.d, src.d, DeviceProps{});
+      SCOPED_TRACE("dst " + describe(dst.d) + " src " + describe(src.d) + " plan " + describe(p));
+      ASSERT_EQ(p.kind, KernelKind::Transpose);
+      ASSERT_TRUE(p.index32);
+      run_plan<uint64_t>(p, dst.d, src.d, Op::Copy);
+      run_plan<uint32_t>(p, got32.d, src.d, Op::Copy);
+      ASSERT_TRUE(dst.buf == expect.buf) << "64-bit index math";
+      ASSERT_TRUE(got32.buf == expect.buf) << "32-bit index math";
+    }
 }
 
 TEST(PlanExecution, RandomFills) {
@@ -1335,7 +1547,7 @@ TEST(PlanCopy, SixteenByteElementsAtEightByteAddresses) {
   EXPECT_EQ(p.kind, KernelKind::Transpose);
   EXPECT_EQ(p.tile_i, 32);
   EXPECT_EQ(p.tile_j, 32);
-  EXPECT_EQ(p.pack, 1);
+  EXPECT_FALSE(p.pack_src || p.pack_dst);
 }
 
 }  // namespace

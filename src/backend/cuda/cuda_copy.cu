@@ -1,7 +1,8 @@
 // Copies on one GPU: memcpy, vectorized unit copies (1 to 16 bytes per
 // access, the same kernel for strided same-dtype copies), the tiled
-// transpose, and dtype conversions (a few hot pairs compiled for their types,
-// the rest through one run-time dispatching kernel, to keep the build small).
+// transpose, and dtype conversions, element-wise or tiled (a few hot pairs
+// compiled for their types, the rest through run-time dtype dispatch, to
+// keep the build small).
 #include "backend/cuda/cuda_kernels.hpp"
 #include "backend/cuda/kernel_common.cuh"
 
@@ -138,13 +139,73 @@ void launch_units(const KernelPlan& p, char* d, const char* s, cudaStream_t st) 
   }
 }
 
+// f(std::integral_constant<int, bytes>) for an element size of 1 to 16.
+template <typename F>
+void with_elem_size(int bytes, F&& f) {
+  switch (bytes) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    default: f(std::integral_constant<int, 16>{}); break;
+  }
+}
+
 void launch_transpose_copy(const KernelPlan& p, char* d, const char* s, int elem, cudaStream_t st) {
-  switch (elem) {
-    case 1: launch_transpose<1>(p, d, s, CopyEpilogue<1>{}, st); break;
-    case 2: launch_transpose<2>(p, d, s, CopyEpilogue<2>{}, st); break;
-    case 4: launch_transpose<4>(p, d, s, CopyEpilogue<4>{}, st); break;
-    case 8: launch_transpose<8>(p, d, s, CopyEpilogue<8>{}, st); break;
-    default: launch_transpose<16>(p, d, s, CopyEpilogue<16>{}, st); break;
+  with_elem_size(elem, [&](auto e) {
+    constexpr int E = decltype(e)::value;
+    launch_transpose<E>(p, d, s, CopyEpilogue<E>{}, st);
+  });
+}
+
+// Transpose tiles converting on the way, with the element-wise path's
+// conversions (cvt; widen and narrow) applied to bit containers.
+template <typename D, typename S>
+struct ConvertBitsTyped {
+  __device__ __forceinline__ ElemUnit<sizeof(D)> operator()(ElemUnit<sizeof(S)> v) const {
+    return bit_cast_dev<ElemUnit<sizeof(D)>>(cvt<D>(bit_cast_dev<S>(v)));
+  }
+};
+
+// Any pair with ES- and ED-byte elements, as ConvertAny (through
+// WideElement). The rare pairs are built small: the conversion is not
+// inlined into the unrolled tile loops, and the index math is 64-bit only.
+template <int ES, int ED>
+struct ConvertBitsAny {
+  DType dd, sd;
+  __device__ __noinline__ ElemUnit<ED> operator()(ElemUnit<ES> v) const {
+    const WideElement w = dispatch_source_dtype(sd, [&](auto t) -> WideElement {
+      using S = decltype(t);
+      if constexpr (sizeof(S) == ES) return widen(bit_cast_dev<S>(v));
+      else return WideElement{};
+    });
+    ElemUnit<ED> out{};
+    dispatch_dtype(dd, [&](auto t) {
+      using D = decltype(t);
+      if constexpr (sizeof(D) == ED) out = bit_cast_dev<ElemUnit<ED>>(narrow<D>(w));
+    });
+    return out;
+  }
+};
+
+void launch_transpose_convert(const KernelPlan& p, char* d, DType dd, const char* s, DType sd,
+                              cudaStream_t st) {
+  if (dd == DType::BF16 && sd == DType::F32) {
+    launch_transpose_tiles<4, 2>(p, d, s, ConvertBitsTyped<BFloat16, float>{}, CopyEpilogue<2>{}, st);
+  } else if (dd == DType::F32 && sd == DType::BF16) {
+    launch_transpose_tiles<2, 4>(p, d, s, ConvertBitsTyped<float, BFloat16>{}, CopyEpilogue<4>{}, st);
+  } else if (dd == DType::F32 && sd == DType::F16) {
+    launch_transpose_tiles<2, 4>(p, d, s, ConvertBitsTyped<float, Half>{}, CopyEpilogue<4>{}, st);
+  } else if (dd == DType::F16 && sd == DType::F32) {
+    launch_transpose_tiles<4, 2>(p, d, s, ConvertBitsTyped<Half, float>{}, CopyEpilogue<2>{}, st);
+  } else {
+    with_elem_size(static_cast<int>(dtype_size(sd)), [&](auto es) {
+      with_elem_size(static_cast<int>(dtype_size(dd)), [&](auto ed) {
+        constexpr int ES = decltype(es)::value, ED = decltype(ed)::value;
+        launch_transpose_tiles<ES, ED, false>(p, d, s, ConvertBitsAny<ES, ED>{dd, sd},
+                                              CopyEpilogue<ED>{}, st);
+      });
+    });
   }
 }
 
@@ -178,7 +239,11 @@ void launch_copy(const TensorDesc& dst, const TensorDesc& src, int device) {
             "cudaMemcpyAsync (copy)");
       return;
     case KernelKind::Transpose:
-      launch_transpose_copy(p, d, s, static_cast<int>(dtype_size(dst.dtype)), st);
+      if (dst.dtype == src.dtype) {
+        launch_transpose_copy(p, d, s, static_cast<int>(dtype_size(dst.dtype)), st);
+      } else {
+        launch_transpose_convert(p, d, dst.dtype, s, src.dtype, st);
+      }
       return;
     case KernelKind::Elementwise:
       if (p.unit_bytes > 0) {

@@ -140,6 +140,14 @@ void launch_elementwise(const KernelPlan& p, const F& f, cudaStream_t stream) {
 
 // ---- the tiled transpose kernel ------------------------------------------------------------------
 
+// Source elements entering the tile: SameBits for same-dtype tiles; the
+// conversions (cuda_copy.cu) go through core/element_ops.hpp and
+// core/dtype.hpp, as the element-wise conversions do.
+template <int E>
+struct SameBits {
+  __device__ __forceinline__ ElemUnit<E> operator()(ElemUnit<E> v) const { return v; }
+};
+
 // Epilogues for the store phase: how a tile element lands in the destination.
 // Copy: the bits. Op: dst = op(dst, other) in compute type C (in-place ops on
 // a transposed view).
@@ -182,93 +190,84 @@ __device__ __forceinline__ Unit<E * P> load_row_elems(const ElemUnit<E>* row, In
   return out;
 }
 
-// One block (32 x 8 threads) per tile of TI x TJ elements (transpose_tile_i/j),
-// grid-stride over tiles. Load: each warp reads source rows along i (the
-// source's stride-1 dim), PI elements per thread (one 4-byte access when
-// packed). Store: each warp writes destination rows along j (the
-// destination's stride-1 dim), PJ elements per thread. The shared tile is
-// padded by one element per row: the column reads of the store phase hit 32
-// different banks.
-// Each phase issues all of a thread's global loads into registers before it
-// uses any (no loop-carried break between them): the loads are then in
-// flight together. Loading row by row straight into shared memory left one
-// load in flight per thread and the 2-D f32 transpose at 79% of a device copy
-// on an H100 (bench/RESULTS.md). No register cap: asking for 8 blocks per SM
-// (32 registers) took the f16 tiles to a quarter to a half of their speed,
-// although the uncapped f16 copy tile needs only 30 (cause not established).
-// In-place ops read the destination the same way, all rows first: f32 on a
-// transposed view went from 76% to 99% of a copy. RowByRowDst (one
-// destination row in flight) is the form 1- and 2-byte ops had until now:
-// batched, with float16 conversions done in software, the f16 op needed over
-// 100 registers and ran at less than half its row-by-row speed on the H100.
-// With the conversions one instruction each (core/dtype.hpp) the batched op
-// needs 62 registers and no spills (ptxas, sm_90). Not yet timed on a GPU:
-// bench/cuda/transpose_variants.cu times both forms side by side.
-template <int E, typename Index, typename Epi, bool RowByRowDst = false>
+// A thread's elements of R tile rows (first_row, first_row + the block's
+// height, ...), rows at or past nrows zero; every load is issued before any
+// value is used, so they are in flight together.
+template <int E, int P, int R, typename Index, typename Offset>
+__device__ __forceinline__ void load_tile_rows(const ElemUnit<E>* base, Index first_row, Index nrows,
+                                               Offset row_stride, Index at, Index size, bool packed,
+                                               Unit<E * P>* out) {
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const Index r = first_row + static_cast<Index>(rr * kTransposeBlockY);
+    out[rr] = r < nrows ? load_row_elems<E, P>(base + static_cast<Offset>(r) * row_stride, at, size,
+                                               packed)
+                        : Unit<E * P>{};
+  }
+}
+
+// One block (32 x 8 threads) per tile of TI x TJ elements (transpose_tile_i/j
+// of the larger element size), grid-stride over tiles. Load: each warp reads
+// source rows along i (the source's stride-1 dim), PI ES-byte elements per
+// thread (one 4-byte access when packed), converted into the shared tile of
+// ED-byte destination elements. Store: each warp writes destination rows
+// along j, PJ elements per thread. The tile is padded by one element per row
+// so the column reads of the store phase hit different banks. Both phases
+// issue all of a thread's global loads before using any (destination rows
+// too, for in-place ops) and there is no register cap: each measured faster
+// than the alternative (bench/RESULTS.md).
+template <int ES, int ED, typename Index, typename Conv, typename Epi>
 __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
-    transpose_kernel(char* dst, const char* src, TransposeParams<Index> p, Epi epi) {
-  constexpr int PI = transpose_elems_i(E), PJ = transpose_elems_j(E);
+    transpose_kernel(char* dst, const char* src, TransposeParams<Index> p, Conv conv, Epi epi) {
+  constexpr int EW = ES > ED ? ES : ED;
+  constexpr int PI = transpose_elems_i(EW), PJ = transpose_elems_j(EW);
   constexpr int TI = kTransposeBlockX * PI, TJ = kTransposeBlockX * PJ;
   constexpr int kLoadRows = TJ / kTransposeBlockY;   // source rows (j) per thread
   constexpr int kStoreRows = TI / kTransposeBlockY;  // destination rows (i) per thread
-  using W = ElemUnit<E>;
+  using WS = ElemUnit<ES>;
+  using WD = ElemUnit<ED>;
   // A thread's elements of one row, held as one bit container (a 4-byte
   // pack for 1- and 2-byte elements: one register, not one per byte).
-  using RowI = Unit<E * PI>;
-  using RowJ = Unit<E * PJ>;
+  using RowI = Unit<ES * PI>;
+  using RowJ = Unit<ED * PJ>;
   using Offset = typename TransposeParams<Index>::Offset;
-  __shared__ W tile[TJ][TI + 1];
+  __shared__ WD tile[TJ][TI + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const bool pack_src = E * PI == 4 && PI > 1 && p.pack_src;
-  const bool pack_dst = E * PJ == 4 && PJ > 1 && p.pack_dst;
+  const bool pack_src = ES * PI == 4 && PI > 1 && p.pack_src;
+  const bool pack_dst = ED * PJ == 4 && PJ > 1 && p.pack_dst;
   for (Index t = blockIdx.x; t < p.total_tiles; t += gridDim.x) {
     Index i0, j0;
     Offset off[2];
     p.tile_origin(t, &i0, &j0, off, TI, TJ);
-    const W* s = reinterpret_cast<const W*>(src) + off[1];
-    W* d = reinterpret_cast<W*>(dst) + off[0];
+    const WS* s = reinterpret_cast<const WS*>(src) + off[1];
+    WD* d = reinterpret_cast<WD*>(dst) + off[0];
 
     RowI v[kLoadRows];
     const Index ib = i0 + static_cast<Index>(tx * PI);
+    load_tile_rows<ES, PI, kLoadRows>(s, j0 + static_cast<Index>(ty), p.size_j, p.src_sj, ib,
+                                      p.size_i, pack_src, v);
 #pragma unroll
     for (int rr = 0; rr < kLoadRows; ++rr) {
-      const Index j = j0 + static_cast<Index>(ty + rr * kTransposeBlockY);
-      v[rr] = j < p.size_j ? load_row_elems<E, PI>(s + static_cast<Offset>(j) * p.src_sj, ib,
-                                                   p.size_i, pack_src)
-                           : RowI{};
-    }
-#pragma unroll
-    for (int rr = 0; rr < kLoadRows; ++rr) {
-      W e[PI];
+      WS e[PI];
       memcpy(e, &v[rr], sizeof(RowI));
 #pragma unroll
-      for (int q = 0; q < PI; ++q) tile[ty + rr * kTransposeBlockY][tx * PI + q] = e[q];
+      for (int q = 0; q < PI; ++q) tile[ty + rr * kTransposeBlockY][tx * PI + q] = conv(e[q]);
     }
     __syncthreads();
 
     const Index jb = j0 + static_cast<Index>(tx * PJ);
-    constexpr bool kBatchDst = Epi::kReadsDst && !RowByRowDst;
     RowJ cur[kStoreRows];
-    if (kBatchDst) {
-#pragma unroll
-      for (int rr = 0; rr < kStoreRows; ++rr) {
-        const Index i = i0 + static_cast<Index>(ty + rr * kTransposeBlockY);
-        cur[rr] = i < p.size_i ? load_row_elems<E, PJ>(d + static_cast<Offset>(i) * p.dst_si, jb,
-                                                        p.size_j, pack_dst)
-                               : RowJ{};
-      }
-    }
+    if constexpr (Epi::kReadsDst)
+      load_tile_rows<ED, PJ, kStoreRows>(d, i0 + static_cast<Index>(ty), p.size_i, p.dst_si, jb,
+                                         p.size_j, pack_dst, cur);
 #pragma unroll
     for (int rr = 0; rr < kStoreRows; ++rr) {
       const int r = ty + rr * kTransposeBlockY;
       const Index i = i0 + static_cast<Index>(r);
       if (i >= p.size_i) continue;
-      W* row = d + static_cast<Offset>(i) * p.dst_si;
-      W c[PJ] = {}, w[PJ];
-      if (Epi::kReadsDst) {
-        const RowJ old = kBatchDst ? cur[rr] : load_row_elems<E, PJ>(row, jb, p.size_j, pack_dst);
-        memcpy(c, &old, sizeof(RowJ));
-      }
+      WD* row = d + static_cast<Offset>(i) * p.dst_si;
+      WD c[PJ] = {}, w[PJ];
+      if constexpr (Epi::kReadsDst) memcpy(c, &cur[rr], sizeof(RowJ));
 #pragma unroll
       for (int q = 0; q < PJ; ++q) w[q] = epi(c[q], tile[tx * PJ + q][r]);
       if (pack_dst) {
@@ -287,18 +286,33 @@ __global__ void __launch_bounds__(kTransposeBlockX * kTransposeBlockY)
   }
 }
 
-template <int E, bool RowByRowDst = false, typename Epi>
+// A Transpose plan of ES-byte source elements into ED-byte destination
+// elements, each converted by conv as it enters the tile. Index32 false
+// builds only the 64-bit index form (right for any plan): half the kernels,
+// for the pairs where the build size matters more than the speed.
+template <int ES, int ED, bool Index32 = true, typename Conv, typename Epi>
+void launch_transpose_tiles(const KernelPlan& p, char* dst, const char* src, const Conv& conv,
+                            const Epi& epi, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.launch.grid)), block(kTransposeBlockX, kTransposeBlockY);
+  bool launched = false;
+  if constexpr (Index32) {
+    if (p.index32) {
+      transpose_kernel<ES, ED, uint32_t, Conv, Epi><<<grid, block, 0, stream>>>(
+          dst, src, make_transpose_params<uint32_t>(p), conv, epi);
+      launched = true;
+    }
+  }
+  if (!launched)
+    transpose_kernel<ES, ED, uint64_t, Conv, Epi><<<grid, block, 0, stream>>>(
+        dst, src, make_transpose_params<uint64_t>(p), conv, epi);
+  check(cudaGetLastError(), "transpose kernel launch");
+}
+
+// Same dtype on both sides.
+template <int E, typename Epi>
 void launch_transpose(const KernelPlan& p, char* dst, const char* src, const Epi& epi,
                       cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.launch.grid)), block(kTransposeBlockX, kTransposeBlockY);
-  if (p.index32) {
-    transpose_kernel<E, uint32_t, Epi, RowByRowDst><<<grid, block, 0, stream>>>(
-        dst, src, make_transpose_params<uint32_t>(p), epi);
-  } else {
-    transpose_kernel<E, uint64_t, Epi, RowByRowDst><<<grid, block, 0, stream>>>(
-        dst, src, make_transpose_params<uint64_t>(p), epi);
-  }
-  check(cudaGetLastError(), "transpose kernel launch");
+  launch_transpose_tiles<E, E>(p, dst, src, SameBits<E>{}, epi, stream);
 }
 
 }  // namespace cuda

@@ -68,6 +68,14 @@ void to_units(IterPlan& it, int elem, int w, int nops) {
     for (int d = 0; d < inner; ++d) it.strides[k][d] = it.strides[k][d] * elem / w;
 }
 
+// The widest unit every operand can move along the shared stride-1
+// innermost dim (vector_width), the plan rescaled to it; returns its bytes.
+int to_vector_units(IterPlan& it, int elem, const uintptr_t* addrs) {
+  const int w = vector_width(it, elem, addrs, it.nops);
+  to_units(it, elem, w, it.nops);
+  return w;
+}
+
 // Units of 16 bytes are 16-byte elements here (vector_width checks the
 // alignment of every wider unit it picks): their strides are multiples of 16
 // bytes, so only the operands' first addresses can break the alignment.
@@ -87,44 +95,59 @@ void finish_elementwise(KernelPlan& p, const DeviceProps& props) {
   p.launch = plan_elementwise_launch(p.numel, props);
 }
 
-// The transposed access pattern: operand 0 has stride 1 on the innermost dim
-// j, operand 1 has stride +-1 on another dim i. Fills the Transpose fields
-// and returns true, or returns false (the plan is then unchanged).
-bool try_transpose(KernelPlan& p, int elem, const void* dst_data, const void* src_data,
-                   const DeviceProps& props) {
+// The tile kernel moves an element of 8 or 16 bytes as 8-byte words: a
+// complex64 operand (aligned as its 4-byte parts) that starts off an 8-byte
+// boundary cannot be tiled.
+bool tile_words_aligned(const KernelPlan& p, int k, const void* data, int esize) {
+  const uintptr_t need = esize < 8 ? static_cast<uintptr_t>(esize) : 8;
+  return address(data, p.byte_offset[k]) % need == 0;
+}
+
+// Same-dtype units of w bytes (w = the element size unless vectorized): the
+// unit width, the split16 mark and the Elementwise launch.
+void finish_units(KernelPlan& p, int w, const uintptr_t* addrs, int naddrs,
+                  const DeviceProps& props) {
+  p.unit_bytes = w;
+  mark_split16(p, addrs, naddrs);
+  finish_elementwise(p, props);
+}
+
+// Fills the Transpose fields for tile dim i (transpose_tile_dim) of a copy or
+// binary op whose destination has dsize-byte elements and whose source has
+// ssize-byte ones. Tile sides and elements per thread come from the larger
+// element (transpose_elems_*): the shared tile then fits as it does for a
+// same-dtype copy of that size, and each side packs its own elements into
+// 4-byte accesses where they make 4 bytes.
+void plan_transpose(KernelPlan& p, int i, int dsize, int ssize, const void* dst_data,
+                    const void* src_data, const DeviceProps& props) {
   IterPlan& it = p.it;
-  if (it.ndim < 2) return false;
   const int j = it.ndim - 1;
-  if (it.strides[0][j] != 1) return false;
-  const int i = pick_tile_dim(it, 1);
-  if (i < 0 || abs64(it.strides[1][i]) != 1) return false;
-  if (it.sizes[i] < kMinTransposeExtent || it.sizes[j] < kMinTransposeExtent) return false;
+  const int esize[2] = {dsize, ssize};
   if (it.strides[1][i] < 0) {
     // Walk i backwards for both operands so the source reads forwards.
-    for (int k = 0; k < 2; ++k) {  // same dtype: the same element size
-      p.byte_offset[k] += (it.sizes[i] - 1) * it.strides[k][i] * elem;
+    for (int k = 0; k < 2; ++k) {
+      p.byte_offset[k] += (it.sizes[i] - 1) * it.strides[k][i] * esize[k];
       it.strides[k][i] = -it.strides[k][i];
     }
   }
   p.kind = KernelKind::Transpose;
   p.dim_i = i;
   p.dim_j = j;
-  p.tile_i = transpose_tile_i(elem);
-  p.tile_j = transpose_tile_j(elem);
-  // The kernel packs a thread's row elements into one 4-byte access where
-  // they make 4 bytes (1- and 2-byte elements, both sides).
-  p.pack = elem * transpose_elems_j(elem) == 4 ? transpose_elems_j(elem) : 1;
+  const int wide = dsize > ssize ? dsize : ssize;
+  p.tile_i = transpose_tile_i(wide);
+  p.tile_j = transpose_tile_j(wide);
+  const int per_i = transpose_elems_i(wide), per_j = transpose_elems_j(wide);
   const uintptr_t dst_addr = address(dst_data, p.byte_offset[0]);
   const uintptr_t src_addr = address(src_data, p.byte_offset[1]);
-  if (p.pack > 1) {
-    bool ps = it.sizes[i] % p.pack == 0 && src_addr % 4 == 0;
-    bool pd = it.sizes[j] % p.pack == 0 && dst_addr % 4 == 0;
-    for (int d = 0; d < it.ndim; ++d) {
-      if (d != i) ps = ps && (it.strides[1][d] * elem) % 4 == 0;
-      if (d != j) pd = pd && (it.strides[0][d] * elem) % 4 == 0;
-    }
-    p.pack_src = ps;
-    p.pack_dst = pd;
+  if (per_i > 1 && per_i * ssize == 4) {
+    bool ok = it.sizes[i] % per_i == 0 && src_addr % 4 == 0;
+    for (int d = 0; ok && d < it.ndim; ++d) ok = d == i || (it.strides[1][d] * ssize) % 4 == 0;
+    p.pack_src = ok;
+  }
+  if (per_j > 1 && per_j * dsize == 4) {
+    bool ok = it.sizes[j] % per_j == 0 && dst_addr % 4 == 0;
+    for (int d = 0; ok && d < it.ndim; ++d) ok = d == j || (it.strides[0][d] * dsize) % 4 == 0;
+    p.pack_dst = ok;
   }
   p.numel = it.numel();
   p.index32 = fits_index32(it);
@@ -134,7 +157,6 @@ bool try_transpose(KernelPlan& p, int elem, const void* dst_data, const void* sr
   p.launch.block = kTransposeBlockX * kTransposeBlockY;
   p.launch.items = 1;
   p.launch.grid = p.total_tiles < props.max_grid_x ? p.total_tiles : props.max_grid_x;
-  return true;
 }
 
 KernelPlan start_plan(int nops, const TensorDesc* const* ops) {
@@ -148,7 +170,22 @@ KernelPlan start_plan(int nops, const TensorDesc* const* ops) {
   return p;
 }
 
+KernelPlan start_plan(const TensorDesc& dst) {
+  const TensorDesc* ops[1] = {&dst};
+  return start_plan(1, ops);
+}
+
 }  // namespace
+
+int transpose_tile_dim(const IterPlan& it) {
+  if (it.empty || it.ndim < 2) return -1;
+  const int j = it.ndim - 1;
+  if (it.strides[0][j] != 1) return -1;
+  const int i = pick_tile_dim(it, 1);
+  if (i < 0 || abs64(it.strides[1][i]) != 1) return -1;
+  if (it.sizes[i] < kMinTransposeExtent || it.sizes[j] < kMinTransposeExtent) return -1;
+  return i;
+}
 
 Launch plan_elementwise_launch(int64_t units, const DeviceProps& props) {
   Launch l;
@@ -167,11 +204,18 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
   const TensorDesc* ops[2] = {&dst, &src};
   KernelPlan p = start_plan(2, ops);
   if (p.it.empty) return p;
+  const int dsize = static_cast<int>(dtype_size(dst.dtype));
+  const int ssize = static_cast<int>(dtype_size(src.dtype));
+  const int tile_dim = transpose_tile_dim(p.it);
   if (dst.dtype != src.dtype) {  // conversion: element units, each its own size
-    finish_elementwise(p, props);
+    if (tile_dim >= 0 && tile_words_aligned(p, 0, dst.data, dsize) &&
+        tile_words_aligned(p, 1, src.data, ssize))
+      plan_transpose(p, tile_dim, dsize, ssize, dst.data, src.data, props);
+    else
+      finish_elementwise(p, props);
     return p;
   }
-  const int elem = static_cast<int>(dtype_size(dst.dtype));
+  const int elem = dsize;
   IterPlan& it = p.it;
   const int inner = it.ndim - 1;
   const bool shared_inner = it.strides[0][inner] == 1 && it.strides[1][inner] == 1;
@@ -181,45 +225,29 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
     p.numel = it.sizes[0];
     return p;
   }
-  if (shared_inner) {
-    const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
-                                address(src.data, p.byte_offset[1])};
-    const int w = vector_width(it, elem, addrs, it.nops);
-    to_units(it, elem, w, it.nops);
-    p.unit_bytes = w;
-    mark_split16(p, addrs, 2);
-    finish_elementwise(p, props);
+  if (!shared_inner && tile_dim >= 0) {
+    plan_transpose(p, tile_dim, elem, elem, dst.data, src.data, props);
     return p;
   }
-  if (try_transpose(p, elem, dst.data, src.data, props)) return p;
-  p.unit_bytes = elem;
   const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
                               address(src.data, p.byte_offset[1])};
-  mark_split16(p, addrs, 2);
-  finish_elementwise(p, props);
+  const int w = shared_inner ? to_vector_units(it, elem, addrs) : elem;
+  finish_units(p, w, addrs, 2, props);
   return p;
 }
 
 KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props) {
-  const TensorDesc* ops[1] = {&dst};
-  KernelPlan p = start_plan(1, ops);
+  KernelPlan p = start_plan(dst);
   if (p.it.empty) return p;
   const int elem = static_cast<int>(dtype_size(dst.dtype));
-  int w = elem;
   const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
-  if (p.it.strides[0][p.it.ndim - 1] == 1) {
-    w = vector_width(p.it, elem, addrs, p.it.nops);
-    to_units(p.it, elem, w, p.it.nops);
-  }
-  p.unit_bytes = w;
-  mark_split16(p, addrs, 1);
-  finish_elementwise(p, props);
+  const int w = p.it.strides[0][p.it.ndim - 1] == 1 ? to_vector_units(p.it, elem, addrs) : elem;
+  finish_units(p, w, addrs, 1, props);
   return p;
 }
 
 KernelPlan plan_unary(const TensorDesc& dst, const DeviceProps& props) {
-  const TensorDesc* ops[1] = {&dst};
-  KernelPlan p = start_plan(1, ops);
+  KernelPlan p = start_plan(dst);
   if (p.it.empty) return p;
   finish_elementwise(p, props);
   return p;
@@ -230,10 +258,13 @@ KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allo
   const TensorDesc* ops[2] = {&dst, &other};
   KernelPlan p = start_plan(2, ops);
   if (p.it.empty) return p;
-  if (allow_transpose && dst.dtype == other.dtype &&
-      try_transpose(p, static_cast<int>(dtype_size(dst.dtype)), dst.data, other.data, props))
-    return p;
-  finish_elementwise(p, props);
+  const int tile_dim = allow_transpose && dst.dtype == other.dtype ? transpose_tile_dim(p.it) : -1;
+  if (tile_dim >= 0) {
+    const int elem = static_cast<int>(dtype_size(dst.dtype));
+    plan_transpose(p, tile_dim, elem, elem, dst.data, other.data, props);
+  } else {
+    finish_elementwise(p, props);
+  }
   return p;
 }
 
@@ -277,9 +308,7 @@ KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
   } else {
     p.gather = GatherKind::Elements;
   }
-  p.unit_bytes = w;
-  mark_split16(p, addrs, 2);
-  finish_elementwise(p, props);
+  finish_units(p, w, addrs, 2, props);
   if (p.index32) {
     // The source's offsets (units) reach sum (size - 1) * |stride| over the
     // plan's dims (operand 1, dim excluded) plus (size - 1) * |stride| along

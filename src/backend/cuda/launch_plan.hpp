@@ -27,7 +27,8 @@
 //    writes and the column reads are free of bank conflicts), loads
 //    coalesced along i, stores along j, 4-byte packed accesses for 1- and
 //    2-byte elements when the alignment allows; tile sides below
-//    (transpose_tile_i/j).
+//    (transpose_tile_i/j). Conversions too: the source elements are
+//    converted as they enter the tile, which holds destination elements.
 #pragma once
 
 #include <cstdint>
@@ -166,10 +167,12 @@ struct KernelPlan {
   int64_t memcpy_bytes = 0;   // Memcpy
   // Transpose: the destination (operand 0) has stride 1 along dim_j (the
   // innermost), the source (operand 1) along dim_i; tiles of tile_i x tile_j
-  // elements.
   int dim_i = -1, dim_j = -1;
+  // elements; their sides follow the larger of the two element sizes.
   int tile_i = 0, tile_j = 0;
-  int pack = 1;               // elements per 4-byte packed access (1: none)
+  // The source's loads / the destination's stores move a thread's elements
+  // of a tile row as one 4-byte access (transpose_elems_* of them make 4
+  // bytes, and the extent and alignment allow).
   bool pack_src = false, pack_dst = false;
   int64_t tiles_i = 0, tiles_j = 0, total_tiles = 0;
   // Gather (plan_gather): the shape, the source's size along the selected dim
@@ -181,7 +184,16 @@ struct KernelPlan {
   Launch launch;
 };
 
-// dst[i] = src[i] (dtypes may differ: then Elementwise in element units).
+// The tiling rule: the dim i of a transpose pair (j is the innermost) for
+// the Transpose kernel, or -1. i is pick_tile_dim(it, 1), the dim the CPU's
+// tiled copy cuts its tiles along, kept when CUDA can launch tiles there:
+// the destination has unit stride along j, the source unit stride (either
+// sign) along i, and both extents reach kMinTransposeExtent. The index width
+// never decides: wide plans run with 64-bit index math.
+int transpose_tile_dim(const IterPlan& it);
+
+// dst[i] = src[i]. Dtypes may differ: then Transpose (converting) where
+// transpose_tile_dim finds a pair, else Elementwise in element units.
 KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceProps& props);
 // dst[i] = value: like a same-dtype copy from a stride-0 source, with the
 // destination vectorized when it is contiguous and aligned (the kernel
@@ -227,13 +239,12 @@ struct IndexCheckPlan {
 IndexCheckPlan plan_index_check(const TensorDesc& index, const DeviceProps& props);
 
 // Elements each thread of the transpose kernel moves per tile row: along i
-// when it loads (the source's stride-1 dim), along j when it stores. 1- and
-// 2-byte elements: one 4-byte pack each way (square tiles of 128 or 64). 4-
-// and 8-byte elements: two loads per row and one store (tiles of 64 along i by
-// 32 along j): on an H100, where j is short (16, as in a 5-D reversal), one
-// f32 load per row reached 83% of a device copy and two reached 100%
-// (bench/cuda/transpose_variants.cu; bench/RESULTS.md). 16-byte elements: one
-// each way.
+// when it loads (the source's stride-1 dim), along j when it stores, for
+// elements of elem_bytes (a conversion: the larger side's). 1- and 2-byte
+// elements: one 4-byte pack each way (square tiles of 128 or 64). 4- and
+// 8-byte elements: two loads per row and one store (tiles of 64 along i by 32
+// along j), which keeps short-j tiles at copy speed (bench/RESULTS.md).
+// 16-byte elements: one each way.
 SM_HOST_DEVICE constexpr int transpose_elems_i(int elem_bytes) {
   return elem_bytes < 4 ? 4 / elem_bytes : elem_bytes <= 8 ? 2 : 1;
 }
