@@ -13,11 +13,6 @@ namespace cpu {
 
 namespace {
 
-// Destinations at least this large are written with non-temporal stores:
-// they cannot stay in cache anyway, and streaming saves the read of every
-// destination line before it is overwritten.
-constexpr int64_t kStreamMinBytes = 8 << 20;
-
 // Conversions stage this many bytes of destination at a time (stream_convert).
 constexpr int64_t kStageBytes = 4096;
 
