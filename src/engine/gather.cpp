@@ -4,6 +4,7 @@
 #include "backend/op_plan.hpp"
 #include "core/error.hpp"
 #include "engine/ops.hpp"
+#include "layout/view_ops.hpp"
 
 namespace sm {
 
