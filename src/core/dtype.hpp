@@ -351,28 +351,21 @@ struct Convert<uint64_t> {
   SM_HOST_DEVICE static uint64_t from_int(int64_t v) { return static_cast<uint64_t>(v); }
 };
 
-template <>
-struct Convert<Half> {
-  SM_HOST_DEVICE static double to_double(Half v) { return half_bits_to_float(v.bits); }
-  SM_HOST_DEVICE static int64_t to_int(Half v) {
-    return saturating_float_to_int<int64_t>(half_bits_to_float(v.bits));
+// Half and BFloat16: widened through their float value; narrowed from double
+// with one rounding to nearest even.
+template <typename T, float (*kToFloat)(uint16_t), uint16_t (*kFromDouble)(double)>
+struct SmallFloatConvert {
+  SM_HOST_DEVICE static double to_double(T v) { return kToFloat(v.bits); }
+  SM_HOST_DEVICE static int64_t to_int(T v) {
+    return saturating_float_to_int<int64_t>(kToFloat(v.bits));
   }
-  SM_HOST_DEVICE static Half from_double(double v) { return Half{double_to_half_bits(v)}; }
-  SM_HOST_DEVICE static Half from_int(int64_t v) {
-    return Half{double_to_half_bits(static_cast<double>(v))};
-  }
+  SM_HOST_DEVICE static T from_double(double v) { return T{kFromDouble(v)}; }
+  SM_HOST_DEVICE static T from_int(int64_t v) { return T{kFromDouble(static_cast<double>(v))}; }
 };
 template <>
-struct Convert<BFloat16> {
-  SM_HOST_DEVICE static double to_double(BFloat16 v) { return bf16_bits_to_float(v.bits); }
-  SM_HOST_DEVICE static int64_t to_int(BFloat16 v) {
-    return saturating_float_to_int<int64_t>(bf16_bits_to_float(v.bits));
-  }
-  SM_HOST_DEVICE static BFloat16 from_double(double v) { return BFloat16{double_to_bf16_bits(v)}; }
-  SM_HOST_DEVICE static BFloat16 from_int(int64_t v) {
-    return BFloat16{double_to_bf16_bits(static_cast<double>(v))};
-  }
-};
+struct Convert<Half> : SmallFloatConvert<Half, half_bits_to_float, double_to_half_bits> {};
+template <>
+struct Convert<BFloat16> : SmallFloatConvert<BFloat16, bf16_bits_to_float, double_to_bf16_bits> {};
 template <>
 struct Convert<float> {
   SM_HOST_DEVICE static double to_double(float v) { return v; }

@@ -44,20 +44,13 @@ SM_RN_OP(mul_rn, *, __fmul_rn, __dmul_rn)
 SM_RN_OP(div_rn, /, __fdiv_rn, __ddiv_rn)
 #undef SM_RN_OP
 
-SM_HOST_DEVICE SM_INLINE float sqrt_rn(float a) {
 #if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
+SM_HOST_DEVICE SM_INLINE float sqrt_rn(float a) { return __fsqrt_rn(a); }
+SM_HOST_DEVICE SM_INLINE double sqrt_rn(double a) { return __dsqrt_rn(a); }
 #else
-  return std::sqrt(a);
+SM_HOST_DEVICE SM_INLINE float sqrt_rn(float a) { return std::sqrt(a); }
+SM_HOST_DEVICE SM_INLINE double sqrt_rn(double a) { return std::sqrt(a); }
 #endif
-}
-SM_HOST_DEVICE SM_INLINE double sqrt_rn(double a) {
-#if defined(__CUDA_ARCH__)
-  return __dsqrt_rn(a);
-#else
-  return std::sqrt(a);
-#endif
-}
 
 // |a| by clearing the sign bit (NaN payloads kept).
 SM_HOST_DEVICE SM_INLINE float abs_bits(float a) {

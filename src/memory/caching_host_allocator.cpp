@@ -154,11 +154,6 @@ void CachingHostAllocator::release_all_cached_locked() {
   }
 }
 
-AllocatorStats CachingHostAllocator::stats() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return st_;
-}
-
 AllocatorSnapshot CachingHostAllocator::snapshot_locked(bool with_history) const {
   AllocatorSnapshot s;
   s.stats = st_;
@@ -186,28 +181,12 @@ AllocatorSnapshot CachingHostAllocator::snapshot_locked(bool with_history) const
   return s;
 }
 
-AllocatorSnapshot CachingHostAllocator::snapshot() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return snapshot_locked(true);
-}
-
-void CachingHostAllocator::record_history(int64_t max_events) {
-  std::lock_guard<std::mutex> lock(mu_);
-  log_.set_capacity(max_events);
-}
-
 void CachingHostAllocator::fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes,
                                     size_t size, const std::string& why) {
   log_.record(HistoryAction::oom, nbytes, nbytes, nullptr, nullptr, nullptr, st_);
   const AllocatorStats stats = st_;
   fail_out_of_memory_unlocking(lock, [&] { return snapshot_locked(false); }, stats, device_,
                                name_, nbytes, size, why);
-}
-
-void CachingHostAllocator::reset_peak() {
-  std::lock_guard<std::mutex> lock(mu_);
-  st_.peak_allocated_bytes = st_.allocated_bytes;
-  st_.peak_reserved_bytes = st_.reserved_bytes;
 }
 
 void CachingHostAllocator::empty_cache() {

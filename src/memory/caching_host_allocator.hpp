@@ -16,13 +16,12 @@
 #include <mutex>
 #include <string>
 
-#include "memory/allocation_log.hpp"
-#include "memory/allocator.hpp"
+#include "memory/caching_allocator_base.hpp"
 #include "stridemem.h"
 
 namespace sm {
 
-class CachingHostAllocator final : public Allocator {
+class CachingHostAllocator final : public CachingAllocatorBase {
  public:
   using RawAlloc = void* (*)(size_t nbytes);  // nullptr on failure
   using RawFree = void (*)(void* ptr);
@@ -35,10 +34,6 @@ class CachingHostAllocator final : public Allocator {
   using Allocator::allocate;
   Allocation allocate(size_t nbytes, uint64_t owner) override;
   void deallocate(const Allocation& a) noexcept override;
-  AllocatorStats stats() override;
-  AllocatorSnapshot snapshot() override;
-  void record_history(int64_t max_events) override;
-  void reset_peak() override;
   void empty_cache() override;
 
   // Rounding rule, public for tests: multiple of SM_ALLOC_ROUND, at least one unit.
@@ -55,9 +50,7 @@ class CachingHostAllocator final : public Allocator {
   void unlink_live_locked(Block* b) noexcept;
   void release_block_locked(Block* b) noexcept;
   void release_all_cached_locked();
-  // with_history false: no copy of the history ring (the out-of-memory
-  // report does not use it, and it may hold 2^24 events).
-  AllocatorSnapshot snapshot_locked(bool with_history) const;
+  AllocatorSnapshot snapshot_locked(bool with_history) const override;
   [[noreturn]] void fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes, size_t size,
                              const std::string& why);
 
@@ -65,11 +58,8 @@ class CachingHostAllocator final : public Allocator {
   RawFree raw_free_;
   const char* name_;
   sm_device device_;
-  std::mutex mu_;
   Pool small_free_, large_free_;
   Block* live_ = nullptr;  // doubly linked list of the blocks storages hold
-  AllocatorStats st_;
-  AllocationLog log_;
 };
 
 }  // namespace sm

@@ -373,27 +373,6 @@ AllocatorSnapshot DeviceCachingAllocator::snapshot_locked(bool with_history) con
   return s;
 }
 
-AllocatorSnapshot DeviceCachingAllocator::snapshot() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return snapshot_locked(true);
-}
-
-void DeviceCachingAllocator::record_history(int64_t max_events) {
-  std::lock_guard<std::mutex> lock(mu_);
-  log_.set_capacity(max_events);
-}
-
-AllocatorStats DeviceCachingAllocator::stats() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return st_;
-}
-
-void DeviceCachingAllocator::reset_peak() {
-  std::lock_guard<std::mutex> lock(mu_);
-  st_.peak_allocated_bytes = st_.allocated_bytes;
-  st_.peak_reserved_bytes = st_.reserved_bytes;
-}
-
 void DeviceCachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
   wait_all_events_locked();

@@ -30,8 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "memory/allocation_log.hpp"
-#include "memory/allocator.hpp"
+#include "memory/caching_allocator_base.hpp"
 #include "stridemem.h"
 
 namespace sm {
@@ -83,7 +82,7 @@ class DeviceMemoryOps {
   virtual int device_index() const = 0;
 };
 
-class DeviceCachingAllocator final : public Allocator {
+class DeviceCachingAllocator final : public CachingAllocatorBase {
  public:
   static constexpr size_t kRound = SM_ALLOC_ROUND;
   static constexpr size_t kSmallMax = SM_SMALL_BLOCK_MAX;
@@ -105,10 +104,6 @@ class DeviceCachingAllocator final : public Allocator {
   using Allocator::allocate;
   Allocation allocate(size_t nbytes, uint64_t owner) override;
   void deallocate(const Allocation& a) noexcept override;
-  AllocatorStats stats() override;
-  AllocatorSnapshot snapshot() override;
-  void record_history(int64_t max_events) override;
-  void reset_peak() override;
   // Waits for pending events, then frees every segment with no live block.
   void empty_cache() override;
   void record_stream(const Allocation& a, void* stream) override;
@@ -157,21 +152,17 @@ class DeviceCachingAllocator final : public Allocator {
   void wait_all_events_locked();
   void release_cached_locked();
   void* take_event_locked();
-  // with_history false: no copy of the history ring (the out-of-memory
-  // report does not use it, and it may hold 2^24 events).
-  AllocatorSnapshot snapshot_locked(bool with_history) const;
+  AllocatorSnapshot snapshot_locked(bool with_history) const override;
   [[noreturn]] void fail_oom(std::unique_lock<std::mutex>& lock, size_t nbytes, size_t size,
                              const std::string& why);
 
   DeviceMemoryOps* ops_;
   const bool has_streams_;
   const bool marks_;  // ops_->marks_access()
-  std::mutex mu_;
   Pool small_, large_;
   // The first block of every segment. A segment's first block never changes:
   // merging keeps the left block and deletes the right one.
   std::set<Block*> segment_heads_;
-  AllocationLog log_;
   std::vector<PendingEvent> pending_;
   std::vector<void*> spare_events_;
   // One Block record and one pool node kept for the next split, so that a
@@ -179,7 +170,6 @@ class DeviceCachingAllocator final : public Allocator {
   // after allocate's first lines can fail for want of host memory.
   Block* spare_block_ = nullptr;
   Pool::node_type spare_node_;
-  AllocatorStats st_;
 };
 
 }  // namespace sm

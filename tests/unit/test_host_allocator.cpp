@@ -82,6 +82,9 @@ TEST(HostAllocator, CacheHitsAndStats) {
     EXPECT_EQ(s.reserved_bytes, 1024);
     EXPECT_EQ(s.device_frees, 1);
     EXPECT_EQ(g_raw_allocs, 1);
+    EXPECT_EQ(s.peak_reserved_bytes, 1024 + 2048);
+    a.reset_peak();  // the reserved peak restarts too
+    EXPECT_EQ(a.stats().peak_reserved_bytes, 1024);
     a.deallocate(y);
   }
   EXPECT_EQ(g_raw_allocs, 0);  // the destructor returned the cache

@@ -13,11 +13,6 @@ namespace cpu {
 
 namespace {
 
-// Destinations at least this large are written with non-temporal stores:
-// they cannot stay in cache anyway, and streaming saves the read of every
-// destination line before it is overwritten.
-constexpr int64_t kStreamMinBytes = 8 << 20;
-
 // Conversions stage this many bytes of destination at a time (stream_convert).
 constexpr int64_t kStageBytes = 4096;
 
@@ -87,8 +82,8 @@ void convert_row(const void* ctx, char* d, const char* s, int64_t n, int64_t ds,
       // Large destinations: convert 4 KiB at a time into a buffer in L1 and
       // stream it out, which saves the read for ownership of every
       // destination line. 4096^2 f32 -> bf16 / f16, contiguous: one thread
-      // +6% / +11%, two threads +12% / +0-18% (2026-11-25; an older
-      // measurement on another host had found it slower).
+      // +6% / +11%, two threads +12% / +0-18% (the gain depends on the host:
+      // measure again on a new one).
       constexpr int64_t kChunk = kStageBytes / static_cast<int64_t>(sizeof(D));
       alignas(64) D stage[kChunk];
       for (int64_t i = 0; i < n; i += kChunk) {

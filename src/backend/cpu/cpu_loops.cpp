@@ -13,10 +13,6 @@ namespace {
 // Row pieces below this many bytes are not split further for threading.
 constexpr int64_t kMinRowPieceBytes = 64 << 10;
 
-// Rows shorter than this are not streamed: non-temporal stores of partial
-// lines cost more than the reads for ownership they save.
-constexpr int64_t kStreamRowMinBytes = 256;
-
 struct Run {
   const LoopSpec* spec;
   BlockGrid g;

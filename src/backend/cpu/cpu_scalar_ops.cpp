@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu_entry_points.hpp"
 #include "backend/cpu/cpu_loops.hpp"
+#include "backend/cpu/op_rows.hpp"
 #include "core/element_ops.hpp"
 
 namespace sm {
@@ -25,23 +26,14 @@ void unary_row(const void* ctx, char* d, const char*, int64_t n, int64_t ds, int
 
 // Row kernels exist for the ops with a scalar form (the planner makes FILL
 // and ZERO fills).
-template <typename T, int OP, bool kScalarForm>
-constexpr RowFn row_if() {
-  if constexpr (kScalarForm && OP != SM_OP_FILL && OP != SM_OP_ZERO) return unary_row<T, OP>;
-  return nullptr;
-}
-
-// The row kernel of op for element type T.
 template <typename T>
-RowFn pick_row(sm_op op) {
-  switch (op) {
-#define SM_ROW_CASE(NAME, S, T_, I, B, W, A, C) \
-  case SM_OP_##NAME: return row_if<T, SM_OP_##NAME, S != 0>();
-    SM_ELEMENT_OPS(SM_ROW_CASE)
-#undef SM_ROW_CASE
-    default: return nullptr;
+struct ScalarOpRows {
+  template <int OP, bool kScalarForm, bool kTensorForm>
+  static constexpr RowFn row() {
+    if constexpr (kScalarForm && OP != SM_OP_FILL && OP != SM_OP_ZERO) return unary_row<T, OP>;
+    return nullptr;
   }
-}
+};
 
 }  // namespace
 
@@ -72,7 +64,7 @@ void run_scalar_op(const OpPlan& plan) {
     else if constexpr (std::is_same<C, double>::value) ad = k, spec.ctx = &ad;
     else if constexpr (std::is_same<C, Complex64>::value) acf = k, spec.ctx = &acf;
     else acd = k, spec.ctx = &acd;
-    spec.row = pick_row<T>(op);
+    spec.row = pick_op_row<ScalarOpRows<T>>(op);
   });
   if (!spec.row) return;  // not an op of this family: the engine never sends one
   run_loops(p, static_cast<char*>(dst.data), static_cast<const char*>(dst.data), spec);

@@ -2,6 +2,7 @@
 // element through core/element_ops.hpp (one row kernel per dtype pair and op).
 #include "backend/cpu/cpu_entry_points.hpp"
 #include "backend/cpu/cpu_loops.hpp"
+#include "backend/cpu/op_rows.hpp"
 #include "core/element_ops.hpp"
 
 namespace sm {
@@ -25,22 +26,14 @@ void binary_row(const void* ctx, char* d, const char* s, int64_t n, int64_t ds, 
 
 // Row kernels exist for the ops with a tensor form (the planner makes FILL a
 // copy).
-template <typename D, typename S, int OP, bool kTensorForm>
-constexpr RowFn row_if() {
-  if constexpr (kTensorForm && OP != SM_OP_FILL) return binary_row<D, S, OP>;
-  return nullptr;
-}
-
 template <typename D, typename S>
-RowFn pick_row(sm_op op) {
-  switch (op) {
-#define SM_ROW_CASE(NAME, S_, T, I, B, W, A, C_) \
-  case SM_OP_##NAME: return row_if<D, S, SM_OP_##NAME, T != 0>();
-    SM_ELEMENT_OPS(SM_ROW_CASE)
-#undef SM_ROW_CASE
-    default: return nullptr;
+struct TensorOpRows {
+  template <int OP, bool kScalarForm, bool kTensorForm>
+  static constexpr RowFn row() {
+    if constexpr (kTensorForm && OP != SM_OP_FILL) return binary_row<D, S, OP>;
+    return nullptr;
   }
-}
+};
 
 }  // namespace
 
@@ -71,7 +64,7 @@ void run_tensor_op(const OpPlan& plan) {
       else if constexpr (std::is_same<C, double>::value) ad = to_compute<C>(alpha), spec.ctx = &ad;
       else if constexpr (std::is_same<C, Complex64>::value) acf = to_compute<C>(alpha), spec.ctx = &acf;
       else acd = to_compute<C>(alpha), spec.ctx = &acd;
-      spec.row = pick_row<D, S>(op);
+      spec.row = pick_op_row<TensorOpRows<D, S>>(op);
     });
   });
   if (!spec.row) return;  // not an op of this family: the engine never sends one

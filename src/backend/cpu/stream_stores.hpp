@@ -14,6 +14,15 @@
 namespace sm {
 namespace cpu {
 
+// When streaming pays:
+//  - destinations at least kStreamMinBytes large: they cannot stay in cache
+//    anyway, and streaming saves the read of every destination line before
+//    it is overwritten;
+//  - rows at least kStreamRowMinBytes long: non-temporal stores of partial
+//    lines cost more than the reads for ownership they save.
+constexpr int64_t kStreamMinBytes = 8 << 20;
+constexpr int64_t kStreamRowMinBytes = 256;
+
 // Streams n bytes to d with non-temporal stores (no read-for-ownership of
 // the destination lines); the caller issues stream_fence() before anyone
 // else may read d. Unaligned head and tail go through memcpy.
