@@ -1,8 +1,8 @@
 // The operation plan: what one data-moving call does, decided once on the host
 // by the engine for every backend. Backends carry a plan out (Kernels::run)
 // and decide nothing a plan says: which op runs after the rewrites (FILL and
-// ZERO are fills of one converted element, ABS of bool and a copy onto itself
-// are nothing, the tensor-form FILL is a copy), whether anything runs at all
+// ZERO are fills of one converted element, ABS and SIGN of bool and a copy
+// onto itself are nothing, the tensor-form FILL is a copy), whether anything runs at all
 // (zero elements, identical operands), the compute type, the operands
 // coalesced for iteration, and the iteration shape (elementwise, rows, or a
 // tiled transpose, by layout/coalesce's pick_tile_dim). Pure host code,
