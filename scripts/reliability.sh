@@ -121,13 +121,14 @@ run_asan() {
   # (instrumented) library or the source tree: packaging, not memory; the main
   # suite runs them.
   local rc=0
-  ctest_quiet build-asan "$root/build-asan/ctest.log" -E '^(python|install|cmake)\.' || rc=1
+  ctest_quiet build-asan "$root/build-asan/ctest.log" -E '^(python|api_table|install|cmake)\.' || rc=1
   # Python loads the library with ctypes: the ASan runtime (and libstdc++, for
   # its __cxa_throw interceptor) must be loaded first, and the interpreter's
   # own allocations are not ours to leak-check (detect_leaks=0 here only).
+  # The API table imports the Python binding too.
   LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so)" \
     ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
-    ctest_quiet build-asan "$root/build-asan/ctest-python.log" -R '^python\.' || rc=1
+    ctest_quiet build-asan "$root/build-asan/ctest-python.log" -R '^(python|api_table)\.' || rc=1
   return "$rc"
 }
 

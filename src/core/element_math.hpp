@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <cstring>
 
 #include "core/host_device.hpp"
@@ -51,6 +52,28 @@ SM_HOST_DEVICE SM_INLINE double sqrt_rn(double a) { return __dsqrt_rn(a); }
 SM_HOST_DEVICE SM_INLINE float sqrt_rn(float a) { return std::sqrt(a); }
 SM_HOST_DEVICE SM_INLINE double sqrt_rn(double a) { return std::sqrt(a); }
 #endif
+
+// sign(a) from its bits alone: -1 or +1 by the sign bit, +0 for both zeros,
+// a NaN as it is. Integer masks, no jump on the value: an op on memory nobody
+// wrote (sm_empty's) must not branch on it (valgrind's rule), and
+// comparisons of floats let the compiler branch.
+template <typename T>
+SM_HOST_DEVICE SM_INLINE T sign_bits(T a) {
+  using U = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
+  static_assert(sizeof(T) == sizeof(U), "float or double");
+  constexpr int kBits = 8 * sizeof(U);
+  constexpr U kSign = U(1) << (kBits - 1);
+  constexpr U kExp = sizeof(T) == 4 ? U(0x7F800000u) : U(0x7FF0000000000000ull);
+  constexpr U kOne = sizeof(T) == 4 ? U(0x3F800000u) : U(0x3FF0000000000000ull);
+  U u;
+  memcpy(&u, &a, sizeof u);
+  const U nan = U(0) - static_cast<U>((u & ~kSign) > kExp);
+  const U zero = U(0) - static_cast<U>((u & ~kSign) == 0);
+  const U r = (u & nan) | ((kOne | (u & kSign)) & ~zero & ~nan);
+  T out;
+  memcpy(&out, &r, sizeof out);
+  return out;
+}
 
 // |a| by clearing the sign bit (NaN payloads kept).
 SM_HOST_DEVICE SM_INLINE float abs_bits(float a) {

@@ -411,10 +411,9 @@ SM_HOST_DEVICE SM_INLINE C apply_real_scalar_op(int op, C x, const ScalarArgs<C>
       if constexpr (is_int) return saturating_float_to_int<int64_t>(sqrt_rn(static_cast<double>(x)));
       else return sqrt_rn(x);
     case SM_OP_SIGN:
-      // NaN is neither < 0 nor > 0 nor == 0: it is returned as it is. Both
-      // zeros give +0.
+      // NaN is returned as it is; both zeros give +0.
       if constexpr (is_int) return static_cast<C>((x > 0) - (x < 0));
-      else return x > C(0) ? C(1) : x < C(0) ? C(-1) : x == C(0) ? C(0) : x;
+      else return sign_bits(x);
     default:  // SM_OP_EXP
       if constexpr (is_int) return saturating_float_to_int<int64_t>(exp_rn(static_cast<double>(x)));
       else return exp_rn(x);
