@@ -130,16 +130,10 @@ def project_problems(package, repo_root):
 
 
 def rel(path):
-    """path relative to the working directory when it is below it, else
-    relative to the repository when it is in it, else as given."""
-    for base in (os.getcwd(), REPO):
-        try:
-            r = os.path.relpath(path, base)
-        except ValueError:
-            continue
-        if not r.startswith(".."):
-            return r
-    return path
+    """path as the API check names files (one rule for both tools)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from api_table import rel as api_rel
+    return api_rel(path)
 
 
 def main(argv=None):
