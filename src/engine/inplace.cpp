@@ -34,12 +34,20 @@ void check_scalar_fits(double v, const char* what, DType d, sm_op op, bool multi
   require_scalar_fits(d, v, what, context.c_str(), multiplier);
 }
 
+// The ops the table marks for bool tensors, for messages: "FILL, ZERO, ...".
+std::string ops_on_bool() {
+  std::string names;
+  for (int i = 0; const OpTraits* t = op_traits(static_cast<sm_op>(i)); ++i)
+    if (t->on_bool) names += (names.empty() ? "" : ", ") + std::string(t->name);
+  return names;
+}
+
 // The dtype rules every op form shares: bool tensors take only the ops marked
 // for them, integer tensors only ops with integral results.
 void check_dtype_takes(const OpTraits& op, DType d) {
   if (d == DType::Bool && !op.on_bool)
-    fail(SM_ERR_DTYPE, "in-place %s is not defined for bool tensors (only FILL, ZERO, ABS and SIGN)",
-         op.name);
+    fail(SM_ERR_DTYPE, "in-place %s is not defined for bool tensors (only %s)", op.name,
+         ops_on_bool().c_str());
   if (is_integral(d) && !op.integral_result)
     fail(SM_ERR_DTYPE,
          "in-place %s on a %s tensor would produce floating results that %s cannot hold", op.name,

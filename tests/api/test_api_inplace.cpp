@@ -152,6 +152,8 @@ TEST(InplaceScalar, BoolOnlyFillsZeroesAndAbs) {
   for (sm_op op : {SM_OP_ADD, SM_OP_SUB, SM_OP_MUL, SM_OP_DIV, SM_OP_NEG, SM_OP_SQRT, SM_OP_EXP,
                    SM_OP_CLAMP, SM_OP_RELU})
     expect_refused<uint8_t>({0, 1}, op, 1, 0, SM_ERR_DTYPE, SM_BOOL);
+  // The refusal names the ops bool takes, read from the op table.
+  expect_error_mentions({"only FILL, ZERO, ABS, SIGN"});
 }
 
 TEST(InplaceScalar, DtypeRefusals) {
