@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/op_plan.hpp"
 #include "core/error.hpp"
 #include "core/scalar_checks.hpp"
 #include "engine/ops.hpp"
@@ -42,7 +43,7 @@ TensorPtr empty_strided(const int64_t* shape, const int64_t* strides, int ndim, 
 TensorPtr full(const int64_t* shape, int ndim, double value, DType dtype, Device device) {
   require_scalar_fits(dtype, value, "value", "sm_full refuses it");
   TensorPtr t = empty(shape, ndim, dtype, device);
-  if (t->numel() > 0) kernels_for(device).scalar_op(t->desc(), SM_OP_FILL, value, 0.0);
+  kernels_for(device).run(plan_fill(t->desc(), value));
   return t;
 }
 
@@ -178,7 +179,7 @@ void copy_to_host(const TensorPtr& t, void* dst, size_t nbytes) {
       // Straight into the caller's buffer, viewed as a row-major tensor.
       const TensorPtr host = wrap_foreign(dst, l.sizes, nullptr, l.ndim, t->dtype(), Device{},
                                           nullptr, false, "dst");
-      cpu_kernels().copy(host->desc(), t->desc());
+      cpu_kernels().run(plan_copy(host->desc(), t->desc()));
       return;
     }
   }
