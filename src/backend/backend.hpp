@@ -53,9 +53,9 @@ class Kernels {
   // dst[i] = convert<dst.dtype>(src[i]); same-dtype copies move the bits
   // unchanged (NaN payloads included).
   void copy(const TensorDesc& dst, const TensorDesc& src);
-  // dst[i] = op(dst[i], a, b) for the ops with a scalar form (FILL, ZERO,
-  // ADD, SUB, MUL, DIV, CLAMP, RELU, NEG, ABS, SQRT, EXP). The engine has
-  // already checked the op is valid for dst.dtype.
+  // dst[i] = op(dst[i], a, b) for the ops the op table gives a scalar form
+  // (core/element_ops.hpp). The engine has already checked the op is valid
+  // for dst.dtype.
   void scalar_op(const TensorDesc& dst, sm_op op, double a, double b);
   // dst[i] = op(dst[i], other[i]) for the ops with a tensor form: FILL
   // (= other, a copy), ADD (dst + alpha*other), SUB (dst - alpha*other), MUL,
