@@ -177,6 +177,13 @@ run_fuzz() {
   if ls "$work/crashes/"* >/dev/null 2>&1; then
     echo "fuzz: crash inputs kept in $work/crashes:"
     ls -l "$work/crashes"
+    # A CI log is all that survives a clean clone: each input (<= 4 KiB) in
+    # base64, to replay with `base64 -d > f && reliability_fuzz f`.
+    local f
+    for f in "$work/crashes/"*; do
+      echo "fuzz: $(basename "$f") as base64:"
+      base64 -w 0 "$f" && echo
+    done
     rc=1
   fi
   return "$rc"

@@ -74,11 +74,11 @@ OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
   OpPlan p;
   p.dst = dst;
   const OpTraits* traits = op_traits(op);
-  // ABS and SIGN of bool are the identity on truth values: nothing to
-  // compute, and no bool element is loaded as a C++ bool (a byte other than 0
-  // or 1, which from_blob and DLPack can hand over, would be undefined
-  // behaviour there).
-  const bool bool_identity = dst.dtype == DType::Bool && (op == SM_OP_ABS || op == SM_OP_SIGN);
+  // Ops that are the identity on truth values (the op table's kBoolIdentity)
+  // have nothing to compute on bool, and no bool element is then loaded as a
+  // C++ bool (a byte other than 0 or 1, which from_blob and DLPack can hand
+  // over, would be undefined behaviour there).
+  const bool bool_identity = dst.dtype == DType::Bool && traits && traits->on_bool == kBoolIdentity;
   if (!traits || !traits->scalar_form || bool_identity) return p;
   p.kind = PlanKind::ScalarOp;
   p.op = op;
@@ -113,7 +113,10 @@ OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   p.compute = PlanCompute::Bits;
   p.gather_dim = dim;
   p.gather_size = src.sizes[dim];
-  p.gather_stride = src.strides[dim];
+  // A dim of one element is never stepped along (every index wraps to 0), and
+  // its stride may be anything a view allows, INT64_MIN included: scaling it
+  // to bytes would overflow.
+  p.gather_stride = src.sizes[dim] > 1 ? src.strides[dim] : 0;
   // The source without dim and the index along dim only, both over dst's
   // sizes: every operand's offset is then linear in dst's coordinates, so
   // coalescing and reordering apply unchanged.

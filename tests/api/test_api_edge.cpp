@@ -182,3 +182,19 @@ TEST(SizeZero, CopiesIndexSelectAndWrites) {
   EXPECT_EQ(m->dl_tensor.shape[0], 0);
   m->deleter(m);
 }
+
+// A dim of one element may have any stride, INT64_MIN included (PyTorch's
+// as_strided allows it too): selecting along it must never scale that stride.
+TEST(SizeOne, IndexSelectAlongADimOfOneElementWithTheMostNegativeStride) {
+  Tensor base = make<float>({1.5f, 2.5f, 3.5f}, {3});
+  const int64_t shape[2] = {1, 3}, strides[2] = {INT64_MIN, 1};
+  Tensor v, r;
+  SM_ASSERT_OK(sm_as_strided(base, shape, strides, 2, 0, v.out()));
+  Tensor idx = make<int64_t>({0, -1, 0}, {3});
+  SM_ASSERT_OK(sm_index_select(v, 0, idx, r.out()));
+  EXPECT_EQ(shape_of(r), (Shape{3, 3}));
+  EXPECT_EQ(read<float>(r), (std::vector<float>{1.5f, 2.5f, 3.5f, 1.5f, 2.5f, 3.5f, 1.5f, 2.5f, 3.5f}));
+  Tensor one = make<int64_t>({0}, {1});
+  SM_ASSERT_OK(sm_index_select(v, 0, one, r.out()));
+  EXPECT_EQ(read<float>(r), (std::vector<float>{1.5f, 2.5f, 3.5f}));
+}

@@ -177,6 +177,20 @@ static_assert(sm::promote_types(DType::U8, DType::I32) == DType::I32, "int32 hol
 static_assert(sm::promote_types(DType::U32, DType::U16) == DType::U32, "the wider unsigned");
 static_assert(sm::promote_types(DType::I8, DType::U64) == DType::I64, "none holds both");
 
+TEST(OpPlan, GatherAlongADimOfOneElementNeverStepsItsStride) {
+  // Any stride is valid on a dim of one element, INT64_MIN included; the
+  // plan must not hand it on to be scaled to bytes.
+  const TensorDesc src = desc(g_b, DType::F64, {1, 4}, {INT64_MIN, 1});
+  const TensorDesc idx = desc(g_a + 2048, DType::I64, {3}, {1});
+  const OpPlan p = sm::plan_gather(desc(g_a, DType::F64, {3, 4}, {4, 1}), src, 0, idx);
+  EXPECT_EQ(p.kind, PlanKind::Gather);
+  EXPECT_EQ(p.gather_size, 1);
+  EXPECT_EQ(p.gather_stride, 0);
+  const OpPlan q = sm::plan_gather(desc(g_a, DType::F64, {3, 4}, {4, 1}),
+                                   desc(g_b, DType::F64, {2, 4}, {-4, 1}), 0, idx);
+  EXPECT_EQ(q.gather_stride, -4);
+}
+
 TEST(Promotion, BinaryComputeIsThePromotedTypesKind) {
   constexpr DType all[] = {DType::Bool, DType::U8,  DType::I8,  DType::I16, DType::I32,
                            DType::I64,  DType::F16, DType::BF16, DType::F32, DType::F64,

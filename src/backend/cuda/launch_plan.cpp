@@ -286,7 +286,9 @@ KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
   KernelPlan p = start_plan(3, ops);
   if (p.it.empty) return p;
   p.gather_size = src.sizes[dim];
-  p.gather_stride = src.strides[dim];
+  // Never stepped along a dim of one element, whose stride may be anything
+  // a view allows (INT64_MIN included): 0 keeps the scaling below in range.
+  p.gather_stride = src.sizes[dim] > 1 ? src.strides[dim] : 0;
   const int elem = static_cast<int>(dtype_size(dst.dtype));
   const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
                               address(src.data, p.byte_offset[1])};
