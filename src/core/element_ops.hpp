@@ -38,45 +38,54 @@ namespace sm {
 //  - scalar form: sm_inplace_scalar takes it; tensor form: sm_inplace_tensor;
 //  - integral result: an integer tensor can hold the result (DIV, SQRT and
 //    EXP produce fractions, so integer tensors refuse them);
-//  - on bool: allowed on bool tensors;
+//  - on bool (kBoolRefused, kBoolComputed, kBoolIdentity): whether bool
+//    tensors take the op, and whether it then changes anything: ABS and SIGN
+//    map every truth value to itself, so the plan runs nothing for them;
 //  - whole scalars: how many scalar operands (a, then b) must be whole
 //    numbers on an integer tensor (a NaN CLAMP bound means no bound);
 //  - alpha: the tensor form scales other by alpha (a whole number on an
 //    integer tensor);
-//  - on complex: allowed on complex tensors (CLAMP and RELU need an order,
-//    which complex numbers lack; ABS's result is real, so it cannot be
-//    written in place; SIGN's complex counterpart is PyTorch's sgn, x/|x|:
-//    PyTorch refuses all four).
-#define SM_ELEMENT_OPS(X)           \
-  X(FILL, 1, 1, 1, 1, 0, 0, 1)      \
-  X(ZERO, 1, 0, 1, 1, 0, 0, 1)      \
-  X(ADD, 1, 1, 1, 0, 1, 1, 1)       \
-  X(SUB, 1, 1, 1, 0, 1, 1, 1)       \
-  X(MUL, 1, 1, 1, 0, 1, 0, 1)       \
-  X(DIV, 1, 1, 0, 0, 0, 0, 1)       \
-  X(CLAMP, 1, 0, 1, 0, 2, 0, 0)     \
-  X(RELU, 1, 0, 1, 0, 0, 0, 0)      \
-  X(NEG, 1, 0, 1, 0, 0, 0, 1)       \
-  X(ABS, 1, 0, 1, 1, 0, 0, 0)       \
-  X(SQRT, 1, 0, 0, 0, 0, 0, 1)      \
-  X(EXP, 1, 0, 0, 0, 0, 0, 1)       \
-  X(SIGN, 1, 0, 1, 1, 0, 0, 0)
+//  - on complex: nullptr where complex tensors take the op, else why they
+//    do not (the refusal's message; PyTorch refuses the same four).
+#define SM_ELEMENT_OPS(X)                                                                  \
+  X(FILL, 1, 1, 1, kBoolComputed, 0, 0, nullptr)                                           \
+  X(ZERO, 1, 0, 1, kBoolComputed, 0, 0, nullptr)                                           \
+  X(ADD, 1, 1, 1, kBoolRefused, 1, 1, nullptr)                                             \
+  X(SUB, 1, 1, 1, kBoolRefused, 1, 1, nullptr)                                             \
+  X(MUL, 1, 1, 1, kBoolRefused, 1, 0, nullptr)                                             \
+  X(DIV, 1, 1, 0, kBoolRefused, 0, 0, nullptr)                                             \
+  X(CLAMP, 1, 0, 1, kBoolRefused, 2, 0, "CLAMP needs an order, which complex numbers lack") \
+  X(RELU, 1, 0, 1, kBoolRefused, 0, 0, "RELU needs an order, which complex numbers lack")   \
+  X(NEG, 1, 0, 1, kBoolRefused, 0, 0, nullptr)                                             \
+  X(ABS, 1, 0, 1, kBoolIdentity, 0, 0,                                                     \
+    "the absolute value of a complex number is real, which a complex tensor cannot hold "  \
+    "in place")                                                                            \
+  X(SQRT, 1, 0, 0, kBoolRefused, 0, 0, nullptr)                                            \
+  X(EXP, 1, 0, 0, kBoolRefused, 0, 0, nullptr)                                             \
+  X(SIGN, 1, 0, 1, kBoolIdentity, 0, 0,                                                    \
+    "as in PyTorch: the sign of a complex number is sgn, x/|x|, which stridemem does not " \
+    "provide")
+
+// What an op does to a bool tensor (the table's "on bool" column).
+enum BoolRule { kBoolRefused, kBoolComputed, kBoolIdentity };
 
 struct OpTraits {
   const char* name;  // "ADD"
   bool scalar_form;
   bool tensor_form;
   bool integral_result;
-  bool on_bool;
+  BoolRule on_bool;
   int whole_scalars;
   bool scales_by_alpha;
-  bool on_complex;
+  const char* not_on_complex;  // nullptr: complex tensors take it
+
+  bool takes_bool() const { return on_bool != kBoolRefused; }
+  bool takes_complex() const { return not_on_complex == nullptr; }
 };
 
 // Traits of op, or nullptr for a code that is no op.
 inline const OpTraits* op_traits(sm_op op) {
-#define SM_OP_ROW(NAME, S, T, I, B, W, A, C) \
-  {#NAME, S != 0, T != 0, I != 0, B != 0, W, A != 0, C != 0},
+#define SM_OP_ROW(NAME, S, T, I, B, W, A, C) {#NAME, S != 0, T != 0, I != 0, B, W, A != 0, C},
   static constexpr OpTraits kTable[] = {SM_ELEMENT_OPS(SM_OP_ROW)};
 #undef SM_OP_ROW
   constexpr int kCount = static_cast<int>(sizeof kTable / sizeof kTable[0]);

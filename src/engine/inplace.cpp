@@ -38,30 +38,23 @@ void check_scalar_fits(double v, const char* what, DType d, sm_op op, bool multi
 std::string ops_on_bool() {
   std::string names;
   for (int i = 0; const OpTraits* t = op_traits(static_cast<sm_op>(i)); ++i)
-    if (t->on_bool) names += (names.empty() ? "" : ", ") + std::string(t->name);
+    if (t->takes_bool()) names += (names.empty() ? "" : ", ") + std::string(t->name);
   return names;
 }
 
 // The dtype rules every op form shares: bool tensors take only the ops marked
 // for them, integer tensors only ops with integral results.
 void check_dtype_takes(const OpTraits& op, DType d) {
-  if (d == DType::Bool && !op.on_bool)
+  if (d == DType::Bool && !op.takes_bool())
     fail(SM_ERR_DTYPE, "in-place %s is not defined for bool tensors (only %s)", op.name,
          ops_on_bool().c_str());
   if (is_integral(d) && !op.integral_result)
     fail(SM_ERR_DTYPE,
          "in-place %s on a %s tensor would produce floating results that %s cannot hold", op.name,
          dtype_name(d), dtype_name(d));
-  if (is_complex(d) && &op == op_traits(SM_OP_SIGN))
-    fail(SM_ERR_DTYPE,
-         "in-place SIGN is not defined for %s tensors (as in PyTorch: the sign of a complex "
-         "number is sgn, x/|x|, which stridemem does not provide)",
-         dtype_name(d));
-  if (is_complex(d) && !op.on_complex)
-    fail(SM_ERR_DTYPE,
-         "in-place %s is not defined for %s tensors (CLAMP and RELU need an order complex "
-         "numbers lack; ABS's result is real)",
-         op.name, dtype_name(d));
+  if (is_complex(d) && !op.takes_complex())
+    fail(SM_ERR_DTYPE, "in-place %s is not defined for %s tensors (%s)", op.name, dtype_name(d),
+         op.not_on_complex);
 }
 
 }  // namespace

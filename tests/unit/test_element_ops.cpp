@@ -44,11 +44,13 @@ TEST(ElementOps, TableHasOneRowPerOpInEnumOrder) {
   for (int op : {SM_OP_DIV, SM_OP_SQRT, SM_OP_EXP}) EXPECT_FALSE(sm::op_traits(op)->integral_result);
   for (int op = SM_OP_FILL; op <= SM_OP_SIGN; ++op)
     EXPECT_EQ(sm::op_traits(op)->on_bool,
-              op == SM_OP_FILL || op == SM_OP_ZERO || op == SM_OP_ABS || op == SM_OP_SIGN)
+              op == SM_OP_FILL || op == SM_OP_ZERO                ? sm::kBoolComputed
+              : op == SM_OP_ABS || op == SM_OP_SIGN ? sm::kBoolIdentity
+                                                    : sm::kBoolRefused)
         << op;
   EXPECT_TRUE(sm::op_traits(SM_OP_SIGN)->integral_result);
   for (int op = SM_OP_FILL; op <= SM_OP_SIGN; ++op)
-    EXPECT_EQ(sm::op_traits(op)->on_complex,
+    EXPECT_EQ(sm::op_traits(op)->takes_complex(),
               op != SM_OP_CLAMP && op != SM_OP_RELU && op != SM_OP_ABS && op != SM_OP_SIGN)
         << op;
   EXPECT_EQ(sm::op_traits(SM_OP_CLAMP)->whole_scalars, 2);
