@@ -33,18 +33,6 @@ void plan_operands(OpPlan& p, const int64_t* read_strides, DType read_dtype) {
 
 }  // namespace
 
-PlanCompute plan_compute(ComputeKind k) {
-  switch (k) {
-    case ComputeKind::Int64: return PlanCompute::Int64;
-    case ComputeKind::UInt64: return PlanCompute::UInt64;
-    case ComputeKind::Float: return PlanCompute::Float;
-    case ComputeKind::Double: return PlanCompute::Double;
-    case ComputeKind::ComplexFloat: return PlanCompute::Complex64;
-    case ComputeKind::ComplexDouble: return PlanCompute::Complex128;
-  }
-  return PlanCompute::Bits;
-}
-
 OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, PlanTarget target) {
   OpPlan p;
   p.target = target;
@@ -53,7 +41,8 @@ OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, PlanTarget target
   if (same_elements(dst, src)) return p;  // Nothing
   p.kind = PlanKind::Copy;
   // A conversion computes in the destination's type; one dtype moves bits.
-  p.compute = dst.dtype == src.dtype ? PlanCompute::Bits : plan_compute(scalar_compute(dst.dtype));
+  p.bits = dst.dtype == src.dtype;
+  if (!p.bits) p.compute = scalar_compute(dst.dtype);
   plan_operands(p, src.strides, src.dtype);
   return p;
 }
@@ -87,7 +76,8 @@ OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b, PlanT
   p.op = op;
   p.a = a;
   p.b = b;
-  p.compute = plan_compute(scalar_compute(dst.dtype));
+  p.bits = false;
+  p.compute = scalar_compute(dst.dtype);
   plan_operands(p, dst.strides, dst.dtype);
   return p;
 }
@@ -104,7 +94,8 @@ OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, 
   p.kind = PlanKind::TensorOp;
   p.op = op;
   p.alpha = alpha;
-  p.compute = plan_compute(binary_compute(dst.dtype, other.dtype));
+  p.bits = false;
+  p.compute = binary_compute(dst.dtype, other.dtype);
   plan_operands(p, other.strides, other.dtype);
   return p;
 }
@@ -117,7 +108,6 @@ OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   p.src = src;
   p.index = index;
   p.kind = PlanKind::Gather;
-  p.compute = PlanCompute::Bits;
   p.gather_dim = dim;
   p.gather_size = src.sizes[dim];
   p.gather_stride = src.strides[dim];

@@ -31,14 +31,17 @@ enum class PlanKind {
   Gather,    // index_select: dst[.., i, ..] = src[.., wrap_index(index[i]), ..] along gather_dim
 };
 
-// The type elements are computed in; Bits: moved unchanged (a copy between
-// one dtype, a fill).
-enum class PlanCompute { Bits, Int64, UInt64, Float, Double, Complex64, Complex128 };
-
 struct OpPlan {
   PlanKind kind = PlanKind::Nothing;
   sm_op op = SM_OP_FILL;  // ScalarOp / TensorOp
-  PlanCompute compute = PlanCompute::Bits;
+  // Elements moved unchanged (a copy within one dtype, a fill, a gather):
+  // no element is computed, and the CPU moves raw bytes.
+  bool bits = true;
+  // Otherwise the type elements are computed in (core/element_ops.hpp): the
+  // destination's for a conversion or a scalar op, the promoted pair's for a
+  // tensor op. Backends dispatch their typed kernels on the dtypes, which
+  // fix it; the plan states it so that it is tested once, here.
+  ComputeKind compute = ComputeKind::Int64;
   // The operands as the engine described them (the CUDA backend plans its
   // launch from these). dst is written; src is the copy's source or the
   // tensor op's other (unused by Fill and ScalarOp).
@@ -81,13 +84,11 @@ struct OpPlan {
   }
 };
 
-// The compute type of a dtype's scalar ops and of a binary pair.
-PlanCompute plan_compute(ComputeKind k);
-
+// Every plan is for one target (Kernels::target() of the backend that runs it).
+//
 // dst = src converted (same sizes; src may be expanded with stride 0).
 // A source that is dst itself (same data, dtype and strides wherever a size
 // exceeds 1) is Nothing.
-// Every plan is for one target (Kernels::target() of the backend that runs it).
 OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, PlanTarget target);
 // dst = value converted to dst's dtype (the engine checked it fits).
 OpPlan plan_fill(const TensorDesc& dst, double value, PlanTarget target);

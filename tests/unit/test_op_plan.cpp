@@ -17,7 +17,7 @@
 using sm::DType;
 using sm::IterShape;
 using sm::OpPlan;
-using sm::PlanCompute;
+using sm::ComputeKind;
 using sm::PlanKind;
 using sm::TensorDesc;
 using sm::Tiling;
@@ -48,12 +48,13 @@ TEST(OpPlan, CopyOfOneDtypeMovesBitsAndConversionsComputeInTheDestinationType) {
   const TensorDesc d = desc(g_a, DType::F32, {4, 8}, {8, 1});
   const OpPlan same = sm::plan_copy(d, desc(g_b, DType::F32, {4, 8}, {8, 1}), kHost);
   EXPECT_EQ(same.kind, PlanKind::Copy);
-  EXPECT_EQ(same.compute, PlanCompute::Bits);
+  EXPECT_TRUE(same.bits);
   const OpPlan conv = sm::plan_copy(d, desc(g_b, DType::I16, {4, 8}, {8, 1}), kHost);
   EXPECT_EQ(conv.kind, PlanKind::Copy);
-  EXPECT_EQ(conv.compute, PlanCompute::Float);
+  EXPECT_FALSE(conv.bits);
+  EXPECT_EQ(conv.compute, ComputeKind::Float);
   EXPECT_EQ(sm::plan_copy(desc(g_a, DType::C128, {3}, {1}), desc(g_b, DType::U8, {3}, {1}), kHost).compute,
-            PlanCompute::Complex128);
+            ComputeKind::ComplexDouble);
 }
 
 TEST(OpPlan, CopyOntoItselfIsNothing) {
@@ -84,7 +85,7 @@ TEST(OpPlan, ZeroElementsAreNothingForEveryKind) {
 TEST(OpPlan, FillAndZeroAreFillsOfTheConvertedElement) {
   const OpPlan f = sm::plan_scalar_op(desc(g_a, DType::I8, {5}, {1}), SM_OP_FILL, -3.0, 0, kHost);
   EXPECT_EQ(f.kind, PlanKind::Fill);
-  EXPECT_EQ(f.compute, PlanCompute::Bits);
+  EXPECT_TRUE(f.bits);
   EXPECT_EQ(f.scalar_bits[0], 0xFD);
   const OpPlan h = sm::plan_scalar_op(desc(g_a, DType::F16, {2, 3}, {3, 1}), SM_OP_FILL, 1.0, 0, kHost);
   uint16_t bits = 0;
@@ -110,11 +111,12 @@ TEST(OpPlan, AbsAndSignOfBoolAreNothingAndOtherScalarOpsComputeInTheirType) {
   const OpPlan i8 = sm::plan_scalar_op(desc(g_a, DType::I8, {9}, {1}), SM_OP_ABS, 0, 0, kHost);
   EXPECT_EQ(i8.kind, PlanKind::ScalarOp);
   EXPECT_EQ(i8.op, SM_OP_ABS);
-  EXPECT_EQ(i8.compute, PlanCompute::Int64);
+  EXPECT_FALSE(i8.bits);
+  EXPECT_EQ(i8.compute, ComputeKind::Int64);
   EXPECT_EQ(sm::plan_scalar_op(desc(g_a, DType::U64, {9}, {1}), SM_OP_ADD, 1, 0, kHost).compute,
-            PlanCompute::UInt64);
+            ComputeKind::UInt64);
   EXPECT_EQ(sm::plan_scalar_op(desc(g_a, DType::BF16, {9}, {1}), SM_OP_ADD, 1, 0, kHost).compute,
-            PlanCompute::Float);
+            ComputeKind::Float);
   const OpPlan c = sm::plan_scalar_op(desc(g_a, DType::F64, {2, 4}, {1, 2}), SM_OP_CLAMP, -1, 2, kHost);
   EXPECT_EQ(c.a, -1);
   EXPECT_EQ(c.b, 2);
@@ -126,20 +128,22 @@ TEST(OpPlan, TensorOpsComputeInThePromotedKindAndTensorFillIsACopy) {
   const TensorDesc d = desc(g_a, DType::I32, {4}, {1});
   const OpPlan fill = sm::plan_tensor_op(d, SM_OP_FILL, desc(g_b, DType::F64, {4}, {1}), 1.0, kHost);
   EXPECT_EQ(fill.kind, PlanKind::Copy);
-  EXPECT_EQ(fill.compute, PlanCompute::Int64);
+  EXPECT_FALSE(fill.bits);
+  EXPECT_EQ(fill.compute, ComputeKind::Int64);
   const OpPlan add = sm::plan_tensor_op(desc(g_a, DType::F16, {4}, {1}), SM_OP_ADD,
                                         desc(g_b, DType::I64, {4}, {1}), 2.5, kHost);
   EXPECT_EQ(add.kind, PlanKind::TensorOp);
-  EXPECT_EQ(add.compute, PlanCompute::Float);
+  EXPECT_FALSE(add.bits);
+  EXPECT_EQ(add.compute, ComputeKind::Float);
   EXPECT_EQ(add.alpha, 2.5);
   EXPECT_EQ(sm::plan_tensor_op(desc(g_a, DType::C64, {4}, {1}), SM_OP_MUL,
                                desc(g_b, DType::F64, {4}, {1}), 1.0, kHost)
                 .compute,
-            PlanCompute::Complex128);
+            ComputeKind::ComplexDouble);
   EXPECT_EQ(sm::plan_tensor_op(desc(g_a, DType::U64, {4}, {1}), SM_OP_SUB,
                                desc(g_b, DType::U64, {4}, {1}), 1.0, kHost)
                 .compute,
-            PlanCompute::Int64);  // wrap-around: every integer pair in int64
+            ComputeKind::Int64);  // wrap-around: every integer pair in int64
   // A tensor op always reads other, even when it is dst itself.
   EXPECT_EQ(sm::plan_tensor_op(d, SM_OP_ADD, d, 1.0, kHost).kind, PlanKind::TensorOp);
 }

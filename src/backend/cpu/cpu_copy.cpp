@@ -150,7 +150,7 @@ void copy_planned(const IterPlan& p, const Tiling& t, char* d, DType dd, const c
 void run_copy(const OpPlan& plan) {
   copy_planned(plan.iter, plan.tiling(), static_cast<char*>(plan.dst.data), plan.dst.dtype,
                static_cast<const char*>(plan.src.data), plan.src.dtype,
-               plan.compute == PlanCompute::Bits);
+               plan.bits);
 }
 
 // Every element is the plan's converted one: a copy from it broadcast (the
