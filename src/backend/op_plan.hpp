@@ -42,9 +42,10 @@ struct OpPlan {
   // tensor op. Backends dispatch their typed kernels on the dtypes, which
   // fix it; the plan states it so that it is tested once, here.
   ComputeKind compute = ComputeKind::Int64;
-  // The operands as the engine described them (the CUDA backend plans its
-  // launch from these). dst is written; src is the copy's source or the
-  // tensor op's other (unused by Fill and ScalarOp).
+  // The operands as the engine described them (the backends take their data
+  // pointers and dtypes from these; the walk is iter's). dst is written; src
+  // is the copy's source or the tensor op's other (unused by Fill and
+  // ScalarOp).
   TensorDesc dst;
   TensorDesc src;
   // Gather: the 1-d index (elements already checked by first_out_of_range).
