@@ -138,7 +138,7 @@ sm::KernelPlan library_copy_plan(void* d, const void* s, int SI, int SJ, sm::DTy
   dd.sizes[0] = SI; dd.sizes[1] = SJ; dd.strides[0] = SJ; dd.strides[1] = 1;
   sd = dd;
   sd.data = const_cast<void*>(s); sd.strides[0] = 1; sd.strides[1] = SI;
-  return sm::plan_copy(dd, sd, sm::DeviceProps{});
+  return sm::plan_copy(sm::plan_copy(dd, sd, sm::PlanTarget::Cuda), sm::DeviceProps{});
 }
 
 template <int E, typename Epi>
@@ -283,7 +283,9 @@ void library_add_suite(const char* tn, int R, int C, sm::DType dt) {
   sm::TensorDesc xt, yd;
   xt.data = x; xt.dtype = dt; xt.ndim = 2; xt.sizes[0] = C; xt.sizes[1] = R; xt.strides[0] = 1; xt.strides[1] = C;
   yd = xt; yd.data = y; yd.strides[0] = R; yd.strides[1] = 1;
-  const sm::KernelPlan p = sm::plan_binary(xt, yd, true, sm::DeviceProps{});
+  const sm::KernelPlan p =
+      sm::plan_binary(sm::plan_tensor_op(xt, SM_OP_ADD, yd, 1.0, sm::PlanTarget::Cuda), true,
+                      sm::DeviceProps{});
   auto run_form = [&](bool row_by_row) {
     if (dt == sm::DType::F32) launch_library_add<float>(p, x, y, row_by_row);
     else if (dt == sm::DType::F16) launch_library_add<sm::Half>(p, x, y, row_by_row);

@@ -12,6 +12,7 @@
 #include "core/host_device.hpp"
 #include "core/limits.hpp"
 #include "core/error.hpp"
+#include "backend/tiling.hpp"
 #include "layout/coalesce.hpp"
 #include "memory/allocator.hpp"
 #include "memory/ipc_mapping_cache.hpp"
@@ -48,6 +49,9 @@ class Kernels {
   // Carries out an operation plan (backend/op_plan.hpp), each element exactly
   // as core/element_ops.hpp defines it; a plan of kind Nothing does nothing.
   virtual void run(const OpPlan& plan) = 0;
+  // What the plans this backend runs are made for (the tiling rule's
+  // parameters, backend/tiling.hpp).
+  virtual PlanTarget target() const = 0;
 
   // The plan of each call, run (backend/op_plan.cpp):
   // dst[i] = convert<dst.dtype>(src[i]); same-dtype copies move the bits

@@ -15,63 +15,55 @@ bool same_elements(const TensorDesc& a, const TensorDesc& b) {
 }
 
 // dst and one operand read with it, coalesced, with the iteration shape.
-void plan_operands(OpPlan& p, const int64_t* read_strides) {
+void plan_operands(OpPlan& p, const int64_t* read_strides, DType read_dtype) {
   const int64_t* strides[2] = {p.dst.strides, read_strides};
   p.iter = plan_iteration(2, p.dst.sizes, p.dst.ndim, strides, true);
   if (p.iter.empty) {
     p.kind = PlanKind::Nothing;
     return;
   }
-  p.tile_i = pick_tile_dim(p.iter, 1);
-  if (p.tile_i >= 0) {
-    p.shape = IterShape::Transpose;
-    p.tile_j = p.iter.ndim - 1;
-  } else {
-    p.shape = p.iter.ndim <= 1 ? IterShape::Elementwise : IterShape::Rows;
-  }
+  const Tiling t = plan_tiling(p.iter, static_cast<int>(dtype_size(p.dst.dtype)),
+                               static_cast<int>(dtype_size(read_dtype)), p.target);
+  p.shape = t.shape;
+  p.tile_i = t.dim_i;
+  p.tile_j = t.dim_j;
+  p.side_i = t.side_i;
+  p.side_j = t.side_j;
 }
 
 }  // namespace
 
-PlanCompute plan_compute(ComputeKind k) {
-  switch (k) {
-    case ComputeKind::Int64: return PlanCompute::Int64;
-    case ComputeKind::UInt64: return PlanCompute::UInt64;
-    case ComputeKind::Float: return PlanCompute::Float;
-    case ComputeKind::Double: return PlanCompute::Double;
-    case ComputeKind::ComplexFloat: return PlanCompute::Complex64;
-    case ComputeKind::ComplexDouble: return PlanCompute::Complex128;
-  }
-  return PlanCompute::Bits;
-}
-
-OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src) {
+OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, PlanTarget target) {
   OpPlan p;
+  p.target = target;
   p.dst = dst;
   p.src = src;
   if (same_elements(dst, src)) return p;  // Nothing
   p.kind = PlanKind::Copy;
   // A conversion computes in the destination's type; one dtype moves bits.
-  p.compute = dst.dtype == src.dtype ? PlanCompute::Bits : plan_compute(scalar_compute(dst.dtype));
-  plan_operands(p, src.strides);
+  p.bits = dst.dtype == src.dtype;
+  if (!p.bits) p.compute = scalar_compute(dst.dtype);
+  plan_operands(p, src.strides, src.dtype);
   return p;
 }
 
-OpPlan plan_fill(const TensorDesc& dst, double value) {
+OpPlan plan_fill(const TensorDesc& dst, double value, PlanTarget target) {
   OpPlan p;
+  p.target = target;
   p.dst = dst;
   p.kind = PlanKind::Fill;
   p.a = value;
   scalar_bits(dst.dtype, value, p.scalar_bits);
   const int64_t zero[kMaxDims] = {};
-  plan_operands(p, zero);
+  plan_operands(p, zero, dst.dtype);
   return p;
 }
 
-OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
-  if (op == SM_OP_FILL) return plan_fill(dst, a);
-  if (op == SM_OP_ZERO) return plan_fill(dst, 0.0);
+OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b, PlanTarget target) {
+  if (op == SM_OP_FILL) return plan_fill(dst, a, target);
+  if (op == SM_OP_ZERO) return plan_fill(dst, 0.0, target);
   OpPlan p;
+  p.target = target;
   p.dst = dst;
   const OpTraits* traits = op_traits(op);
   // Ops that are the identity on truth values (the op table's kBoolIdentity)
@@ -84,14 +76,17 @@ OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
   p.op = op;
   p.a = a;
   p.b = b;
-  p.compute = plan_compute(scalar_compute(dst.dtype));
-  plan_operands(p, dst.strides);
+  p.bits = false;
+  p.compute = scalar_compute(dst.dtype);
+  plan_operands(p, dst.strides, dst.dtype);
   return p;
 }
 
-OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha) {
-  if (op == SM_OP_FILL) return plan_copy(dst, other);
+OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha,
+                      PlanTarget target) {
+  if (op == SM_OP_FILL) return plan_copy(dst, other, target);
   OpPlan p;
+  p.target = target;
   p.dst = dst;
   p.src = other;
   const OpTraits* traits = op_traits(op);
@@ -99,18 +94,20 @@ OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, 
   p.kind = PlanKind::TensorOp;
   p.op = op;
   p.alpha = alpha;
-  p.compute = plan_compute(binary_compute(dst.dtype, other.dtype));
-  plan_operands(p, other.strides);
+  p.bits = false;
+  p.compute = binary_compute(dst.dtype, other.dtype);
+  plan_operands(p, other.strides, other.dtype);
   return p;
 }
 
-OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index) {
+OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index,
+                   PlanTarget target) {
   OpPlan p;
+  p.target = target;
   p.dst = dst;
   p.src = src;
   p.index = index;
   p.kind = PlanKind::Gather;
-  p.compute = PlanCompute::Bits;
   p.gather_dim = dim;
   p.gather_size = src.sizes[dim];
   // A dim of one element is never stepped along (every index wraps to 0), and
@@ -132,19 +129,21 @@ OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   return p;
 }
 
-void Kernels::copy(const TensorDesc& dst, const TensorDesc& src) { run(plan_copy(dst, src)); }
+void Kernels::copy(const TensorDesc& dst, const TensorDesc& src) {
+  run(plan_copy(dst, src, target()));
+}
 
 void Kernels::scalar_op(const TensorDesc& dst, sm_op op, double a, double b) {
-  run(plan_scalar_op(dst, op, a, b));
+  run(plan_scalar_op(dst, op, a, b, target()));
 }
 
 void Kernels::index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
                            const TensorDesc& index) {
-  run(plan_gather(dst, src, dim, index));
+  run(plan_gather(dst, src, dim, index, target()));
 }
 
 void Kernels::tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha) {
-  run(plan_tensor_op(dst, op, other, alpha));
+  run(plan_tensor_op(dst, op, other, alpha, target()));
 }
 
 }  // namespace sm

@@ -4,14 +4,19 @@
 // ZERO are fills of one converted element, ABS and SIGN of bool and a copy
 // onto itself are nothing, the tensor-form FILL is a copy), whether anything runs at all
 // (zero elements, identical operands), the compute type, the operands
-// coalesced for iteration, and the iteration shape (elementwise, rows, or a
-// tiled transpose, by layout/coalesce's pick_tile_dim). Pure host code,
+// coalesced for iteration, and, for the target the plan is for (the host's
+// CPU loops or a CUDA device), the iteration shape with the transpose pair
+// and its tile sides, by the one tiling rule of backend/tiling.hpp. The CPU
+// loops tile with the plan's pair and sides; the CUDA launch planners start
+// from its coalesced operands and its Transpose decision, adding only launch
+// geometry and the address checks of their kernels. Pure host code,
 // unit-tested without a device (tests/unit/test_op_plan.cpp).
 #pragma once
 
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/tiling.hpp"
 #include "core/element_ops.hpp"
 #include "layout/coalesce.hpp"
 
@@ -26,23 +31,21 @@ enum class PlanKind {
   Gather,    // index_select: dst[.., i, ..] = src[.., wrap_index(index[i]), ..] along gather_dim
 };
 
-// The type elements are computed in; Bits: moved unchanged (a copy between
-// one dtype, a fill).
-enum class PlanCompute { Bits, Int64, UInt64, Float, Double, Complex64, Complex128 };
-
-// How the coalesced iteration is walked: one run of elements, rows (the
-// inner dim per row, outer dims around it), or a transpose: the source
-// moves fastest along dim tile_i, the destination along tile_j (the inner
-// dim), so (tile_i, tile_j) is cut into tiles.
-enum class IterShape { Elementwise, Rows, Transpose };
-
 struct OpPlan {
   PlanKind kind = PlanKind::Nothing;
   sm_op op = SM_OP_FILL;  // ScalarOp / TensorOp
-  PlanCompute compute = PlanCompute::Bits;
-  // The operands as the engine described them (the CUDA backend plans its
-  // launch from these). dst is written; src is the copy's source or the
-  // tensor op's other (unused by Fill and ScalarOp).
+  // Elements moved unchanged (a copy within one dtype, a fill, a gather):
+  // no element is computed, and the CPU moves raw bytes.
+  bool bits = true;
+  // Otherwise the type elements are computed in (core/element_ops.hpp): the
+  // destination's for a conversion or a scalar op, the promoted pair's for a
+  // tensor op. Backends dispatch their typed kernels on the dtypes, which
+  // fix it; the plan states it so that it is tested once, here.
+  ComputeKind compute = ComputeKind::Int64;
+  // The operands as the engine described them (the backends take their data
+  // pointers and dtypes from these; the walk is iter's). dst is written; src
+  // is the copy's source or the tensor op's other (unused by Fill and
+  // ScalarOp).
   TensorDesc dst;
   TensorDesc src;
   // Gather: the 1-d index (elements already checked by first_out_of_range).
@@ -54,30 +57,49 @@ struct OpPlan {
   // along gather_dim); the source element of each is operand 1's plus
   // wrap_index(index value, gather_size) * gather_stride.
   IterPlan iter;
+  // plan_tiling(iter, ...) for the plan's target: the walk, and for a
+  // Transpose the pair (tile_i, tile_j) and the tile sides in elements along
+  // each (side_i, side_j). A gather is Rows or Elementwise: the CPU's gather
+  // tiles only the copies it derives from it (a slice per index element),
+  // which it plans with the same rule.
+  PlanTarget target = PlanTarget::Host;
   IterShape shape = IterShape::Elementwise;
   int tile_i = -1, tile_j = -1;
+  int64_t side_i = 0, side_j = 0;
   double a = 0, b = 0;  // ScalarOp
   double alpha = 1;     // TensorOp
   int gather_dim = -1;  // Gather, in dst's dims
   int64_t gather_size = 0, gather_stride = 0;  // src.sizes / src.strides at gather_dim
   // Fill: the fill value converted to dst.dtype (its first dtype_size bytes).
   alignas(16) unsigned char scalar_bits[kMaxElementBytes] = {};
+
+  // The walk as the backends take it (the fields above, together).
+  Tiling tiling() const {
+    Tiling t;
+    t.shape = shape;
+    t.dim_i = tile_i;
+    t.dim_j = tile_j;
+    t.side_i = side_i;
+    t.side_j = side_j;
+    return t;
+  }
 };
 
-// The compute type of a dtype's scalar ops and of a binary pair.
-PlanCompute plan_compute(ComputeKind k);
-
+// Every plan is for one target (Kernels::target() of the backend that runs it).
+//
 // dst = src converted (same sizes; src may be expanded with stride 0).
 // A source that is dst itself (same data, dtype and strides wherever a size
 // exceeds 1) is Nothing.
-OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src);
+OpPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, PlanTarget target);
 // dst = value converted to dst's dtype (the engine checked it fits).
-OpPlan plan_fill(const TensorDesc& dst, double value);
+OpPlan plan_fill(const TensorDesc& dst, double value, PlanTarget target);
 // An op with a scalar form (the engine checked it takes dst's dtype).
-OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b);
+OpPlan plan_scalar_op(const TensorDesc& dst, sm_op op, double a, double b, PlanTarget target);
 // An op with a tensor form; FILL is a copy.
-OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha);
+OpPlan plan_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha,
+                      PlanTarget target);
 // index_select (the preconditions of Kernels::index_select).
-OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index);
+OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const TensorDesc& index,
+                   PlanTarget target);
 
 }  // namespace sm

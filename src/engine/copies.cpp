@@ -57,7 +57,8 @@ namespace {
 // The internal copy: no writability check, no version bump.
 void copy_raw(const TensorPtr& dst, const TensorPtr& src) {
   const ReadSource s = read_source(*dst, src, "the source");
-  kernels_for(dst->device()).run(plan_copy(dst->desc(), s.desc));
+  Kernels& k = kernels_for(dst->device());
+  k.run(plan_copy(dst->desc(), s.desc, k.target()));
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ TensorPtr empty_strided(const int64_t* shape, const int64_t* strides, int ndim, 
 TensorPtr full(const int64_t* shape, int ndim, double value, DType dtype, Device device) {
   require_scalar_fits(dtype, value, "value", "sm_full refuses it");
   TensorPtr t = empty(shape, ndim, dtype, device);
-  kernels_for(device).run(plan_fill(t->desc(), value));
+  Kernels& k = kernels_for(device);
+  k.run(plan_fill(t->desc(), value, k.target()));
   return t;
 }
 
@@ -179,7 +180,8 @@ void copy_to_host(const TensorPtr& t, void* dst, size_t nbytes) {
       // Straight into the caller's buffer, viewed as a row-major tensor.
       const TensorPtr host = wrap_foreign(dst, l.sizes, nullptr, l.ndim, t->dtype(), Device{},
                                           nullptr, false, "dst");
-      cpu_kernels().run(plan_copy(host->desc(), t->desc()));
+      Kernels& k = cpu_kernels();
+      k.run(plan_copy(host->desc(), t->desc(), k.target()));
       return;
     }
   }

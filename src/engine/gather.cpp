@@ -90,9 +90,9 @@ TensorPtr index_select(const TensorPtr& t, int64_t dim_arg, const TensorPtr& ind
   if (out->numel() == 0) return out;  // no index to move over
   const IndexOperand idx = index_operand(index, il, t->device());
   // A 0-d result is its one element: a one-element vector for the kernel.
-  kernels_for(t->device())
-      .run(plan_gather(make_desc(*out, as_vector(out->layout())), make_desc(*t, src), dim,
-                       idx.desc));
+  Kernels& k = kernels_for(t->device());
+  k.run(plan_gather(make_desc(*out, as_vector(out->layout())), make_desc(*t, src), dim, idx.desc,
+                    k.target()));
   return out;
 }
 

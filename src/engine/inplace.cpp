@@ -78,7 +78,8 @@ void inplace_scalar(const TensorPtr& t, sm_op op, double a, double b) {
   if (bounds && !std::isnan(a)) check_scalar_fits(a, "a (min)", d, op);
   if (bounds && !std::isnan(b)) check_scalar_fits(b, "b (max)", d, op);
   check_writable(*t, "the tensor");
-  kernels_for(t->device()).run(plan_scalar_op(t->desc(), op, a, b));
+  Kernels& k = kernels_for(t->device());
+  k.run(plan_scalar_op(t->desc(), op, a, b, k.target()));
   t->storage()->bump_version();
 }
 
@@ -114,7 +115,8 @@ void inplace_tensor(const TensorPtr& t, sm_op op, const TensorPtr& other_in, dou
   check_writable(*t, "the tensor");
   // FILL reads other as a copy reads its source.
   const ReadSource s = read_source(*t, other_in, op == SM_OP_FILL ? "the source" : "other");
-  kernels_for(t->device()).run(plan_tensor_op(t->desc(), op, s.desc, alpha));
+  Kernels& k = kernels_for(t->device());
+  k.run(plan_tensor_op(t->desc(), op, s.desc, alpha, k.target()));
   t->storage()->bump_version();
 }
 

@@ -61,9 +61,10 @@ IterPlan plan_iteration(int nops, const int64_t* sizes, int ndim, const int64_t*
 // it moves faster there than in the innermost dim: the second axis of a
 // cache-blocked 2-D tile (a transpose). -1 when the innermost dim is already
 // the operand's best (or it is broadcast there and nowhere better) or the
-// plan has fewer than 2 dims. Stride-0 dims never qualify. The one tiling
-// rule: the CPU's tiled copy and CUDA's transpose plans (transpose_tile_dim,
-// which adds the kernel's launch constraints) both cut tiles along this dim.
+// plan has fewer than 2 dims. Stride-0 dims never qualify. The pair of the
+// one tiling rule (backend/tiling.hpp plan_tiling, which adds each target's
+// extents, strides and tile sides): operation plans carry its decision to
+// the CPU loops and the CUDA launch planners, which do not call this.
 int pick_tile_dim(const IterPlan& p, int op);
 
 // The order to walk the cells of a tiled copy in, slowest dim first: by

@@ -502,8 +502,7 @@ TEST(CpuKernels, TileGatherAndRowsOutEveryInstructionSet) {
   for (bool avx2 : {false, true}) {
     for (int n : {1, 2, 4, 8}) {
       const sm::cpu::GatherFn gather = sm::cpu::gather_fn_for(n, avx2);
-      int64_t tile_rows = 0, tile_cols = 0;
-      sm::cpu::tile_shape(n, &tile_rows, &tile_cols);
+      const int64_t tile_rows = sm::host_tile_side_i(n), tile_cols = sm::host_tile_side_j(n);
       std::vector<int64_t> row_sizes = {1, 3, 8, 17, 32}, col_sizes = {1, 5, 16, 33, 64};
       if (n <= 2) {
         row_sizes = {1, 3, 8, 15, 16, 17, 31, 32, 33, 48, 65, tile_rows - 1, tile_rows};

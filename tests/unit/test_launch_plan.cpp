@@ -20,6 +20,29 @@
 namespace sm {
 namespace {
 
+// ---- the launch planners from descriptors ---------------------------------------------
+// The planners start from an operation plan made for a CUDA device, as the
+// backend's entry points hand them one; these build it as the engine does.
+KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceProps& props) {
+  return sm::plan_copy(sm::plan_copy(dst, src, PlanTarget::Cuda), props);
+}
+KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props) {
+  return sm::plan_fill(sm::plan_fill(dst, 0.0, PlanTarget::Cuda), props);
+}
+// A scalar op's plan reads dst itself; its walk is a fill's (dst alone).
+KernelPlan plan_unary(const TensorDesc& dst, const DeviceProps& props) {
+  return sm::plan_unary(sm::plan_fill(dst, 0.0, PlanTarget::Cuda), props);
+}
+KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allow_transpose,
+                       const DeviceProps& props) {
+  return sm::plan_binary(sm::plan_tensor_op(dst, SM_OP_ADD, other, 1.0, PlanTarget::Cuda),
+                         allow_transpose, props);
+}
+KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
+                       const TensorDesc& index, const DeviceProps& props) {
+  return sm::plan_gather(sm::plan_gather(dst, src, dim, index, PlanTarget::Cuda), props);
+}
+
 // ---- fast division ----------------------------------------------------------------
 
 template <typename U>
@@ -337,10 +360,11 @@ TEST(PlanCopy, ConversionsAreTiledTransposes) {
   EXPECT_TRUE(p.index32);
 }
 
-// One tiling rule: where CUDA tiles, its i is the dim the CPU's tiled copy
-// picks (pick_tile_dim over the same iteration plan); where it does not,
-// the CPU had no pair or one of CUDA's launch constraints failed.
-TEST(PlanCopy, TileDimAgreesWithTheCpuRule) {
+// One tiling rule, per target (backend/tiling.hpp): where either target
+// tiles, its i is pick_tile_dim over the same iteration plan; where CUDA
+// does not, there was no pair or one of CUDA's launch constraints failed;
+// the launch planner tiles exactly where the rule says so for CUDA.
+TEST(PlanCopy, TileDimIsTheOneRulePerTarget) {
   enum Expect { Tiled, NoPair, NotUnitStride, TooThin };
   struct Row {
     std::vector<int64_t> sizes, dst_strides, src_strides;
@@ -369,7 +393,15 @@ TEST(PlanCopy, TileDimAgreesWithTheCpuRule) {
     const IterPlan it = plan_iteration(2, r.sizes.data(), nd, strides, true);
     const int cpu = pick_tile_dim(it, 1);
     EXPECT_EQ(cpu < 0, r.expect == NoPair);
-    EXPECT_EQ(transpose_tile_dim(it) >= 0, r.expect == Tiled);
+    const Tiling cuda = plan_tiling(it, 4, 4, PlanTarget::Cuda);
+    const Tiling host = plan_tiling(it, 4, 4, PlanTarget::Host);
+    EXPECT_EQ(cuda.shape == IterShape::Transpose, r.expect == Tiled);
+    const bool host_tiles = cpu >= 0 && it.sizes[cpu] >= kHostMinTileExtent &&
+                            it.sizes[it.ndim - 1] >= kHostMinTileExtent;
+    EXPECT_EQ(host.shape == IterShape::Transpose, host_tiles);
+    if (r.expect == Tiled) EXPECT_TRUE(host_tiles);  // CUDA's limits are stricter
+    if (cuda.shape == IterShape::Transpose) EXPECT_EQ(cuda.dim_i, cpu);
+    if (host.shape == IterShape::Transpose) EXPECT_EQ(host.dim_i, cpu);
     if (r.expect == NotUnitStride) EXPECT_NE(std::abs(it.strides[1][cpu]), 1);
     if (r.expect == TooThin) {
       EXPECT_EQ(std::abs(it.strides[1][cpu]), 1);
@@ -386,6 +418,30 @@ TEST(PlanCopy, TileDimAgreesWithTheCpuRule) {
         for (int d = 0; d < it.ndim; ++d) EXPECT_EQ(p.it.sizes[d], it.sizes[d]);
       }
   }
+}
+
+// The launch planners carry out the operation plan's tiling decision: a
+// plan changed by hand to Rows runs Elementwise where the layout would tile,
+// and a Transpose whose sides are not the kernel's, or a plan made for the
+// host, is refused rather than launched.
+TEST(PlanCopy, TheOperationPlansTilingDecides) {
+  const DeviceProps props;
+  const TensorDesc d = desc(kDst, DType::F32, {512, 256}, {256, 1});
+  const TensorDesc s = desc(kSrc, DType::F32, {512, 256}, {1, 512});
+  OpPlan op = sm::plan_copy(d, s, PlanTarget::Cuda);
+  ASSERT_EQ(op.shape, IterShape::Transpose);
+  EXPECT_EQ(sm::plan_copy(op, props).kind, KernelKind::Transpose);
+  OpPlan rows = op;
+  rows.shape = IterShape::Rows;
+  EXPECT_EQ(sm::plan_copy(rows, props).kind, KernelKind::Elementwise);
+  OpPlan add = sm::plan_tensor_op(d, SM_OP_ADD, s, 1.0, PlanTarget::Cuda);
+  EXPECT_EQ(sm::plan_binary(add, true, props).kind, KernelKind::Transpose);
+  add.shape = IterShape::Rows;
+  EXPECT_EQ(sm::plan_binary(add, true, props).kind, KernelKind::Elementwise);
+  OpPlan wrong = op;
+  wrong.side_i = 32;
+  EXPECT_THROW(sm::plan_copy(wrong, props), Error);
+  EXPECT_THROW(sm::plan_copy(sm::plan_copy(d, s, PlanTarget::Host), props), Error);
 }
 
 TEST(PlanCopy, NegativeStridesWalkTheDestinationForwards) {

@@ -106,7 +106,8 @@ void convert_row(const void* ctx, char* d, const char* s, int64_t n, int64_t ds,
 
 }  // namespace
 
-void copy_planned(const IterPlan& p, char* d, DType dd, const char* s, DType sd, bool bits) {
+void copy_planned(const IterPlan& p, const Tiling& t, char* d, DType dd, const char* s, DType sd,
+                  bool bits) {
   LoopSpec spec;
   spec.dsize = static_cast<int>(dtype_size(dd));
   spec.ssize = static_cast<int>(dtype_size(sd));
@@ -120,7 +121,7 @@ void copy_planned(const IterPlan& p, char* d, DType dd, const char* s, DType sd,
   ctx.stream = bits && big && p.ndim > 0 && p.strides[1][inner] == 1 &&
                p.sizes[inner] * spec.dsize >= 4096;
   // Only where the source runs along the row: then no tiles are cut (see
-  // pick_tile_dim), and the tile path, which converts into its own buffer in
+  // backend/tiling.hpp), and the tile path, which converts into its own buffer in
   // L1 with this same row kernel, never sees the flag.
   ctx.stream_convert = !bits && big && p.ndim > 0 && p.strides[1][inner] == 1;
   spec.ctx = &ctx;
@@ -143,19 +144,19 @@ void copy_planned(const IterPlan& p, char* d, DType dd, const char* s, DType sd,
       });
     });
   }
-  run_loops(p, d, s, spec);
+  run_loops(p, t, d, s, spec);
 }
 
 void run_copy(const OpPlan& plan) {
-  copy_planned(plan.iter, static_cast<char*>(plan.dst.data), plan.dst.dtype,
+  copy_planned(plan.iter, plan.tiling(), static_cast<char*>(plan.dst.data), plan.dst.dtype,
                static_cast<const char*>(plan.src.data), plan.src.dtype,
-               plan.compute == PlanCompute::Bits);
+               plan.bits);
 }
 
 // Every element is the plan's converted one: a copy from it broadcast (the
 // plan's operand 1 has stride 0 everywhere).
 void run_fill(const OpPlan& plan) {
-  copy_planned(plan.iter, static_cast<char*>(plan.dst.data), plan.dst.dtype,
+  copy_planned(plan.iter, plan.tiling(), static_cast<char*>(plan.dst.data), plan.dst.dtype,
                reinterpret_cast<const char*>(plan.scalar_bits), plan.dst.dtype, true);
 }
 

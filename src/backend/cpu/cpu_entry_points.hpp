@@ -10,9 +10,10 @@ namespace sm {
 namespace cpu {
 
 // The copy loops over a 2-operand iteration: operand 0 at d (of dtype dd),
-// operand 1 at s (of dtype sd), the plan's offsets not yet applied; bits:
-// one dtype, moved unchanged (cpu_copy.cpp).
-void copy_planned(const IterPlan& p, char* d, DType dd, const char* s, DType sd, bool bits);
+// operand 1 at s (of dtype sd), the plan's offsets not yet applied, walked
+// as tiling t says; bits: one dtype, moved unchanged (cpu_copy.cpp).
+void copy_planned(const IterPlan& p, const Tiling& t, char* d, DType dd, const char* s, DType sd,
+                  bool bits);
 void run_copy(const OpPlan& plan);       // cpu_copy.cpp
 void run_fill(const OpPlan& plan);       // cpu_copy.cpp
 void run_scalar_op(const OpPlan& plan);  // cpu_scalar_ops.cpp

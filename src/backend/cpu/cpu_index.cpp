@@ -330,10 +330,13 @@ void gather_slices(const IterPlan& p, int e, char* d0, const char* s0, const cha
   const int64_t n = p.sizes[e];
   const int64_t es = static_cast<int64_t>(dtype_size(dtype));
   const IterPlan slice = without_dim(p, e);
+  // A copy this backend derives, walked as the tiling rule says for it.
+  const Tiling tiles = plan_tiling(slice, int(es), int(es), PlanTarget::Host);
   auto entries = [&](int64_t b, int64_t end) {
     for (int64_t i = b; i < end; ++i) {
       const int64_t v = wrap_index(load_index(ix, index_dtype, i * p.strides[2][e]), size);
-      copy_planned(slice, d0 + i * p.strides[0][e] * es, dtype, s0 + v * sstep, dtype, true);
+      copy_planned(slice, tiles, d0 + i * p.strides[0][e] * es, dtype, s0 + v * sstep, dtype,
+                   true);
     }
   };
   // Threads over entries only when each slice is below copy's own threading
@@ -380,7 +383,9 @@ void run_gather(const OpPlan& plan) {
     if (p.strides[2][k] != 0) e = k;
   if (e < 0) {
     const int64_t v = wrap_index(load_index(ix, index_dtype, 0), plan.gather_size);
-    copy_planned(without_dim(p, -1), d0, dtype, s0 + v * sstep, dtype, true);
+    const IterPlan whole = without_dim(p, -1);
+    const Tiling tiles = plan_tiling(whole, int(es), int(es), PlanTarget::Host);
+    copy_planned(whole, tiles, d0, dtype, s0 + v * sstep, dtype, true);
     return;
   }
   Gather g;

@@ -17,6 +17,7 @@ class CpuKernels final : public Kernels {
       case PlanKind::Gather: cpu::run_gather(plan); return;
     }
   }
+  PlanTarget target() const override { return PlanTarget::Host; }
   int64_t first_out_of_range(const TensorDesc& index, int64_t size) override {
     return cpu::first_out_of_range(index, size);
   }

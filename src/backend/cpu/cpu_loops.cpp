@@ -122,41 +122,24 @@ struct Run {
 
 }  // namespace
 
-void tile_shape(int ssize, int64_t* rows, int64_t* cols) {
-  if (ssize >= 4) {
-    // 64 destination columns, 128-byte pieces of each source row (32 f32,
-    // 16 f64): with tiles visited in source order these continue from tile
-    // to tile, and the 8 KiB buffer leaves L1 room for the source lines in
-    // flight (bench/RESULTS.md, CPU kernels).
-    *cols = 64;
-    *rows = 128 / ssize;
-    return;
-  }
-  // Smaller elements keep 256-byte destination pieces and read shorter
-  // source pieces, as the 16 KiB buffer cannot hold 256 x 256 bytes: 1-byte
-  // 256 cols x 64 rows (one cache line of each source row), 2-byte 128 x 64
-  // (the widths measured best: bench/RESULTS.md, CPU kernels).
-  *cols = ssize == 1 ? 256 : 128;
-  *rows = kTileBufBytes / (*cols * ssize);
-}
-
 namespace {
 
-void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec);
+void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const LoopSpec& spec);
 
-// Runs p as two parts split along dim at `head` elements.
-void run_split(const IterPlan& p, int dim, int64_t head, char* d, const char* s,
+// Runs p as two parts split along dim at `head` elements, with the same
+// tiling (each part tiles where its extents still fit).
+void run_split(const IterPlan& p, const Tiling& t, int dim, int64_t head, char* d, const char* s,
                const LoopSpec& spec) {
   IterPlan a = p, b = p;
   a.sizes[dim] = head;
   b.sizes[dim] = p.sizes[dim] - head;
-  run_from(a, d, s, spec);
-  run_from(b, d + head * p.strides[0][dim] * spec.dsize, s + head * p.strides[1][dim] * spec.ssize,
-           spec);
+  run_from(a, t, d, s, spec);
+  run_from(b, t, d + head * p.strides[0][dim] * spec.dsize,
+           s + head * p.strides[1][dim] * spec.ssize, spec);
 }
 
 // p's offsets are already applied: d / s are the first visited elements.
-void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
+void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const LoopSpec& spec) {
   if (p.ndim == 0) {
     spec.row(spec.ctx, d, s, 1, 0, 0);
     stream_fence();
@@ -179,14 +162,16 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
   int64_t block[kMaxDims];
   for (int i = 0; i < nd; ++i) block[i] = 1;
 
-  const int k = pick_tile_dim(p, 1);
+  // A part of a split plan may be too short to tile along its pair.
+  const bool tiled =
+      t.shape == IterShape::Transpose && tiles_fit(p, t.dim_i, t.dim_j, PlanTarget::Host);
+  const int k = t.shape == IterShape::Transpose ? t.dim_i : -1;
   const int maxsize = spec.dsize > spec.ssize ? spec.dsize : spec.ssize;
   IterPlan walk = p;  // p with its dims in the order the cells are visited
-  if (k >= 0 && p.sizes[k] >= 4 && p.sizes[inner] >= 4) {
-    int64_t tile_rows = 0, tile_cols = 0;
-    // Shaped by the larger element: both the gathered tile and its
-    // converted copy must fit a tile buffer.
-    tile_shape(maxsize, &tile_rows, &tile_cols);
+  if (tiled) {
+    // The plan's sides (backend/tiling.hpp): shaped by the larger element,
+    // so both the gathered tile and its converted copy fit a tile buffer.
+    const int64_t tile_rows = t.side_i, tile_cols = t.side_j;
     // Tiles whose row pieces start inside cache lines write partial lines
     // at both ends of every piece (read for ownership, then written back,
     // once for each of the two tiles sharing the line) and read one line
@@ -201,11 +186,11 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
     if (p.sizes[inner] >= kPeelMinTiles * tile_cols) {
       const int64_t head =
           elements_to_line(p, 0, inner, reinterpret_cast<uintptr_t>(d), spec.dsize);
-      if (head > 0) return run_split(p, inner, head, d, s, spec);
+      if (head > 0) return run_split(p, t, inner, head, d, s, spec);
     }
     if (p.sizes[k] >= kPeelMinTiles * tile_rows) {
       const int64_t head = elements_to_line(p, 1, k, reinterpret_cast<uintptr_t>(s), spec.ssize);
-      if (head > 0) return run_split(p, k, head, d, s, spec);
+      if (head > 0) return run_split(p, t, k, head, d, s, spec);
     }
     // Tiles, visited in source order (see source_walk_order): the grid's
     // dims are p's dims reordered, so its last dim is k.
@@ -284,9 +269,9 @@ void run_from(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
 
 }  // namespace
 
-void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec) {
+void run_loops(const IterPlan& p, const Tiling& t, char* d, const char* s, const LoopSpec& spec) {
   if (p.empty) return;
-  run_from(p, d + p.offsets[0] * spec.dsize, s + p.offsets[1] * spec.ssize, spec);
+  run_from(p, t, d + p.offsets[0] * spec.dsize, s + p.offsets[1] * spec.ssize, spec);
 }
 
 }  // namespace cpu

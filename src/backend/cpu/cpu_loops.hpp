@@ -7,9 +7,10 @@
 //    row kernel; the outer dims are walked with an odometer (no division),
 //    in source order unless the source is broadcast. Short unit-stride
 //    source rows are prefetched ~2 KiB ahead.
-//  - tiles: when the source moves fastest along another dim k, (k, inner)
-//    is cut into tiles (32 x 64 for 4-byte elements, wider for 1- and
-//    2-byte ones: tile_shape); each tile of the source is transposed into a
+//  - tiles: where the plan's tiling (backend/tiling.hpp, decided with the
+//    operation plan) is a transpose pair (k, inner), that pair is cut into
+//    tiles of the plan's sides (32 x 64 for 4-byte elements, wider for 1- and
+//    2-byte ones); each tile of the source is transposed into a
 //    small buffer in destination order by a register micro-kernel keyed by
 //    element size (tile_gather.hpp) while the next tile is prefetched, then
 //    the buffer's rows are written out whole (non-temporal stores for large
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 
+#include "backend/tiling.hpp"
 #include "layout/coalesce.hpp"
 
 namespace sm {
@@ -52,15 +54,13 @@ struct LoopSpec {
 };
 
 // p: a plan with 2 operands (0 = destination, 1 = source), offsets not yet
-// applied; d / s: the operands' element [0, ..., 0].
-void run_loops(const IterPlan& p, char* d, const char* s, const LoopSpec& spec);
+// applied; t: its tiling for the host (plan_tiling, normally the operation
+// plan's), read as it is: the loops never choose a pair or sides themselves;
+// d / s: the operands' element [0, ..., 0].
+void run_loops(const IterPlan& p, const Tiling& t, char* d, const char* s, const LoopSpec& spec);
 
-// Tile shape for elements of `ssize` bytes (a copy passes the larger of its
-// two element sizes, so a converted tile fits a buffer too): cols along the
-// destination's inner dim, rows along the source's fastest dim; a tile
-// buffer (rows * cols * ssize bytes) stays within kTileBufBytes.
-constexpr int64_t kTileBufBytes = 16 << 10;
-void tile_shape(int ssize, int64_t* rows, int64_t* cols);
+// The tile buffers' size (the host sides of backend/tiling.hpp fit it).
+constexpr int64_t kTileBufBytes = kHostTileBufBytes;
 
 // Work smaller than this (bytes read + written) stays on the calling thread.
 constexpr int64_t kParallelMinBytes = 1 << 20;

@@ -227,8 +227,10 @@ void launch_convert(const KernelPlan& p, char* d, DType dd, const char* s, DType
 
 }  // namespace
 
-void launch_copy(const TensorDesc& dst, const TensorDesc& src, int device) {
-  const KernelPlan p = plan_copy(dst, src, device_props(device));
+void launch_copy(const OpPlan& plan, int device) {
+  const TensorDesc& dst = plan.dst;
+  const TensorDesc& src = plan.src;
+  const KernelPlan p = plan_copy(plan, device_props(device));
   if (p.kind == KernelKind::Empty) return;
   cudaStream_t st = current_stream(device);
   char* d = static_cast<char*>(dst.data) + p.byte_offset[0];

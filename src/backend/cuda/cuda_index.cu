@@ -118,9 +118,11 @@ int64_t index_first_out_of_range(const TensorDesc& index, int64_t size, int devi
   return first == ULLONG_MAX ? -1 : static_cast<int64_t>(first);
 }
 
-void launch_index_select(const TensorDesc& dst, const TensorDesc& src, int dim,
-                         const TensorDesc& index, int device) {
-  const KernelPlan p = plan_gather(dst, src, dim, index, device_props(device));
+void launch_index_select(const OpPlan& plan, int device) {
+  const TensorDesc& dst = plan.dst;
+  const TensorDesc& src = plan.src;
+  const TensorDesc& index = plan.index;
+  const KernelPlan p = plan_gather(plan, device_props(device));
   if (p.kind == KernelKind::Empty) return;
   cudaStream_t st = current_stream(device);
   char* d = static_cast<char*>(dst.data) + p.byte_offset[0];

@@ -21,17 +21,14 @@ class CudaKernels final : public Kernels {
     DeviceGuard g(device_);
     switch (plan.kind) {
       case PlanKind::Nothing: return;
-      case PlanKind::Copy: launch_copy(plan.dst, plan.src, device_); return;
-      case PlanKind::Fill: launch_fill(plan.dst, plan.scalar_bits, device_); return;
-      case PlanKind::ScalarOp: launch_scalar_op(plan.dst, plan.op, plan.a, plan.b, device_); return;
-      case PlanKind::TensorOp:
-        launch_tensor_op(plan.dst, plan.op, plan.src, plan.alpha, device_);
-        return;
-      case PlanKind::Gather:
-        launch_index_select(plan.dst, plan.src, plan.gather_dim, plan.index, device_);
-        return;
+      case PlanKind::Copy: launch_copy(plan, device_); return;
+      case PlanKind::Fill: launch_fill(plan, device_); return;
+      case PlanKind::ScalarOp: launch_scalar_op(plan, device_); return;
+      case PlanKind::TensorOp: launch_tensor_op(plan, device_); return;
+      case PlanKind::Gather: launch_index_select(plan, device_); return;
     }
   }
+  PlanTarget target() const override { return PlanTarget::Cuda; }
   int64_t first_out_of_range(const TensorDesc& index, int64_t size) override {
     if (index.sizes[0] == 0) return -1;
     DeviceGuard g(device_);

@@ -52,8 +52,10 @@ void launch_fill_units(const KernelPlan& p, char* d, const unsigned char* patter
 
 }  // namespace
 
-void launch_fill(const TensorDesc& dst, const unsigned char* elem, int device) {
-  const KernelPlan p = plan_fill(dst, device_props(device));
+void launch_fill(const OpPlan& plan, int device) {
+  const TensorDesc& dst = plan.dst;
+  const unsigned char* elem = plan.scalar_bits;
+  const KernelPlan p = plan_fill(plan, device_props(device));
   if (p.kind == KernelKind::Empty) return;
   cudaStream_t st = current_stream(device);
   // The converted element, repeated across a 16-byte pattern.
@@ -73,9 +75,12 @@ void launch_fill(const TensorDesc& dst, const unsigned char* elem, int device) {
   }
 }
 
-void launch_scalar_op(const TensorDesc& dst, sm_op op, double a, double b, int device) {
+void launch_scalar_op(const OpPlan& plan, int device) {
+  const TensorDesc& dst = plan.dst;
+  const sm_op op = plan.op;
+  const double a = plan.a, b = plan.b;
   cudaStream_t st = current_stream(device);
-  const KernelPlan p = plan_unary(dst, device_props(device));
+  const KernelPlan p = plan_unary(plan, device_props(device));
   if (p.kind == KernelKind::Empty) return;
   char* d = static_cast<char*>(dst.data) + p.byte_offset[0];
   dispatch_dtype(dst.dtype, [&](auto t) {

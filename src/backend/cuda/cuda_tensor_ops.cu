@@ -118,10 +118,13 @@ void launch_transposed(const KernelPlan& p, char* d, const char* o, DType dt, sm
 
 }  // namespace
 
-void launch_tensor_op(const TensorDesc& dst, sm_op op, const TensorDesc& other, double alpha,
-                      int device) {
+void launch_tensor_op(const OpPlan& plan, int device) {
+  const TensorDesc& dst = plan.dst;
+  const TensorDesc& other = plan.src;
+  const sm_op op = plan.op;
+  const double alpha = plan.alpha;
   const bool allow_transpose = dst.dtype == other.dtype && transposable(dst.dtype);
-  const KernelPlan p = plan_binary(dst, other, allow_transpose, device_props(device));
+  const KernelPlan p = plan_binary(plan, allow_transpose, device_props(device));
   if (p.kind == KernelKind::Empty) return;
   cudaStream_t st = current_stream(device);
   char* d = static_cast<char*>(dst.data) + p.byte_offset[0];

@@ -112,16 +112,16 @@ void finish_units(KernelPlan& p, int w, const uintptr_t* addrs, int naddrs,
   finish_elementwise(p, props);
 }
 
-// Fills the Transpose fields for tile dim i (transpose_tile_dim) of a copy or
-// binary op whose destination has dsize-byte elements and whose source has
-// ssize-byte ones. Tile sides and elements per thread come from the larger
-// element (transpose_elems_*): the shared tile then fits as it does for a
-// same-dtype copy of that size, and each side packs its own elements into
-// 4-byte accesses where they make 4 bytes.
-void plan_transpose(KernelPlan& p, int i, int dsize, int ssize, const void* dst_data,
+// Fills the Transpose fields for the operation plan's pair and sides, of a
+// copy or binary op whose destination has dsize-byte elements and whose
+// source has ssize-byte ones. Elements per thread come from the larger
+// element (transpose_elems_*), as the plan's sides do: the shared tile then
+// fits as it does for a same-dtype copy of that size, and each side packs
+// its own elements into 4-byte accesses where they make 4 bytes.
+void plan_transpose(KernelPlan& p, const OpPlan& op, int dsize, int ssize, const void* dst_data,
                     const void* src_data, const DeviceProps& props) {
   IterPlan& it = p.it;
-  const int j = it.ndim - 1;
+  const int i = op.tile_i, j = op.tile_j;
   const int esize[2] = {dsize, ssize};
   if (it.strides[1][i] < 0) {
     // Walk i backwards for both operands so the source reads forwards.
@@ -134,6 +134,12 @@ void plan_transpose(KernelPlan& p, int i, int dsize, int ssize, const void* dst_
   p.dim_i = i;
   p.dim_j = j;
   const int wide = dsize > ssize ? dsize : ssize;
+  // The kernels are compiled with these sides; a plan with others (made for
+  // another target) cannot be launched as tiles.
+  if (op.side_i != transpose_tile_i(wide) || op.side_j != transpose_tile_j(wide))
+    fail(SM_ERR_INTERNAL, "transpose plan with tile sides %lldx%lld, not the kernel's %dx%d",
+         static_cast<long long>(op.side_i), static_cast<long long>(op.side_j),
+         transpose_tile_i(wide), transpose_tile_j(wide));
   p.tile_i = transpose_tile_i(wide);
   p.tile_j = transpose_tile_j(wide);
   const int per_i = transpose_elems_i(wide), per_j = transpose_elems_j(wide);
@@ -159,33 +165,37 @@ void plan_transpose(KernelPlan& p, int i, int dsize, int ssize, const void* dst_
   p.launch.grid = p.total_tiles < props.max_grid_x ? p.total_tiles : props.max_grid_x;
 }
 
-KernelPlan start_plan(int nops, const TensorDesc* const* ops) {
+// The operation plan's coalesced operands, the first nops of them (a fill's
+// and a scalar op's operand 1, a stride-0 element or dst itself, changed
+// neither the order nor the merges of dst's dims, so dst alone is walked),
+// with element sizes esize[k]. Empty for a plan of kind Nothing.
+KernelPlan start_plan(const OpPlan& op, int nops, const int* esize) {
+  if (op.target != PlanTarget::Cuda)
+    fail(SM_ERR_INTERNAL, "a CUDA launch planned from an operation plan made for another target");
   KernelPlan p;
-  const int64_t* strides[kMaxOperands] = {};
-  for (int k = 0; k < nops; ++k) strides[k] = ops[k]->strides;
-  p.it = plan_iteration(nops, ops[0]->sizes, ops[0]->ndim, strides, true);
+  if (op.kind == PlanKind::Nothing) {
+    p.it.empty = true;
+    return p;
+  }
+  p.it = op.iter;
+  p.it.nops = nops;
+  for (int k = nops; k < kMaxOperands; ++k) {
+    p.it.offsets[k] = 0;
+    for (int d = 0; d < kMaxDims; ++d) p.it.strides[k][d] = 0;
+  }
   ensure_one_dim(p.it);
-  for (int k = 0; k < nops; ++k)
-    p.byte_offset[k] = p.it.offsets[k] * static_cast<int64_t>(dtype_size(ops[k]->dtype));
+  for (int k = 0; k < nops; ++k) p.byte_offset[k] = p.it.offsets[k] * esize[k];
   return p;
 }
 
-KernelPlan start_plan(const TensorDesc& dst) {
-  const TensorDesc* ops[1] = {&dst};
-  return start_plan(1, ops);
+int elem_size(const TensorDesc& t) { return static_cast<int>(dtype_size(t.dtype)); }
+
+// The plan's Transpose pair, when it has one.
+int planned_tile_dim(const OpPlan& op) {
+  return op.shape == IterShape::Transpose ? op.tile_i : -1;
 }
 
 }  // namespace
-
-int transpose_tile_dim(const IterPlan& it) {
-  if (it.empty || it.ndim < 2) return -1;
-  const int j = it.ndim - 1;
-  if (it.strides[0][j] != 1) return -1;
-  const int i = pick_tile_dim(it, 1);
-  if (i < 0 || abs64(it.strides[1][i]) != 1) return -1;
-  if (it.sizes[i] < kMinTransposeExtent || it.sizes[j] < kMinTransposeExtent) return -1;
-  return i;
-}
 
 Launch plan_elementwise_launch(int64_t units, const DeviceProps& props) {
   Launch l;
@@ -200,17 +210,18 @@ Launch plan_elementwise_launch(int64_t units, const DeviceProps& props) {
   return l;
 }
 
-KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceProps& props) {
-  const TensorDesc* ops[2] = {&dst, &src};
-  KernelPlan p = start_plan(2, ops);
+KernelPlan plan_copy(const OpPlan& op, const DeviceProps& props) {
+  const TensorDesc& dst = op.dst;
+  const TensorDesc& src = op.src;
+  const int dsize = elem_size(dst), ssize = elem_size(src);
+  const int esize[2] = {dsize, ssize};
+  KernelPlan p = start_plan(op, 2, esize);
   if (p.it.empty) return p;
-  const int dsize = static_cast<int>(dtype_size(dst.dtype));
-  const int ssize = static_cast<int>(dtype_size(src.dtype));
-  const int tile_dim = transpose_tile_dim(p.it);
+  const int tile_dim = planned_tile_dim(op);
   if (dst.dtype != src.dtype) {  // conversion: element units, each its own size
     if (tile_dim >= 0 && tile_words_aligned(p, 0, dst.data, dsize) &&
         tile_words_aligned(p, 1, src.data, ssize))
-      plan_transpose(p, tile_dim, dsize, ssize, dst.data, src.data, props);
+      plan_transpose(p, op, dsize, ssize, dst.data, src.data, props);
     else
       finish_elementwise(p, props);
     return p;
@@ -226,7 +237,7 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
     return p;
   }
   if (!shared_inner && tile_dim >= 0) {
-    plan_transpose(p, tile_dim, elem, elem, dst.data, src.data, props);
+    plan_transpose(p, op, elem, elem, dst.data, src.data, props);
     return p;
   }
   const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
@@ -236,60 +247,51 @@ KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceP
   return p;
 }
 
-KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props) {
-  KernelPlan p = start_plan(dst);
+KernelPlan plan_fill(const OpPlan& op, const DeviceProps& props) {
+  const TensorDesc& dst = op.dst;
+  const int elem = elem_size(dst);
+  KernelPlan p = start_plan(op, 1, &elem);
   if (p.it.empty) return p;
-  const int elem = static_cast<int>(dtype_size(dst.dtype));
   const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
   const int w = p.it.strides[0][p.it.ndim - 1] == 1 ? to_vector_units(p.it, elem, addrs) : elem;
   finish_units(p, w, addrs, 1, props);
   return p;
 }
 
-KernelPlan plan_unary(const TensorDesc& dst, const DeviceProps& props) {
-  KernelPlan p = start_plan(dst);
+KernelPlan plan_unary(const OpPlan& op, const DeviceProps& props) {
+  const int elem = elem_size(op.dst);
+  KernelPlan p = start_plan(op, 1, &elem);
   if (p.it.empty) return p;
   finish_elementwise(p, props);
   return p;
 }
 
-KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allow_transpose,
-                       const DeviceProps& props) {
-  const TensorDesc* ops[2] = {&dst, &other};
-  KernelPlan p = start_plan(2, ops);
+KernelPlan plan_binary(const OpPlan& op, bool allow_transpose, const DeviceProps& props) {
+  const TensorDesc& dst = op.dst;
+  const TensorDesc& other = op.src;
+  const int esize[2] = {elem_size(dst), elem_size(other)};
+  KernelPlan p = start_plan(op, 2, esize);
   if (p.it.empty) return p;
-  const int tile_dim = allow_transpose && dst.dtype == other.dtype ? transpose_tile_dim(p.it) : -1;
+  const int tile_dim = allow_transpose && dst.dtype == other.dtype ? planned_tile_dim(op) : -1;
   if (tile_dim >= 0) {
-    const int elem = static_cast<int>(dtype_size(dst.dtype));
-    plan_transpose(p, tile_dim, elem, elem, dst.data, other.data, props);
+    plan_transpose(p, op, esize[0], esize[0], dst.data, other.data, props);
   } else {
     finish_elementwise(p, props);
   }
   return p;
 }
 
-KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
-                       const TensorDesc& index, const DeviceProps& props) {
-  // The source without dim and the index along dim only, both over dst's
-  // sizes: every operand's offset is then linear in dst's coordinates, so
-  // coalescing and reordering apply unchanged.
-  TensorDesc s = dst, ix = dst;
-  s.data = src.data;
-  s.dtype = src.dtype;
-  ix.data = index.data;
-  ix.dtype = index.dtype;
-  for (int d = 0; d < dst.ndim; ++d) {
-    s.strides[d] = d == dim ? 0 : src.strides[d];
-    ix.strides[d] = d == dim ? index.strides[0] : 0;
-  }
-  const TensorDesc* ops[3] = {&dst, &s, &ix};
-  KernelPlan p = start_plan(3, ops);
+KernelPlan plan_gather(const OpPlan& op, const DeviceProps& props) {
+  // The plan's three operands: dst, the source without the gathered dim
+  // and the index along it only, all over dst's sizes (op_plan.hpp).
+  const TensorDesc& dst = op.dst;
+  const TensorDesc& src = op.src;
+  const int elem = elem_size(dst);
+  const int esize[3] = {elem, elem_size(src), elem_size(op.index)};
+  KernelPlan p = start_plan(op, 3, esize);
   if (p.it.empty) return p;
-  p.gather_size = src.sizes[dim];
-  // Never stepped along a dim of one element, whose stride may be anything
-  // a view allows (INT64_MIN included): 0 keeps the scaling below in range.
-  p.gather_stride = src.sizes[dim] > 1 ? src.strides[dim] : 0;
-  const int elem = static_cast<int>(dtype_size(dst.dtype));
+  p.gather_size = op.gather_size;
+  p.gather_stride = op.gather_stride;
   const uintptr_t addrs[2] = {address(dst.data, p.byte_offset[0]),
                               address(src.data, p.byte_offset[1])};
   // Rows: along the innermost dim the index is constant (it is not the

@@ -26,15 +26,26 @@
 //    tiles through shared memory (padded by one element, so both the row
 //    writes and the column reads are free of bank conflicts), loads
 //    coalesced along i, stores along j, 4-byte packed accesses for 1- and
-//    2-byte elements when the alignment allows; tile sides below
-//    (transpose_tile_i/j). Conversions too: the source elements are
-//    converted as they enter the tile, which holds destination elements.
+//    2-byte elements when the alignment allows. Where the operation plan
+//    (backend/op_plan.hpp, made for PlanTarget::Cuda) says Transpose: its
+//    pair, and its sides, which are the kernels' compile-time ones
+//    (transpose_tile_i/j in backend/tiling.hpp). Conversions too: the source
+//    elements are converted as they enter the tile, which holds destination
+//    elements.
+//
+// Every planner starts from an operation plan: its coalesced operands and
+// its tiling decision (the one rule of backend/tiling.hpp). What stays
+// CUDA's own here: the units (vector widths), the index width, the launch
+// geometry, and the address checks a kernel needs (tile_words_aligned),
+// which may still send a planned transpose to the Elementwise kernel.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
 #include "backend/backend.hpp"
+#include "backend/op_plan.hpp"
+#include "backend/tiling.hpp"
 #include "core/host_device.hpp"
 #include "layout/coalesce.hpp"
 
@@ -127,11 +138,6 @@ struct Launch {
 };
 
 constexpr int kElementwiseBlock = 256;
-constexpr int kTransposeBlockX = 32;  // one warp along a tile row
-constexpr int kTransposeBlockY = 8;   // warps per block; each does tile/8 rows
-// Below this extent on either tile axis the tiles would be mostly idle
-// threads: such copies go through the Elementwise kernel.
-constexpr int64_t kMinTransposeExtent = 16;
 
 // One unit per thread and just enough blocks while the work is below four
 // full waves of the device; four units per thread (more bytes in flight
@@ -168,7 +174,7 @@ struct KernelPlan {
   // Transpose: the destination (operand 0) has stride 1 along dim_j (the
   // innermost), the source (operand 1) along dim_i; tiles of tile_i x tile_j
   int dim_i = -1, dim_j = -1;
-  // elements; their sides follow the larger of the two element sizes.
+  // elements, the operation plan's sides (those of the larger element size).
   int tile_i = 0, tile_j = 0;
   // The source's loads / the destination's stores move a thread's elements
   // of a tile row as one 4-byte access (transpose_elems_* of them make 4
@@ -184,37 +190,32 @@ struct KernelPlan {
   Launch launch;
 };
 
-// The tiling rule: the dim i of a transpose pair (j is the innermost) for
-// the Transpose kernel, or -1. i is pick_tile_dim(it, 1), the dim the CPU's
-// tiled copy cuts its tiles along, kept when CUDA can launch tiles there:
-// the destination has unit stride along j, the source unit stride (either
-// sign) along i, and both extents reach kMinTransposeExtent. The index width
-// never decides: wide plans run with 64-bit index math.
-int transpose_tile_dim(const IterPlan& it);
+// Each planner takes an operation plan made for PlanTarget::Cuda (a plan of
+// kind Nothing is Empty) and starts from its coalesced operands (the index
+// width never decides a plan's shape: wide plans run with 64-bit index math).
+//
+// A Copy: dst[i] = src[i]. Dtypes may differ: then Transpose (converting)
+// where the plan says Transpose and both operands' words are aligned for
+// the tile kernel, else Elementwise in element units.
+KernelPlan plan_copy(const OpPlan& op, const DeviceProps& props);
+// A Fill: dst[i] = value, with the destination vectorized when it is
+// contiguous and aligned (the kernel replicates the element into the unit).
+KernelPlan plan_fill(const OpPlan& op, const DeviceProps& props);
+// A ScalarOp: dst[i] = f(dst[i]): Elementwise in element units.
+KernelPlan plan_unary(const OpPlan& op, const DeviceProps& props);
+// A TensorOp: dst[i] = f(dst[i], other[i]): Transpose when the plan says so,
+// allow_transpose (the kernel is instantiated for the dtype) and the dtypes
+// match; else Elementwise in element units.
+KernelPlan plan_binary(const OpPlan& op, bool allow_transpose, const DeviceProps& props);
 
-// dst[i] = src[i]. Dtypes may differ: then Transpose (converting) where
-// transpose_tile_dim finds a pair, else Elementwise in element units.
-KernelPlan plan_copy(const TensorDesc& dst, const TensorDesc& src, const DeviceProps& props);
-// dst[i] = value: like a same-dtype copy from a stride-0 source, with the
-// destination vectorized when it is contiguous and aligned (the kernel
-// replicates the element into the unit).
-KernelPlan plan_fill(const TensorDesc& dst, const DeviceProps& props);
-// dst[i] = f(dst[i]): Elementwise in element units.
-KernelPlan plan_unary(const TensorDesc& dst, const DeviceProps& props);
-// dst[i] = f(dst[i], other[i]): Transpose when allow_transpose, the dtypes
-// match and the access patterns cross; else Elementwise in element units.
-KernelPlan plan_binary(const TensorDesc& dst, const TensorDesc& other, bool allow_transpose,
-                       const DeviceProps& props);
-
-// index_select: dst[..., i, ...] = src[..., wrap_index(index[i]), ...] along
-// dim, under Kernels::index_select's preconditions (same dtype, sizes equal
-// but along dim, index 1-d and validated). Elementwise over the three
-// operands (0 = dst, 1 = src without dim, 2 = index), coalesced like any
-// other; Rows in vector units when the innermost dim allows (GatherKind),
-// else Elements; 32-bit math only when the source's whole reach along dim
-// fits too, since the index's values may name any of its elements there.
-KernelPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim,
-                       const TensorDesc& index, const DeviceProps& props);
+// A Gather (index_select): dst[..., i, ...] = src[..., wrap_index(index[i]),
+// ...] along the plan's gather_dim, under Kernels::index_select's
+// preconditions. Elementwise over the plan's three operands (0 = dst, 1 =
+// src without the dim, 2 = index); Rows in vector units when the innermost
+// dim allows (GatherKind), else Elements; 32-bit math only when the
+// source's whole reach along the dim fits too, since the index's values may
+// name any of its elements there.
+KernelPlan plan_gather(const OpPlan& op, const DeviceProps& props);
 
 // The source offset (elements) of a gathered element: o, the source offset
 // without the selected dim, plus the selected position times the stride.
@@ -237,27 +238,6 @@ struct IndexCheckPlan {
   Launch launch;
 };
 IndexCheckPlan plan_index_check(const TensorDesc& index, const DeviceProps& props);
-
-// Elements each thread of the transpose kernel moves per tile row: along i
-// when it loads (the source's stride-1 dim), along j when it stores, for
-// elements of elem_bytes (a conversion: the larger side's). 1- and 2-byte
-// elements: one 4-byte pack each way (square tiles of 128 or 64). 4- and
-// 8-byte elements: two loads per row and one store (tiles of 64 along i by 32
-// along j), which keeps short-j tiles at copy speed (bench/RESULTS.md).
-// 16-byte elements: one each way.
-SM_HOST_DEVICE constexpr int transpose_elems_i(int elem_bytes) {
-  return elem_bytes < 4 ? 4 / elem_bytes : elem_bytes <= 8 ? 2 : 1;
-}
-SM_HOST_DEVICE constexpr int transpose_elems_j(int elem_bytes) {
-  return elem_bytes < 4 ? 4 / elem_bytes : 1;
-}
-// Tile sides (elements): a warp covers one tile row in each phase.
-SM_HOST_DEVICE constexpr int transpose_tile_i(int elem_bytes) {
-  return kTransposeBlockX * transpose_elems_i(elem_bytes);
-}
-SM_HOST_DEVICE constexpr int transpose_tile_j(int elem_bytes) {
-  return kTransposeBlockX * transpose_elems_j(elem_bytes);
-}
 
 // ---- kernel parameters built from a plan --------------------------------------------
 
