@@ -17,9 +17,9 @@
 //    kernel (in-place ops). Tiles are visited in source order
 //    (layout/coalesce.hpp source_walk_order), so the short source pieces a
 //    tile reads continue in the next tile (in blocks of two dims where that
-//    order would jump destination pages: block_tile_walk); long rows that start inside a
-//    cache line have their first elements run apart (elements_to_line), so
-//    the tiles after them are line-aligned.
+//    order would jump destination pages: block_tile_walk); long rows that
+//    start inside a cache line have their first elements run apart
+//    (elements_to_line), so the tiles after them are line-aligned.
 // Work cells (rows, row pieces or tiles) are split into contiguous
 // ranges of cells between threads; a range start is turned into coordinates
 // by one division per dim, once per range.
@@ -72,7 +72,7 @@ void tile_shape(int ssize, int64_t* rows, int64_t* cols);
 // per destination row with 4 KiB pages. block_tile_walk then cuts S and D
 // into blocks of kWalkBlock and walks a block of both before the next
 // (D_hi where D was; S_hi, D_lo, S_lo where S was), so the pages a block
-// touches fit the TLB and each is visited kWalkBlock times in a row
+// touches fit the TLB and each is visited kWalkBlock times within it
 // (bench/RESULTS.md, architecture round 2). w: the walk (dims in visiting
 // order, outermost first), block: its cell sides, tile_dim / inner: w's
 // dims of the tile rows and columns; all updated in place. No change where
