@@ -122,6 +122,56 @@ struct Run {
 
 }  // namespace
 
+// The rule and the new order: cpu_loops.hpp. sd is S, dd is D.
+void block_tile_walk(IterPlan* w, int64_t* block, int* tile_dim, int* inner, int dsize,
+                     int ssize) {
+  const int nd = w->ndim;
+  if (nd + 2 > kMaxDims) return;
+  const int td = *tile_dim, in = *inner;
+  const auto other = [&](int i) { return i != td && i != in; };
+  const auto bytes = [&](int op, int i) {
+    const int64_t st = w->strides[op][i];
+    return (st < 0 ? -st : st) * (op == 0 ? dsize : ssize);
+  };
+  int sd = -1, dd = -1;
+  for (int i = nd - 1; i >= 0 && sd < 0; --i)
+    if (other(i)) sd = i;
+  for (int i = 0; i < nd; ++i)
+    if (other(i) && i != sd && (dd < 0 || bytes(0, i) < bytes(0, dd))) dd = i;
+  if (sd < 0 || dd < 0) return;
+  if (bytes(0, sd) < kPageBytes || bytes(1, sd) >= kPageBytes || bytes(0, dd) >= kPageBytes ||
+      bytes(1, dd) < kPageBytes)
+    return;
+  for (int i : {sd, dd})
+    if (w->sizes[i] % kWalkBlock != 0 || w->sizes[i] < 2 * kWalkBlock) return;
+  IterPlan q = *w;
+  int64_t qblock[kMaxDims];
+  int n = 0;
+  const auto put = [&](int i, bool hi, bool whole) {
+    q.sizes[n] = whole ? w->sizes[i] : hi ? w->sizes[i] / kWalkBlock : kWalkBlock;
+    for (int op = 0; op < w->nops; ++op)
+      q.strides[op][n] = w->strides[op][i] * (!whole && hi ? kWalkBlock : 1);
+    qblock[n] = whole ? block[i] : 1;
+    if (whole && i == td) *tile_dim = n;
+    if (whole && i == in) *inner = n;
+    ++n;
+  };
+  for (int i = 0; i < nd; ++i) {
+    if (i == dd) {
+      put(dd, true, false);
+    } else if (i == sd) {
+      put(sd, true, false);
+      put(dd, false, false);
+      put(sd, false, false);
+    } else {
+      put(i, false, true);
+    }
+  }
+  q.ndim = n;
+  *w = q;
+  for (int i = 0; i < n; ++i) block[i] = qblock[i];
+}
+
 namespace {
 
 void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const LoopSpec& spec);
@@ -202,6 +252,7 @@ void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const 
       if (order[i] == k) run.tile_dim = i, block[i] = tile_rows;
       if (order[i] == inner) run.inner = i, block[i] = tile_cols;
     }
+    block_tile_walk(&walk, block, &run.tile_dim, &run.inner, spec.dsize, spec.ssize);
   } else {
     // Rows visited in source order too (the row dim stays last), unless
     // the source is broadcast along some dim: then destination order keeps
@@ -233,7 +284,7 @@ void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const 
     }
   }
   run.g = make_block_grid(walk, block);
-  for (int i = 0; i < nd; ++i) {
+  for (int i = 0; i < walk.ndim; ++i) {
     run.dstep[i] = run.g.block[i] * walk.strides[0][i] * spec.dsize;
     run.sstep[i] = run.g.block[i] * walk.strides[1][i] * spec.ssize;
   }

@@ -17,9 +17,10 @@
 //    copies; conversions convert the whole buffer first) or fed to the row
 //    kernel (in-place ops). Tiles are visited in source order
 //    (layout/coalesce.hpp source_walk_order), so the short source pieces a
-//    tile reads continue in the next tile; long rows that start inside a
-//    cache line have their first elements run apart (elements_to_line), so
-//    the tiles after them are line-aligned.
+//    tile reads continue in the next tile (in blocks of two dims where that
+//    order would jump destination pages: block_tile_walk); long rows that
+//    start inside a cache line have their first elements run apart
+//    (elements_to_line), so the tiles after them are line-aligned.
 // Work cells (rows, row pieces or tiles) are split into contiguous
 // ranges of cells between threads; a range start is turned into coordinates
 // by one division per dim, once per range.
@@ -61,6 +62,25 @@ void run_loops(const IterPlan& p, const Tiling& t, char* d, const char* s, const
 
 // The tile buffers' size (the host sides of backend/tiling.hpp fit it).
 constexpr int64_t kTileBufBytes = kHostTileBufBytes;
+
+// Tiles walked in source order step from tile to tile along the walk's
+// last dim other than the tile's own two, S. Where a step of S moves the
+// source by less than a page but the destination by a page or more, while
+// another dim D (the one of least destination stride) does the opposite,
+// as the 4-D reversal's two middle dims do, each tile writes its rows to
+// pages the walk comes back to only after thousands of others: a TLB miss
+// per destination row with 4 KiB pages. block_tile_walk then cuts S and D
+// into blocks of kWalkBlock and walks a block of both before the next
+// (D_hi where D was; S_hi, D_lo, S_lo where S was), so the pages a block
+// touches fit the TLB and each is visited kWalkBlock times within it
+// (bench/RESULTS.md, architecture round 2). w: the walk (dims in visiting
+// order, outermost first), block: its cell sides, tile_dim / inner: w's
+// dims of the tile rows and columns; all updated in place. No change where
+// S or D is not a multiple of kWalkBlock of at least two blocks, or the
+// plan has no room for two more dims.
+constexpr int64_t kWalkBlock = 16;
+constexpr int64_t kPageBytes = 4096;
+void block_tile_walk(IterPlan* w, int64_t* block, int* tile_dim, int* inner, int dsize, int ssize);
 
 // Work smaller than this (bytes read + written) stays on the calling thread.
 constexpr int64_t kParallelMinBytes = 1 << 20;

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Alternating A/B timing of one copy case on several builds of the library,
+for a shared machine where best-of-N timings swing by 2x between runs.
+
+Every rep, for each library in turn: flush the caches (cpu_engine_bench's
+Flusher, 96 MiB read on every CPU), time a contiguous copy of as many bytes
+as the case's larger operand, flush again, time the case. The figure per rep
+is the case's speed over that copy's, so a rep where another process took a
+core counts against both; the table shows the median and quartiles of those
+ratios over the reps (the first rep, which faults pages in, is not counted).
+--thread-time (with --threads 1) times thread CPU time instead of wall time,
+which other processes disturb less.
+
+    /usr/bin/python3 bench/cpu/ab_cold.py --case 64,64,64,64:3,2,1,0:float32 \\
+        --lib main=/tmp/main-cpu/libstridemem.so --lib new=build/libstridemem.so
+
+--case SHAPE:PERM:DTYPE copies np.ascontiguousarray(src.transpose(PERM)) of
+a random src of SHAPE; every result is checked bit-exact against NumPy.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cpu_engine_bench as B  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--lib", action="append", required=True, help="NAME=PATH (repeatable)")
+    ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--thread-time", action="store_true")
+    a = ap.parse_args()
+    shape, perm, dt = a.case.split(":")
+    shape = tuple(int(x) for x in shape.split(","))
+    perm = tuple(int(x) for x in perm.split(","))
+    dt = np.dtype(dt)
+    rng = np.random.default_rng(1)
+    src = rng.integers(0, 256, size=int(np.prod(shape)), dtype=np.uint8)
+    src = (src.astype(np.bool_) if dt == np.bool_ else
+           src.view(np.int8).astype(dt) if dt.itemsize == 1 else
+           rng.standard_normal(int(np.prod(shape)), dtype=np.float32).astype(dt)).reshape(shape)
+    view = src.transpose(perm)
+    want = np.ascontiguousarray(view)
+    dst = np.zeros(want.shape, dt)
+    ref_src = np.ones(max(src.nbytes, dst.nbytes), np.uint8)
+    ref_dst = np.zeros_like(ref_src)
+    libs = []
+    for spec in a.lib:
+        name, path = spec.split("=", 1)
+        L = B.Lib(path)
+        L.L.sm_set_num_threads(a.threads)
+        libs.append((name, L, L.wrap(dst), L.wrap(view), L.wrap(ref_dst), L.wrap(ref_src)))
+    flush = B.Flusher(96)
+    clock = time.thread_time if a.thread_time else time.perf_counter
+
+    def timed(L, hd, hs):
+        flush()
+        t = clock()
+        L.check(L.L.sm_copy_into(hd, hs), "sm_copy_into")
+        return clock() - t
+
+    ratios = {n: [] for n, *_ in libs}
+    gbps = {n: [] for n, *_ in libs}
+    nbytes = 2 * view.size * dt.itemsize
+    for rep in range(a.reps + 1):
+        for name, L, hd, hs, rd, rs in libs:
+            dst[...] = 0
+            t_copy = timed(L, rd, rs)
+            t = timed(L, hd, hs)
+            if not np.array_equal(dst.view(np.uint8), want.view(np.uint8)):
+                sys.exit("%s: wrong result" % name)
+            if rep:
+                ratios[name].append(t_copy / t)
+                gbps[name].append(nbytes / t / 1e9)
+    print("%s, %d threads, %s, %d reps" % (a.case, a.threads,
+                                           "thread time" if a.thread_time else "wall", a.reps))
+    for name in ratios:
+        v = sorted(ratios[name])
+        print("%-10s of copy: median %.3f (q1-q3 %.3f-%.3f)   %.2f GB/s median"
+              % (name, statistics.median(v), v[len(v) // 4], v[(3 * len(v)) // 4],
+                 statistics.median(gbps[name])))
+
+
+if __name__ == "__main__":
+    main()
