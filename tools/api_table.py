@@ -59,6 +59,8 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from source_text import mask_julia, rel  # noqa: E402  (shared with check_julia_package)
 
 
 # --------------------------------------------------------------------------
@@ -454,80 +456,6 @@ J_FLOATS = {"Float16": 2, "Float32": 4, "Float64": 8, "Cfloat": 4, "Cdouble": 8}
 
 KEYWORDS_OPEN = {"function", "if", "for", "while", "let", "begin", "quote", "do",
                  "try", "struct", "macro", "module", "baremodule"}
-
-
-def mask_julia(src):
-    """The source with comments blanked and string/char contents replaced by
-    spaces (delimiters and newlines kept), so that positions and line numbers
-    stay the same and no @ccall inside a docstring or comment is seen."""
-    out = list(src)
-    i = 0
-    n = len(src)
-
-    def blank(a, b):
-        for k in range(a, b):
-            if out[k] != "\n":
-                out[k] = " "
-
-    prev_sig = ""  # last non-space character outside strings/comments
-    while i < n:
-        c = src[i]
-        if c == "#" and src.startswith("#=", i):
-            depth = 1
-            j = i + 2
-            while j < n and depth:
-                if src.startswith("#=", j):
-                    depth += 1
-                    j += 2
-                elif src.startswith("=#", j):
-                    depth -= 1
-                    j += 2
-                else:
-                    j += 1
-            blank(i, j)
-            i = j
-            continue
-        if c == "#":
-            j = src.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-            continue
-        if c == '"':
-            triple = src.startswith('"""', i)
-            delim = '"""' if triple else '"'
-            j = i + len(delim)
-            while j < n and not src.startswith(delim, j):
-                if src[j] == "\\":
-                    j += 1
-                elif src[j] == "$" and j + 1 < n and src[j + 1] == "(":
-                    # interpolation: skip the balanced expression
-                    d = 0
-                    while j < n:
-                        if src[j] == "(":
-                            d += 1
-                        elif src[j] == ")":
-                            d -= 1
-                            if d == 0:
-                                break
-                        j += 1
-                j += 1
-            blank(i + len(delim), min(j, n))
-            i = j + len(delim)
-            prev_sig = '"'
-            continue
-        if c == "'" and not (prev_sig.isalnum() or prev_sig in ")]}_'\"."):
-            # a character literal ('a', '\n', '\'')
-            m = re.match(r"'(\\.[^']*|[^\\'])'", src[i:])
-            if m:
-                blank(i + 1, i + len(m.group(0)) - 1)
-                i += len(m.group(0))
-                prev_sig = "'"
-                continue
-        if not c.isspace():
-            prev_sig = c
-        i += 1
-    return "".join(out)
 
 
 def split_top(text, seps=","):
@@ -1008,20 +936,6 @@ def eval_julia_int(text, pkg, depth=0):
     if re.fullmatch(IDENT, t) and t in pkg.consts:
         return eval_julia_int(pkg.consts[t][0], pkg, depth + 1)
     return None
-
-
-def rel(path):
-    """path relative to the working directory when it is below it, else
-    relative to the repository when it is in it, else as given."""
-    for base in (os.getcwd(), REPO):
-        try:
-            r = os.path.relpath(path, base)
-        except ValueError:
-            continue
-        if not r.startswith(".."):
-            return r
-    return path
-
 
 
 # --------------------------------------------------------------------------

@@ -19,14 +19,8 @@ import re
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def mask_julia(src):
-    # The masking (comments and strings blanked) is shared with the API
-    # check, so that an include() in a comment counts in neither.
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from api_table import mask_julia as mask
-    return mask(src)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from source_text import mask_julia, rel  # noqa: E402  (one rule with api_table)
 
 
 def structure_problems(package, version_file):
@@ -127,13 +121,6 @@ def project_problems(package, repo_root):
                                 % (rel(lic), rel(root_lic)))
     return problems
 
-
-
-def rel(path):
-    """path as the API check names files (one rule for both tools)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from api_table import rel as api_rel
-    return api_rel(path)
 
 
 def main(argv=None):
