@@ -193,8 +193,15 @@ namespace {
 // bounds and alignment are checked as for sm_tensor_from_storage.
 TensorPtr view_of_own_export(const ExportContext& ctx, const void* first, const int64_t* shape,
                              const int64_t* strides, int ndim, DType dtype, Device dev) {
-  const StoragePtr& s = ctx.keep->storage();
+  const TensorImpl& exported = *ctx.keep;
+  const StoragePtr& s = exported.storage();
   if (dev != s->device()) return nullptr;
+  // The export's own first element: its offset as the tensor holds it. An
+  // empty view may sit at any offset, where base + offset * itemsize wraps
+  // around the address space, so the offset is not recovered from addresses.
+  if (first == exported.data() && dtype == exported.dtype())
+    return tensor_from_storage(s, shape, strides, ndim, exported.layout().offset, dtype);
+  // Metadata a consumer moved: whole elements at or after the storage's base.
   const uintptr_t base = reinterpret_cast<uintptr_t>(s->data());
   const uintptr_t at = reinterpret_cast<uintptr_t>(first);
   const uintptr_t itemsize = dtype_size(dtype);

@@ -509,3 +509,26 @@ TEST(DLPack, ReimportedOwnExportSharesStorageAndVersion) {
     EXPECT_EQ(global_snap().active_storages, g0.active_storages);
   }
 }
+
+// An empty view may sit at any storage offset, INT64_MAX included, where its
+// address (storage base + offset * itemsize) wraps around the address space.
+// Coming back, the export is still a view of its own storage, at its own
+// offset: no second storage wrapped around the wrapped address.
+TEST(DLPack, ReimportedEmptyExportAtAHugeOffsetIsStillAViewOfItsStorage) {
+  for (int versioned = 0; versioned < 2; ++versioned) {
+    for (int64_t offset : {int64_t{0}, int64_t{5}, INT64_MAX, INT64_MAX / 2 + 7, int64_t{1} << 62}) {
+      const int64_t storages0 = stats().active_storages;
+      Tensor base = iota<float>({3, 4});
+      const int64_t shape[2] = {0, 4}, strides[2] = {4, 1};
+      Tensor empty_view;
+      SM_ASSERT_OK(sm_as_strided(base, shape, strides, 2, offset, empty_view.out()));
+      void* m = nullptr;
+      SM_ASSERT_OK(sm_to_dlpack(empty_view, versioned, &m));
+      Tensor back;
+      SM_ASSERT_OK(sm_from_dlpack(m, versioned, back.out()));
+      EXPECT_EQ(same_storage(back, base), 1) << "offset " << offset;
+      expect_layout(back, {0, 4}, {4, 1}, offset);
+      EXPECT_EQ(stats().active_storages, storages0 + 1) << "offset " << offset << ": one storage, base's";
+    }
+  }
+}
