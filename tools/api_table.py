@@ -60,7 +60,7 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from source_text import mask_julia, rel  # noqa: E402  (shared with check_julia_package)
+from source_text import closing, mask_julia, rel  # noqa: E402  (shared with check_julia_package)
 
 
 # --------------------------------------------------------------------------
@@ -524,16 +524,8 @@ def scan_expr_end(masked, i):
         if c.isalnum() or c in "_.!":
             i += 1
         elif c == "{":
-            depth = 0
-            while i < n:
-                if masked[i] == "{":
-                    depth += 1
-                elif masked[i] == "}":
-                    depth -= 1
-                    if depth == 0:
-                        i += 1
-                        break
-                i += 1
+            k = closing(masked, i, "{", "}")
+            i = n if k < 0 else k + 1
         else:
             break
     return start, i
@@ -541,16 +533,7 @@ def scan_expr_end(masked, i):
 
 def match_paren(masked, i):
     """Index of the parenthesis closing the one at i (masked text)."""
-    depth = 0
-    for j in range(i, len(masked)):
-        c = masked[j]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return j
-    return -1
+    return closing(masked, i, "([{", ")]}")
 
 
 def parse_ccalls(path, src):

@@ -69,15 +69,8 @@ def mask_julia(src):
                     j += 1
                 elif src[j] == "$" and j + 1 < n and src[j + 1] == "(":
                     # interpolation: skip the balanced expression
-                    d = 0
-                    while j < n:
-                        if src[j] == "(":
-                            d += 1
-                        elif src[j] == ")":
-                            d -= 1
-                            if d == 0:
-                                break
-                        j += 1
+                    k = closing(src, j + 1, "(", ")")
+                    j = n if k < 0 else k
                 j += 1
             blank(i + len(delim), min(j, n))
             i = j + len(delim)
@@ -95,3 +88,17 @@ def mask_julia(src):
             prev_sig = c
         i += 1
     return "".join(out)
+
+
+def closing(text, i, openers, closers):
+    """Index of the bracket that closes the one at text[i], counting every
+    bracket in openers / closers alike; -1 when it never closes."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] in openers:
+            depth += 1
+        elif text[j] in closers:
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
