@@ -14,7 +14,7 @@ bool same_elements(const TensorDesc& a, const TensorDesc& b) {
   return true;
 }
 
-// dst and one operand read with it, coalesced, with the iteration shape.
+// dst and one operand read with it, coalesced, with their tiling.
 void plan_operands(OpPlan& p, const int64_t* read_strides, DType read_dtype) {
   const int64_t* strides[2] = {p.dst.strides, read_strides};
   p.iter = plan_iteration(2, p.dst.sizes, p.dst.ndim, strides, true);
@@ -22,13 +22,8 @@ void plan_operands(OpPlan& p, const int64_t* read_strides, DType read_dtype) {
     p.kind = PlanKind::Nothing;
     return;
   }
-  const Tiling t = plan_tiling(p.iter, static_cast<int>(dtype_size(p.dst.dtype)),
-                               static_cast<int>(dtype_size(read_dtype)), p.target);
-  p.shape = t.shape;
-  p.tile_i = t.dim_i;
-  p.tile_j = t.dim_j;
-  p.side_i = t.side_i;
-  p.side_j = t.side_j;
+  p.tiling = plan_tiling(p.iter, static_cast<int>(dtype_size(p.dst.dtype)),
+                         static_cast<int>(dtype_size(read_dtype)), p.target);
 }
 
 }  // namespace
@@ -125,7 +120,7 @@ OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   const int64_t* strides[3] = {dst.strides, ss, is};
   p.iter = plan_iteration(3, dst.sizes, dst.ndim, strides, true);
   if (p.iter.empty) p.kind = PlanKind::Nothing;
-  p.shape = p.iter.ndim <= 1 ? IterShape::Elementwise : IterShape::Rows;
+  p.tiling.shape = p.iter.ndim <= 1 ? IterShape::Elementwise : IterShape::Rows;
   return p;
 }
 
