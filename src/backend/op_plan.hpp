@@ -60,9 +60,9 @@ struct OpPlan {
   IterPlan iter;
   // The target the plan is for, and the walk of iter there: plan_tiling(iter,
   // ...), for a Transpose with the pair (dim_i, dim_j) and the tile sides in
-  // elements along each (side_i, side_j). A gather's is Rows or Elementwise:
-  // the CPU's gather tiles only the copies it derives from it (a slice per
-  // index entry), which it plans with the same rule.
+  // elements along each (side_i, side_j). A gather's is Rows or Elementwise
+  // (backend/tiling.hpp says why); the CPU's gather tiles only the copies it
+  // derives from it (a slice per index entry), by the same rule.
   PlanTarget target = PlanTarget::Host;
   Tiling tiling;
   double a = 0, b = 0;  // ScalarOp

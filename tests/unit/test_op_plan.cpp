@@ -285,6 +285,43 @@ TEST(OpPlanTiling, TensorOpsTileLikeCopiesAndOtherKindsNever) {
   }
 }
 
+// A gather's tiling comes from the one rule, which walks a plan with an
+// index operand untiled: Elementwise in 1-d, Rows in 2-d and 3-d, on either
+// target, even where operand 1 moves fastest along a dim other than the
+// innermost and a copy of the same strides tiles.
+TEST(OpPlanTiling, GathersAreElementwiseIn1dAndRowsAboveOnEitherTarget) {
+  alignas(8) int64_t index[32];
+  for (int k = 0; k < 32; ++k) index[k] = (k * 7) % 32;
+  const TensorDesc idx = desc(index, DType::I64, {16}, {2});
+  const auto expect_untiled = [](const OpPlan& p, int ndim, IterShape shape) {
+    ASSERT_EQ(p.kind, PlanKind::Gather);
+    EXPECT_EQ(p.iter.ndim, ndim);
+    EXPECT_EQ(p.tiling.shape, shape);
+    EXPECT_EQ(p.tiling.dim_i, -1);
+    EXPECT_EQ(p.tiling.dim_j, -1);
+    EXPECT_EQ(p.tiling.side_i, 0);
+    EXPECT_EQ(p.tiling.side_j, 0);
+  };
+  for (sm::PlanTarget target : {kHost, kCuda}) {
+    SCOPED_TRACE(target == kHost ? "host" : "cuda");
+    expect_untiled(sm::plan_gather(desc(g_a, DType::F32, {16}, {1}),
+                                   desc(g_b, DType::F32, {32}, {1}), 0, idx, target),
+                   1, IterShape::Elementwise);
+    // Rows of a matrix.
+    expect_untiled(sm::plan_gather(desc(g_a, DType::F32, {16, 24}, {24, 1}),
+                                   desc(g_b, DType::F32, {32, 24}, {24, 1}), 0, idx, target),
+                   2, IterShape::Rows);
+    // Planes whose source moves fastest along dim 1: operand 1's strides are
+    // (0, 1, 16), which a copy tiles as the pair (1, 2) on both targets.
+    const TensorDesc dst = desc(g_a, DType::F32, {16, 16, 16}, {256, 16, 1});
+    const TensorDesc src = desc(g_b, DType::F32, {32, 16, 16}, {256, 1, 16});
+    const OpPlan copy = sm::plan_copy(dst, desc(g_b, DType::F32, {16, 16, 16}, {0, 1, 16}), target);
+    ASSERT_EQ(copy.tiling.shape, IterShape::Transpose);
+    EXPECT_EQ(copy.tiling.dim_i, 1);
+    expect_untiled(sm::plan_gather(dst, src, 0, idx, target), 3, IterShape::Rows);
+  }
+}
+
 // A row kernel that converts f32 to f32 (a copy) and records the longest
 // run it was handed: the CPU's tile path converts each whole tile in one
 // call, so that run is the largest tile the loops cut.
