@@ -7,11 +7,11 @@
 // coalesced for iteration, and, for the target the plan is for (the host's
 // CPU loops or a CUDA device), its tiling (the iteration shape, with the
 // transpose pair and its tile sides), by the one tiling rule of
-// backend/tiling.hpp. The CPU
-// loops tile with the plan's pair and sides; the CUDA launch planners start
-// from its coalesced operands and its Transpose decision, adding only launch
-// geometry and the address checks of their kernels. Pure host code,
-// unit-tested without a device (tests/unit/test_op_plan.cpp).
+// backend/tiling.hpp. The CPU loops tile with the plan's pair and sides; the
+// CUDA launch planners start from its coalesced operands and its Transpose
+// decision, adding only launch geometry and the address checks of their
+// kernels. Pure host code, unit-tested without a device
+// (tests/unit/test_op_plan.cpp).
 #pragma once
 
 #include <cstdint>
