@@ -14,7 +14,14 @@ bool same_elements(const TensorDesc& a, const TensorDesc& b) {
   return true;
 }
 
-// dst and one operand read with it, coalesced, with the iteration shape.
+// The walk of p.iter on p's target, by the one rule (backend/tiling.hpp),
+// for every kind of plan; operand 1 has elements of read_dtype.
+void set_tiling(OpPlan& p, DType read_dtype) {
+  p.tiling = plan_tiling(p.iter, static_cast<int>(dtype_size(p.dst.dtype)),
+                         static_cast<int>(dtype_size(read_dtype)), p.target);
+}
+
+// dst and one operand read with it, coalesced, with their tiling.
 void plan_operands(OpPlan& p, const int64_t* read_strides, DType read_dtype) {
   const int64_t* strides[2] = {p.dst.strides, read_strides};
   p.iter = plan_iteration(2, p.dst.sizes, p.dst.ndim, strides, true);
@@ -22,13 +29,7 @@ void plan_operands(OpPlan& p, const int64_t* read_strides, DType read_dtype) {
     p.kind = PlanKind::Nothing;
     return;
   }
-  const Tiling t = plan_tiling(p.iter, static_cast<int>(dtype_size(p.dst.dtype)),
-                               static_cast<int>(dtype_size(read_dtype)), p.target);
-  p.shape = t.shape;
-  p.tile_i = t.dim_i;
-  p.tile_j = t.dim_j;
-  p.side_i = t.side_i;
-  p.side_j = t.side_j;
+  set_tiling(p, read_dtype);
 }
 
 }  // namespace
@@ -125,7 +126,8 @@ OpPlan plan_gather(const TensorDesc& dst, const TensorDesc& src, int dim, const 
   const int64_t* strides[3] = {dst.strides, ss, is};
   p.iter = plan_iteration(3, dst.sizes, dst.ndim, strides, true);
   if (p.iter.empty) p.kind = PlanKind::Nothing;
-  p.shape = p.iter.ndim <= 1 ? IterShape::Elementwise : IterShape::Rows;
+  // Rows or Elementwise: the rule never tiles a walk with an index operand.
+  set_tiling(p, src.dtype);
   return p;
 }
 

@@ -5,12 +5,13 @@
 // onto itself are nothing, the tensor-form FILL is a copy), whether anything runs at all
 // (zero elements, identical operands), the compute type, the operands
 // coalesced for iteration, and, for the target the plan is for (the host's
-// CPU loops or a CUDA device), the iteration shape with the transpose pair
-// and its tile sides, by the one tiling rule of backend/tiling.hpp. The CPU
-// loops tile with the plan's pair and sides; the CUDA launch planners start
-// from its coalesced operands and its Transpose decision, adding only launch
-// geometry and the address checks of their kernels. Pure host code,
-// unit-tested without a device (tests/unit/test_op_plan.cpp).
+// CPU loops or a CUDA device), its tiling (the iteration shape, with the
+// transpose pair and its tile sides), by the one tiling rule of
+// backend/tiling.hpp. The CPU loops tile with the plan's pair and sides; the
+// CUDA launch planners start from its coalesced operands and its Transpose
+// decision, adding only launch geometry and the address checks of their
+// kernels. Pure host code, unit-tested without a device
+// (tests/unit/test_op_plan.cpp).
 #pragma once
 
 #include <cstdint>
@@ -57,32 +58,19 @@ struct OpPlan {
   // along gather_dim); the source element of each is operand 1's plus
   // wrap_index(index value, gather_size) * gather_stride.
   IterPlan iter;
-  // plan_tiling(iter, ...) for the plan's target: the walk, and for a
-  // Transpose the pair (tile_i, tile_j) and the tile sides in elements along
-  // each (side_i, side_j). A gather is Rows or Elementwise: the CPU's gather
-  // tiles only the copies it derives from it (a slice per index element),
-  // which it plans with the same rule.
+  // The target the plan is for, and the walk of iter there: plan_tiling(iter,
+  // ...), for a Transpose with the pair (dim_i, dim_j) and the tile sides in
+  // elements along each (side_i, side_j). A gather's is Rows or Elementwise
+  // (backend/tiling.hpp says why); the CPU's gather tiles only the copies it
+  // derives from it (a slice per index entry), by the same rule.
   PlanTarget target = PlanTarget::Host;
-  IterShape shape = IterShape::Elementwise;
-  int tile_i = -1, tile_j = -1;
-  int64_t side_i = 0, side_j = 0;
+  Tiling tiling;
   double a = 0, b = 0;  // ScalarOp
   double alpha = 1;     // TensorOp
   int gather_dim = -1;  // Gather, in dst's dims
   int64_t gather_size = 0, gather_stride = 0;  // src.sizes / src.strides at gather_dim
   // Fill: the fill value converted to dst.dtype (its first dtype_size bytes).
   alignas(16) unsigned char scalar_bits[kMaxElementBytes] = {};
-
-  // The walk as the backends take it (the fields above, together).
-  Tiling tiling() const {
-    Tiling t;
-    t.shape = shape;
-    t.dim_i = tile_i;
-    t.dim_j = tile_j;
-    t.side_i = side_i;
-    t.side_j = side_j;
-    return t;
-  }
 };
 
 // Every plan is for one target (Kernels::target() of the backend that runs it).

@@ -18,7 +18,12 @@
 //    the source unit stride (either sign) along i, and both extents reach
 //    kMinTransposeExtent (below, tiles would be mostly idle threads);
 //  - the sides follow the larger of the two element sizes, so a converted
-//    tile fits as a same-dtype tile of that size does.
+//    tile fits as a same-dtype tile of that size does;
+//  - a gather's iteration (a third operand, the index, whose value moves the
+//    source along the gathered dim where operand 1 has stride 0) is never
+//    tiled: operand 1's strides do not say where its source moves fastest.
+//    It is walked as rows or elementwise; the CPU's gather tiles the plain
+//    copies it derives from it (backend/cpu/cpu_index.cpp), by this rule.
 #pragma once
 
 #include <cstdint>
@@ -111,11 +116,11 @@ inline bool tiles_fit(const IterPlan& it, int i, int j, PlanTarget target) {
 }
 
 // The tiling of a plan over `it` (operand 0 written, operand 1 read, of
-// dsize- and ssize-byte elements) on `target`.
+// dsize- and ssize-byte elements; a gather's index as operand 2) on `target`.
 inline Tiling plan_tiling(const IterPlan& it, int dsize, int ssize, PlanTarget target) {
   Tiling t;
   t.shape = it.ndim <= 1 ? IterShape::Elementwise : IterShape::Rows;
-  if (it.empty || it.ndim < 2) return t;
+  if (it.empty || it.ndim < 2 || it.nops > 2) return t;
   const int i = pick_tile_dim(it, 1), j = it.ndim - 1;
   if (!tiles_fit(it, i, j, target)) return t;
   const int wide = dsize > ssize ? dsize : ssize;

@@ -429,17 +429,17 @@ TEST(PlanCopy, TheOperationPlansTilingDecides) {
   const TensorDesc d = desc(kDst, DType::F32, {512, 256}, {256, 1});
   const TensorDesc s = desc(kSrc, DType::F32, {512, 256}, {1, 512});
   OpPlan op = sm::plan_copy(d, s, PlanTarget::Cuda);
-  ASSERT_EQ(op.shape, IterShape::Transpose);
+  ASSERT_EQ(op.tiling.shape, IterShape::Transpose);
   EXPECT_EQ(sm::plan_copy(op, props).kind, KernelKind::Transpose);
   OpPlan rows = op;
-  rows.shape = IterShape::Rows;
+  rows.tiling.shape = IterShape::Rows;
   EXPECT_EQ(sm::plan_copy(rows, props).kind, KernelKind::Elementwise);
   OpPlan add = sm::plan_tensor_op(d, SM_OP_ADD, s, 1.0, PlanTarget::Cuda);
   EXPECT_EQ(sm::plan_binary(add, true, props).kind, KernelKind::Transpose);
-  add.shape = IterShape::Rows;
+  add.tiling.shape = IterShape::Rows;
   EXPECT_EQ(sm::plan_binary(add, true, props).kind, KernelKind::Elementwise);
   OpPlan wrong = op;
-  wrong.side_i = 32;
+  wrong.tiling.side_i = 32;
   EXPECT_THROW(sm::plan_copy(wrong, props), Error);
   EXPECT_THROW(sm::plan_copy(sm::plan_copy(d, s, PlanTarget::Host), props), Error);
 }

@@ -153,24 +153,24 @@ TEST(OpPlan, IterationShapeIsElementwiseRowsOrATransposePair) {
   const OpPlan flat = sm::plan_copy(desc(g_a, DType::F32, {4, 8}, {8, 1}),
                                     desc(g_b, DType::F32, {4, 8}, {8, 1}), kHost);
   EXPECT_EQ(flat.iter.ndim, 1);
-  EXPECT_EQ(flat.shape, IterShape::Elementwise);
-  EXPECT_EQ(flat.tile_i, -1);
+  EXPECT_EQ(flat.tiling.shape, IterShape::Elementwise);
+  EXPECT_EQ(flat.tiling.dim_i, -1);
   // A padded destination: rows.
   const OpPlan rows = sm::plan_copy(desc(g_a, DType::F32, {4, 8}, {16, 1}),
                                     desc(g_b, DType::F32, {4, 8}, {8, 1}), kHost);
-  EXPECT_EQ(rows.shape, IterShape::Rows);
+  EXPECT_EQ(rows.tiling.shape, IterShape::Rows);
   EXPECT_EQ(rows.iter.ndim, 2);
   // The source runs along dim 0: a transpose of (0, 1).
   const OpPlan tr = sm::plan_copy(desc(g_a, DType::F32, {4, 8}, {8, 1}),
                                   desc(g_b, DType::F32, {4, 8}, {1, 4}), kHost);
-  EXPECT_EQ(tr.shape, IterShape::Transpose);
-  EXPECT_EQ(tr.tile_i, 0);
-  EXPECT_EQ(tr.tile_j, 1);
-  EXPECT_EQ(tr.tile_i, sm::pick_tile_dim(tr.iter, 1));
+  EXPECT_EQ(tr.tiling.shape, IterShape::Transpose);
+  EXPECT_EQ(tr.tiling.dim_i, 0);
+  EXPECT_EQ(tr.tiling.dim_j, 1);
+  EXPECT_EQ(tr.tiling.dim_i, sm::pick_tile_dim(tr.iter, 1));
   // A broadcast source along the row is rows of fills, never tiles.
   const OpPlan bc = sm::plan_copy(desc(g_a, DType::F32, {4, 8}, {8, 1}),
                                   desc(g_b, DType::F32, {4, 8}, {1, 0}), kHost);
-  EXPECT_EQ(bc.shape, IterShape::Rows);
+  EXPECT_EQ(bc.tiling.shape, IterShape::Rows);
   // The original descriptors travel with the plan.
   EXPECT_EQ(tr.src.strides[1], 4);
   EXPECT_EQ(tr.dst.data, static_cast<void*>(g_a));
@@ -241,23 +241,19 @@ TEST(OpPlanTiling, ShapePairAndSidesPerTargetOverLayoutsAndDtypes) {
         const IterShape shape = want == S::E   ? IterShape::Elementwise
                                 : want == S::R ? IterShape::Rows
                                                : IterShape::Transpose;
-        EXPECT_EQ(p.shape, shape);
+        EXPECT_EQ(p.tiling.shape, shape);
         if (want != S::T) {
-          EXPECT_EQ(p.tile_i, -1);
-          EXPECT_EQ(p.side_i, 0);
+          EXPECT_EQ(p.tiling.dim_i, -1);
+          EXPECT_EQ(p.tiling.side_i, 0);
           continue;
         }
-        EXPECT_EQ(p.tile_i, l.i);
-        EXPECT_EQ(p.tile_j, l.j);
-        EXPECT_EQ(p.tile_j, p.iter.ndim - 1);
-        EXPECT_EQ(p.side_i, target == kHost ? sd->host_i : sd->cuda_i);
-        EXPECT_EQ(p.side_j, target == kHost ? sd->host_j : sd->cuda_j);
+        EXPECT_EQ(p.tiling.dim_i, l.i);
+        EXPECT_EQ(p.tiling.dim_j, l.j);
+        EXPECT_EQ(p.tiling.dim_j, p.iter.ndim - 1);
+        EXPECT_EQ(p.tiling.side_i, target == kHost ? sd->host_i : sd->cuda_i);
+        EXPECT_EQ(p.tiling.side_j, target == kHost ? sd->host_j : sd->cuda_j);
         if (target == kHost)  // a tile and its converted copy fit the CPU's buffer
-          EXPECT_LE(p.side_i * p.side_j * wide, sm::cpu::kTileBufBytes);
-        const Tiling t = p.tiling();
-        EXPECT_EQ(t.shape, p.shape);
-        EXPECT_EQ(t.dim_i, p.tile_i);
-        EXPECT_EQ(t.side_j, p.side_j);
+          EXPECT_LE(p.tiling.side_i * p.tiling.side_j * wide, sm::cpu::kTileBufBytes);
       }
     }
   }
@@ -271,21 +267,58 @@ TEST(OpPlanTiling, TensorOpsTileLikeCopiesAndOtherKindsNever) {
   for (sm::PlanTarget target : {kHost, kCuda}) {
     const OpPlan add = sm::plan_tensor_op(d, SM_OP_ADD, t, 1.0, target);
     const OpPlan copy = sm::plan_copy(d, t, target);
-    EXPECT_EQ(add.shape, IterShape::Transpose);
-    EXPECT_EQ(add.tile_i, copy.tile_i);
-    EXPECT_EQ(add.side_i, copy.side_i);
-    EXPECT_EQ(add.side_j, copy.side_j);
+    EXPECT_EQ(add.tiling.shape, IterShape::Transpose);
+    EXPECT_EQ(add.tiling.dim_i, copy.tiling.dim_i);
+    EXPECT_EQ(add.tiling.side_i, copy.tiling.side_i);
+    EXPECT_EQ(add.tiling.side_j, copy.tiling.side_j);
     const TensorDesc padded = desc(g_a, DType::F32, {64, 64}, {128, 1});
     const OpPlan abs = sm::plan_scalar_op(padded, SM_OP_ABS, 0, 0, target);
     EXPECT_EQ(abs.kind, PlanKind::ScalarOp);
-    EXPECT_EQ(abs.shape, IterShape::Rows);
-    EXPECT_EQ(sm::plan_fill(padded, 1.0, target).shape, IterShape::Rows);
+    EXPECT_EQ(abs.tiling.shape, IterShape::Rows);
+    EXPECT_EQ(sm::plan_fill(padded, 1.0, target).tiling.shape, IterShape::Rows);
     alignas(8) int64_t index[4] = {0, 1, 2, 3};
     const OpPlan g = sm::plan_gather(desc(g_a, DType::F32, {4, 64}, {1, 4}),
                                      desc(g_b, DType::F32, {64, 64}, {1, 64}), 0,
                                      desc(index, DType::I64, {4}, {1}), target);
     EXPECT_EQ(g.kind, PlanKind::Gather);
-    EXPECT_NE(g.shape, IterShape::Transpose);
+    EXPECT_NE(g.tiling.shape, IterShape::Transpose);
+  }
+}
+
+// A gather's tiling comes from the one rule, which walks a plan with an
+// index operand untiled: Elementwise in 1-d, Rows in 2-d and 3-d, on either
+// target, even where operand 1 moves fastest along a dim other than the
+// innermost and a copy of the same strides tiles.
+TEST(OpPlanTiling, GathersAreElementwiseIn1dAndRowsAboveOnEitherTarget) {
+  alignas(8) int64_t index[32];
+  for (int k = 0; k < 32; ++k) index[k] = (k * 7) % 32;
+  const TensorDesc idx = desc(index, DType::I64, {16}, {2});
+  const auto expect_untiled = [](const OpPlan& p, int ndim, IterShape shape) {
+    ASSERT_EQ(p.kind, PlanKind::Gather);
+    EXPECT_EQ(p.iter.ndim, ndim);
+    EXPECT_EQ(p.tiling.shape, shape);
+    EXPECT_EQ(p.tiling.dim_i, -1);
+    EXPECT_EQ(p.tiling.dim_j, -1);
+    EXPECT_EQ(p.tiling.side_i, 0);
+    EXPECT_EQ(p.tiling.side_j, 0);
+  };
+  for (sm::PlanTarget target : {kHost, kCuda}) {
+    SCOPED_TRACE(target == kHost ? "host" : "cuda");
+    expect_untiled(sm::plan_gather(desc(g_a, DType::F32, {16}, {1}),
+                                   desc(g_b, DType::F32, {32}, {1}), 0, idx, target),
+                   1, IterShape::Elementwise);
+    // Rows of a matrix.
+    expect_untiled(sm::plan_gather(desc(g_a, DType::F32, {16, 24}, {24, 1}),
+                                   desc(g_b, DType::F32, {32, 24}, {24, 1}), 0, idx, target),
+                   2, IterShape::Rows);
+    // Planes whose source moves fastest along dim 1: operand 1's strides are
+    // (0, 1, 16), which a copy tiles as the pair (1, 2) on both targets.
+    const TensorDesc dst = desc(g_a, DType::F32, {16, 16, 16}, {256, 16, 1});
+    const TensorDesc src = desc(g_b, DType::F32, {32, 16, 16}, {256, 1, 16});
+    const OpPlan copy = sm::plan_copy(dst, desc(g_b, DType::F32, {16, 16, 16}, {0, 1, 16}), target);
+    ASSERT_EQ(copy.tiling.shape, IterShape::Transpose);
+    EXPECT_EQ(copy.tiling.dim_i, 1);
+    expect_untiled(sm::plan_gather(dst, src, 0, idx, target), 3, IterShape::Rows);
   }
 }
 
@@ -310,23 +343,23 @@ TEST(OpPlanTiling, CpuLoopsCutTilesOfThePlansSides) {
   // dst[i][j] = src[j][i]: the source moves fastest along i.
   OpPlan p = sm::plan_copy(desc(dst, DType::F32, {kI, kJ}, {kJ, 1}),
                            desc(src, DType::F32, {kI, kJ}, {1, kI}), kHost);
-  ASSERT_EQ(p.shape, IterShape::Transpose);
-  p.side_i = 3;
-  p.side_j = 5;
+  ASSERT_EQ(p.tiling.shape, IterShape::Transpose);
+  p.tiling.side_i = 3;
+  p.tiling.side_j = 5;
   Recorder rec;
   sm::cpu::LoopSpec spec;
   spec.row = record_row;
   spec.ctx = &rec;
   spec.dsize = spec.ssize = 4;
   spec.bytes_per_elem = 8;
-  sm::cpu::run_loops(p.iter, p.tiling(), reinterpret_cast<char*>(dst),
+  sm::cpu::run_loops(p.iter, p.tiling, reinterpret_cast<char*>(dst),
                      reinterpret_cast<const char*>(src), spec);
   EXPECT_EQ(rec.longest, 15);
   for (int64_t i = 0; i < kI; ++i)
     for (int64_t j = 0; j < kJ; ++j) ASSERT_EQ(dst[i * kJ + j], src[j * kI + i]) << i << "," << j;
   // The same plan as rows: one run per destination row.
   rec.longest = 0;
-  Tiling rows = p.tiling();
+  Tiling rows = p.tiling;
   rows.shape = IterShape::Rows;
   sm::cpu::run_loops(p.iter, rows, reinterpret_cast<char*>(dst), reinterpret_cast<const char*>(src),
                      spec);
@@ -357,16 +390,16 @@ TEST(OpPlanTiling, CpuCopiesAreExactWithAnySides) {
     const TensorDesc s = desc(src.data(), pr.second, {kI, kJ}, {1, kI});
     std::vector<unsigned char> want((kI * kJ + kGuard) * ds, 0xA5), got(want.size());
     OpPlan ref = sm::plan_copy(desc(want.data(), pr.first, {kI, kJ}, {kJ, 1}), s, kHost);
-    ASSERT_EQ(ref.shape, IterShape::Transpose);
-    ref.shape = IterShape::Rows;
+    ASSERT_EQ(ref.tiling.shape, IterShape::Transpose);
+    ref.tiling.shape = IterShape::Rows;
     sm::cpu_kernels().run(ref);
     for (const auto& sp : side_pairs) {
       SCOPED_TRACE(std::string(sm::dtype_name(pr.first)) + " <- " + sm::dtype_name(pr.second) +
                    " sides " + std::to_string(sp[0]) + "x" + std::to_string(sp[1]));
       std::fill(got.begin(), got.end(), 0xA5);
       OpPlan p = sm::plan_copy(desc(got.data(), pr.first, {kI, kJ}, {kJ, 1}), s, kHost);
-      p.side_i = sp[0];
-      p.side_j = sp[1];
+      p.tiling.side_i = sp[0];
+      p.tiling.side_j = sp[1];
       sm::cpu_kernels().run(p);
       ASSERT_TRUE(got == want);
     }

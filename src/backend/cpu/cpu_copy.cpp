@@ -148,7 +148,7 @@ void copy_planned(const IterPlan& p, const Tiling& t, char* d, DType dd, const c
 }
 
 void run_copy(const OpPlan& plan) {
-  copy_planned(plan.iter, plan.tiling(), static_cast<char*>(plan.dst.data), plan.dst.dtype,
+  copy_planned(plan.iter, plan.tiling, static_cast<char*>(plan.dst.data), plan.dst.dtype,
                static_cast<const char*>(plan.src.data), plan.src.dtype,
                plan.bits);
 }
@@ -156,7 +156,7 @@ void run_copy(const OpPlan& plan) {
 // Every element is the plan's converted one: a copy from it broadcast (the
 // plan's operand 1 has stride 0 everywhere).
 void run_fill(const OpPlan& plan) {
-  copy_planned(plan.iter, plan.tiling(), static_cast<char*>(plan.dst.data), plan.dst.dtype,
+  copy_planned(plan.iter, plan.tiling, static_cast<char*>(plan.dst.data), plan.dst.dtype,
                reinterpret_cast<const char*>(plan.scalar_bits), plan.dst.dtype, true);
 }
 

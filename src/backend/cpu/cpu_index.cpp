@@ -309,9 +309,18 @@ int64_t load_index(const char* index, DType dtype, int64_t i) {
                              : reinterpret_cast<const int32_t*>(index)[i];
 }
 
-// The plan's dst and src operands without dim `drop` (2 operands).
-IterPlan without_dim(const IterPlan& p, int drop) {
-  IterPlan q;
+// A copy this backend derives from a gather plan p: p's dst and src operands
+// without dim `drop` (the entry dim; -1 when the index holds one distinct
+// element), both of `dtype`, walked as the tiling rule says for such a copy
+// on the host.
+struct SliceCopy {
+  IterPlan it;
+  Tiling tiling;
+};
+
+SliceCopy slice_copy(const IterPlan& p, int drop, DType dtype) {
+  SliceCopy c;
+  IterPlan& q = c.it;
   q.nops = 2;
   for (int k = 0; k < p.ndim; ++k) {
     if (k == drop) continue;
@@ -320,7 +329,9 @@ IterPlan without_dim(const IterPlan& p, int drop) {
     q.strides[1][q.ndim] = p.strides[1][k];
     ++q.ndim;
   }
-  return q;
+  const int es = static_cast<int>(dtype_size(dtype));
+  c.tiling = plan_tiling(q, es, es, PlanTarget::Host);
+  return c;
 }
 
 // Any other slice: the copy loops per entry over the whole slice (every dim
@@ -329,19 +340,17 @@ void gather_slices(const IterPlan& p, int e, char* d0, const char* s0, const cha
                    DType dtype, DType index_dtype, int64_t size, int64_t sstep) {
   const int64_t n = p.sizes[e];
   const int64_t es = static_cast<int64_t>(dtype_size(dtype));
-  const IterPlan slice = without_dim(p, e);
-  // A copy this backend derives, walked as the tiling rule says for it.
-  const Tiling tiles = plan_tiling(slice, int(es), int(es), PlanTarget::Host);
+  const SliceCopy slice = slice_copy(p, e, dtype);
   auto entries = [&](int64_t b, int64_t end) {
     for (int64_t i = b; i < end; ++i) {
       const int64_t v = wrap_index(load_index(ix, index_dtype, i * p.strides[2][e]), size);
-      copy_planned(slice, tiles, d0 + i * p.strides[0][e] * es, dtype, s0 + v * sstep, dtype,
-                   true);
+      copy_planned(slice.it, slice.tiling, d0 + i * p.strides[0][e] * es, dtype, s0 + v * sstep,
+                   dtype, true);
     }
   };
   // Threads over entries only when each slice is below copy's own threading
   // threshold: one level of threads, never a nested pool call.
-  const int64_t slice_bytes = 2 * slice.numel() * es;
+  const int64_t slice_bytes = 2 * slice.it.numel() * es;
   if (slice_bytes >= kParallelMinBytes || n * slice_bytes < kParallelMinBytes ||
       get_cpu_threads() <= 1) {
     entries(0, n);
@@ -383,9 +392,8 @@ void run_gather(const OpPlan& plan) {
     if (p.strides[2][k] != 0) e = k;
   if (e < 0) {
     const int64_t v = wrap_index(load_index(ix, index_dtype, 0), plan.gather_size);
-    const IterPlan whole = without_dim(p, -1);
-    const Tiling tiles = plan_tiling(whole, int(es), int(es), PlanTarget::Host);
-    copy_planned(whole, tiles, d0, dtype, s0 + v * sstep, dtype, true);
+    const SliceCopy whole = slice_copy(p, -1, dtype);
+    copy_planned(whole.it, whole.tiling, d0, dtype, s0 + v * sstep, dtype, true);
     return;
   }
   Gather g;

@@ -55,8 +55,9 @@ struct LoopSpec {
 };
 
 // p: a plan with 2 operands (0 = destination, 1 = source), offsets not yet
-// applied; t: its tiling for the host (plan_tiling, normally the operation
-// plan's), read as it is: the loops never choose a pair or sides themselves;
+// applied; t: its tiling for the host (plan_tiling's: an operation plan's
+// `tiling`, or that of a copy the CPU gather derives), read as it is: the
+// loops never choose a pair or sides themselves;
 // d / s: the operands' element [0, ..., 0].
 void run_loops(const IterPlan& p, const Tiling& t, char* d, const char* s, const LoopSpec& spec);
 

@@ -67,7 +67,7 @@ void run_scalar_op(const OpPlan& plan) {
     spec.row = pick_op_row<ScalarOpRows<T>>(op);
   });
   if (!spec.row) return;  // not an op of this family: the engine never sends one
-  run_loops(p, plan.tiling(), static_cast<char*>(dst.data), static_cast<const char*>(dst.data),
+  run_loops(p, plan.tiling, static_cast<char*>(dst.data), static_cast<const char*>(dst.data),
             spec);
 }
 

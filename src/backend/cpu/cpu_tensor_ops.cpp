@@ -68,7 +68,7 @@ void run_tensor_op(const OpPlan& plan) {
     });
   });
   if (!spec.row) return;  // not an op of this family: the engine never sends one
-  run_loops(p, plan.tiling(), static_cast<char*>(dst.data), static_cast<const char*>(other.data),
+  run_loops(p, plan.tiling, static_cast<char*>(dst.data), static_cast<const char*>(other.data),
             spec);
 }
 

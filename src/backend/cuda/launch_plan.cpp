@@ -121,7 +121,7 @@ void finish_units(KernelPlan& p, int w, const uintptr_t* addrs, int naddrs,
 void plan_transpose(KernelPlan& p, const OpPlan& op, int dsize, int ssize, const void* dst_data,
                     const void* src_data, const DeviceProps& props) {
   IterPlan& it = p.it;
-  const int i = op.tile_i, j = op.tile_j;
+  const int i = op.tiling.dim_i, j = op.tiling.dim_j;
   const int esize[2] = {dsize, ssize};
   if (it.strides[1][i] < 0) {
     // Walk i backwards for both operands so the source reads forwards.
@@ -136,9 +136,9 @@ void plan_transpose(KernelPlan& p, const OpPlan& op, int dsize, int ssize, const
   const int wide = dsize > ssize ? dsize : ssize;
   // The kernels are compiled with these sides; a plan with others (made for
   // another target) cannot be launched as tiles.
-  if (op.side_i != transpose_tile_i(wide) || op.side_j != transpose_tile_j(wide))
+  if (op.tiling.side_i != transpose_tile_i(wide) || op.tiling.side_j != transpose_tile_j(wide))
     fail(SM_ERR_INTERNAL, "transpose plan with tile sides %lldx%lld, not the kernel's %dx%d",
-         static_cast<long long>(op.side_i), static_cast<long long>(op.side_j),
+         static_cast<long long>(op.tiling.side_i), static_cast<long long>(op.tiling.side_j),
          transpose_tile_i(wide), transpose_tile_j(wide));
   p.tile_i = transpose_tile_i(wide);
   p.tile_j = transpose_tile_j(wide);
@@ -192,7 +192,7 @@ int elem_size(const TensorDesc& t) { return static_cast<int>(dtype_size(t.dtype)
 
 // The plan's Transpose pair, when it has one.
 int planned_tile_dim(const OpPlan& op) {
-  return op.shape == IterShape::Transpose ? op.tile_i : -1;
+  return op.tiling.shape == IterShape::Transpose ? op.tiling.dim_i : -1;
 }
 
 }  // namespace
