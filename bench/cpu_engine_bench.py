@@ -22,6 +22,13 @@ case's "2-thread copy" reference; NumPy's one-thread copy of the same bytes is
 shown for context. All of them are timed in the same rounds, alternating, so
 that they see the same background load.
 
+Memory: every timed buffer, the cases' operands and the reference copies'
+alike, is a NumPy array over an mmap advised for one kind of pages (--pages
+huge, the default, or 4k; see Memory), and the report says how much of it
+the kernel put on huge pages. A transpose and a copy judged against each
+other must run on the same kind of memory: a transpose touches a page per
+row, so 4 KiB pages cost it much more than they cost the copy.
+
 Cold: before each timed call 96 MiB of other memory is read on every CPU
 (one pinned thread each; bench/cpu/copy_bench.cpp reads it on one), so no
 operand is in any cache. Warm: each timed call directly follows an untimed
@@ -39,7 +46,7 @@ the same way (a mismatch there is reported, not fatal).
 Usage (Debian's python3 has NumPy and torch):
     cmake --build build-cpu --target stridemem
     /usr/bin/python3 bench/cpu_engine_bench.py [--lib PATH] [--reps N] [--threads N]
-        [--only NAME ...] [--quick] [--no-torch] [--json PATH]
+        [--only NAME ...] [--quick] [--no-torch] [--pages huge|4k] [--json PATH]
 --threads 1 gives the one-thread figures (stridemem and torch both on one
 thread; the reference is then the best 1-thread copy). About 3 minutes with
 --reps 5 on 2 cores. bench/cpu/copy_bench.cpp times the issue-6 subset of
@@ -52,6 +59,7 @@ import datetime
 import glob
 import json
 import math
+import mmap
 import os
 import platform
 import statistics
@@ -158,6 +166,88 @@ class Lib(object):
 
 
 # ---------------------------------------------------------------------------
+# Memory: every timed buffer on one kind of pages
+# ---------------------------------------------------------------------------
+
+PAGE_KINDS = ("huge", "4k")
+HUGE_PAGE = 2 << 20
+
+
+class Memory(object):
+    """Every buffer a timed call touches, a case's operands and its reference
+    copy's, comes from here, on one kind of pages: "huge" asks the kernel for
+    2 MiB transparent huge pages (as NumPy does for its large allocations,
+    np.zeros excepted, and stridemem for its own storages), "4k" forbids them.
+
+    Why one kind for all: a transpose touches a page per row where a copy
+    touches one per 4 KiB, so the kind of pages moves a transpose much more
+    than a copy. NumPy's own allocations differ by call: np.zeros is calloc'd
+    and gets 4 KiB pages, np.zeros_like, np.empty and astype get huge ones. A
+    case whose destination came from np.zeros, judged against a copy between
+    huge-page buffers, was judged on unequal memory (bench/RESULTS.md)."""
+
+    def __init__(self, pages):
+        if pages not in PAGE_KINDS:
+            raise ValueError("pages must be one of %s, not %r" % (PAGE_KINDS, pages))
+        self.pages = pages
+
+    def empty(self, shape, dtype):
+        """An uninitialised array, 2 MiB aligned, advised before its first touch
+        (the kernel picks the page size when a page is first written)."""
+        dtype = np.dtype(dtype)
+        n = max(1, int(np.prod(shape))) * dtype.itemsize
+        # Private: a shared anonymous mapping is shmem, which THP leaves alone.
+        m = mmap.mmap(-1, n + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        m.madvise(mmap.MADV_HUGEPAGE if self.pages == "huge" else mmap.MADV_NOHUGEPAGE)
+        raw = np.frombuffer(m, np.uint8)  # keeps m alive as long as any view of it
+        off = (-raw.ctypes.data) % HUGE_PAGE
+        return raw[off:off + n].view(dtype)[:int(np.prod(shape))].reshape(shape)
+
+    def zeros(self, shape, dtype):
+        a = self.empty(shape, dtype)
+        a[...] = 0
+        return a
+
+    def copy_of(self, arr):
+        a = self.empty(arr.shape, arr.dtype)
+        np.copyto(a, arr)
+        return a
+
+
+def huge_page_share(arrays):
+    """The share of the resident memory of the mappings holding `arrays` that
+    is on huge pages (AnonHugePages over Rss in /proc/self/smaps), or None
+    where smaps cannot be read. What the kernel granted, not what was asked:
+    it falls back to 4 KiB pages when it has no free 2 MiB ones."""
+    try:
+        with open("/proc/self/smaps") as f:
+            text = f.read()
+    except OSError:
+        return None
+    spans = [(a.ctypes.data, a.ctypes.data + max(1, a.nbytes)) for a in arrays]
+    rss = huge = 0
+    lo = hi = None
+    fields = {}
+
+    def close():
+        nonlocal rss, huge
+        if lo is not None and any(s < hi and e > lo for s, e in spans):
+            rss += fields.get("Rss", 0)
+            huge += fields.get("AnonHugePages", 0)
+
+    for line in text.splitlines():
+        head = line.split(None, 1)[0]
+        if "-" in head and ":" not in head:
+            close()
+            a, b = head.split("-")
+            lo, hi, fields = int(a, 16), int(b, 16), {}
+        elif head in ("Rss:", "AnonHugePages:"):
+            fields[head[:-1]] = int(line.split()[1])
+    close()
+    return huge / rss if rss else None
+
+
+# ---------------------------------------------------------------------------
 # Bit-exact expectations
 # ---------------------------------------------------------------------------
 
@@ -224,19 +314,21 @@ def perm_text(p):
 
 
 class CaseFactory(object):
-    def __init__(self, lib, torch, quick):
-        self.lib, self.torch, self.quick = lib, torch, quick
+    def __init__(self, lib, torch, quick, memory):
+        self.lib, self.torch, self.quick, self.mem = lib, torch, quick, memory
         self.rng = np.random.default_rng(16)
 
     def random(self, shape, dtype):
+        """Random values of dtype in a buffer of self.mem."""
         n = int(np.prod(shape))
         if dtype == np.bool_:
-            return self.rng.integers(0, 2, n, dtype=np.uint8).astype(np.bool_).reshape(shape)
-        if np.issubdtype(dtype, np.integer):
+            x = self.rng.integers(0, 2, n, dtype=np.uint8).astype(np.bool_)
+        elif np.issubdtype(dtype, np.integer):
             info = np.iinfo(dtype)
-            return self.rng.integers(info.min, info.max, n, dtype=dtype,
-                                     endpoint=True).reshape(shape)
-        return self.rng.standard_normal(n, dtype=np.float32).astype(dtype).reshape(shape)
+            x = self.rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        else:
+            x = self.rng.standard_normal(n, dtype=np.float32).astype(dtype)
+        return self.mem.copy_of(x.reshape(shape))
 
     def torch_view(self, arr, torch_dtype=None):
         t = self.torch.from_numpy(arr)
@@ -246,7 +338,7 @@ class CaseFactory(object):
         """Contiguous copies of case.ref_bytes bytes: stridemem, torch, NumPy."""
         n = case.ref_bytes // 4
         src = self.random((n,), np.float32)
-        dst = np.zeros_like(src)
+        dst = self.mem.zeros(src.shape, src.dtype)
         hs, hd = self.lib.wrap(src), self.lib.wrap(dst)
         case.handles += [hs, hd]
         case.keep += [src, dst]
@@ -269,7 +361,7 @@ class CaseFactory(object):
         (default: NumPy's copyto). numpy_ok False: NumPy cannot do this work.
         """
         view = src.transpose(perm)
-        dst = np.zeros(view.shape, dst_dtype)
+        dst = self.mem.zeros(view.shape, dst_dtype)
         if expected is None:
             expected = np.empty_like(dst)
             np.copyto(expected, view, casting="unsafe")
@@ -330,9 +422,9 @@ class CaseFactory(object):
 
     def gather(self, name, src_shape, count, index_dtype, groups=()):
         src = self.random(src_shape, np.float32)
-        idx = self.rng.integers(0, src_shape[0], count).astype(index_dtype)
+        idx = self.mem.copy_of(self.rng.integers(0, src_shape[0], count).astype(index_dtype))
         out_shape = (count,) + tuple(src_shape[1:])
-        dst = np.zeros(out_shape, np.float32)
+        dst = self.mem.zeros(out_shape, np.float32)
         expected = np.take(src, idx.astype(np.int64), axis=0)
         nbytes = idx.nbytes + 2 * dst.nbytes
         case = Case(name, "gather", "%d of %s, %s index" % (
@@ -411,7 +503,8 @@ def case_list(quick):
         def build(f, name=name, dt=dt, sm_dt=sm_dt, t_dt=t_dt, np_note=np_note):
             td = getattr(f.torch, t_dt) if (t_dt and f.torch is not None) else None
             # bfloat16 data: rounded normal numbers (random bits would include NaNs).
-            src = (f32_to_bf16_bits(f.random((n2, n2), np.float32)) if t_dt == "bfloat16"
+            src = (f.mem.copy_of(f32_to_bf16_bits(f.random((n2, n2), np.float32)))
+                   if t_dt == "bfloat16"
                    else f.random((n2, n2), dt))
             return f.copy(name, "copy", src, (1, 0), dt, groups=T2,
                           sm_src=sm_dt, sm_dst=sm_dt, torch_src=td, torch_dst=td,
@@ -653,6 +746,16 @@ def print_report(meta, results, target_lines, out):
     w("threads: stridemem %d, torch %s, NumPy 1; NumPy %s, torch %s; %d reps%s; library %s\n" % (
         meta["threads_stridemem"], meta["threads_torch"], meta["numpy"], meta["torch"],
         meta["reps"], ", QUICK sizes" if meta["quick"] else "", meta["library"]))
+    shares = [r["huge_page_share"] for r in results if r["huge_page_share"] is not None]
+    w("pages: %s asked for every timed buffer (the references' too); on huge pages: %s\n" % (
+        meta["pages"], "%.0f-%.0f%% of each case's buffers" % (100 * min(shares), 100 * max(shares))
+        if shares else "unknown (no /proc/self/smaps)"))
+    for r in results:
+        s = r["huge_page_share"]
+        if s is not None and (s < 0.9 if meta["pages"] == "huge" else s > 0.1):
+            w("WARNING %s: %.0f%% of its buffers on huge pages, %s was asked: the kernel "
+              "decided otherwise, so its ratios mix page kinds\n" % (r["name"], 100 * s,
+                                                                     meta["pages"]))
     if not meta["torch"]:
         w("torch: not used (%s): its columns are n/a\n" % meta["torch_missing_why"])
     else:
@@ -708,6 +811,10 @@ def main(argv):
     ap.add_argument("--quick", action="store_true",
                     help="small sizes, 8 MiB flush, 2 reps: checks the driver, not the engine")
     ap.add_argument("--no-torch", action="store_true", help="run as if torch were missing")
+    ap.add_argument("--pages", choices=PAGE_KINDS, default="huge",
+                    help="the pages of every timed buffer, the references' included: huge "
+                    "(2 MiB transparent huge pages, the default: what NumPy's large allocations "
+                    "and stridemem's storages ask for) or 4k")
     ap.add_argument("--json", metavar="PATH", help="write everything machine-readable here")
     args = ap.parse_args(argv)
     reps = args.reps if args.reps is not None else (2 if args.quick else 10)
@@ -756,7 +863,7 @@ def main(argv):
         pause = min(0.2, max(0.03, 3 * spin))
     flush = Flusher(8 if args.quick else 96)
 
-    factory = CaseFactory(lib, torch, args.quick)
+    factory = CaseFactory(lib, torch, args.quick, Memory(args.pages))
     results = []
     for i, (name, build) in enumerate(selected):
         t_case = time.time()
@@ -781,7 +888,9 @@ def main(argv):
         if case.torch is not None:
             contestants += [("torch", case.torch, None), ("copy_torch", case.ref_torch, None)]
         cold, warm = measure(contestants, reps, flush, pause)
+        share = huge_page_share([x for x in case.keep if isinstance(x, np.ndarray)])
         r = {"name": name, "kind": case.kind, "groups": sorted(case.groups),
+             "huge_page_share": share,
              "shape": case.shape_text, "bytes": case.nbytes, "copy_bytes": case.ref_nbytes,
              "numpy_note": case.numpy_note, "checks_passed": passed,
              "check_failures": failures, "cold": {}, "warm": {}}
@@ -823,6 +932,7 @@ def main(argv):
         "torch_missing_why": None if torch is not None else torch_missing_why,
         "torch_spin_cpu_s": spin, "pause_s": pause, "reps": reps, "quick": args.quick,
         "library": os.path.abspath(path), "python": sys.version.split()[0],
+        "pages": args.pages,
     }
     target_lines = targets(results, torch is not None)
     print_report(meta, results, target_lines, sys.stdout)

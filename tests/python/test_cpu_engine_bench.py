@@ -8,8 +8,9 @@ there, its correctness checks ran and passed for stridemem, every timing is
 positive, and the targets are reported. It runs twice: with torch (when the
 interpreter has it) and with --no-torch, where every torch number must be
 null and the torch targets reported as not checked. It also checks the two
-helpers the driver's bit-exact comparisons rest on. It says nothing about
-speed: --quick sizes are too small for that.
+helpers the driver's bit-exact comparisons rest on, and that every timed
+buffer, the reference copy's included, is on the kind of pages asked for
+(--pages). It says nothing about speed: --quick sizes are too small for that.
 
 The library is $STRIDEMEM_LIB (ctest sets it), else the driver's own search.
 """
@@ -35,11 +36,11 @@ def positive(x):
     return isinstance(x, (int, float)) and x > 0
 
 
-def run(with_torch):
-    what = "with torch" if with_torch else "--no-torch"
+def run(with_torch, pages):
+    what = ("with torch" if with_torch else "--no-torch") + ", --pages " + pages
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "bench.json")
-        cmd = [sys.executable, DRIVER, "--quick", "--reps", "1", "--json", path]
+        cmd = [sys.executable, DRIVER, "--quick", "--reps", "1", "--json", path, "--pages", pages]
         for c in CASES:
             cmd += ["--only", c]
         if not with_torch:
@@ -52,7 +53,8 @@ def run(with_torch):
         with open(path) as f:
             data = json.load(f)
     meta, cases = data["meta"], data["cases"]
-    R.check(meta["quick"] is True and meta["reps"] == 1, "%s: meta %r" % (what, meta))
+    R.check(meta["quick"] is True and meta["reps"] == 1 and meta["pages"] == pages,
+            "%s: meta %r" % (what, meta))
     R.check(positive(meta["threads_stridemem"]), "%s: stridemem threads %r"
             % (what, meta["threads_stridemem"]))
     by_name = {c["name"]: c for c in cases}
@@ -62,6 +64,10 @@ def run(with_torch):
         c = by_name.get(name)
         if c is None:
             continue
+        share = c["huge_page_share"]
+        # The kernel may refuse huge pages (none free), never grant forbidden ones.
+        R.check(share is not None and 0 <= share <= 1 and (pages == "huge" or share == 0),
+                "%s %s: huge_page_share %r" % (what, name, share))
         R.check("stridemem" in c["checks_passed"] and not c["check_failures"],
                 "%s %s: correctness checks %r, failures %r"
                 % (what, name, c["checks_passed"], c["check_failures"]))
@@ -130,6 +136,50 @@ def check_exactness_helpers():
             "f32_to_bf16_bits(NaN) = 0x%04X is not a NaN" % nan)
 
 
+def vm_flags(addr):
+    """The VmFlags of the mapping holding addr (/proc/self/smaps)."""
+    inside = False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split(None, 1)[0]
+            if "-" in head and ":" not in head:
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= addr < hi
+            elif inside and head == "VmFlags:":
+                return line.split()[1:]
+    return None
+
+
+def check_memory():
+    """Memory.empty: 2 MiB aligned, advised before the first touch: "hg"
+    (MADV_HUGEPAGE) or "nh" (MADV_NOHUGEPAGE) in the mapping's flags, private
+    (a shared anonymous mapping is shmem, which transparent huge pages leave
+    alone), and huge_page_share reads what the kernel granted."""
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(DRIVER))
+    import cpu_engine_bench as bench
+    for pages, flag in (("huge", "hg"), ("4k", "nh")):
+        mem = bench.Memory(pages)
+        a = mem.zeros((3, 5 << 18), np.float32)  # 15 MiB
+        R.equal(a.shape, (3, 5 << 18), "Memory(%s).zeros: shape" % pages)
+        R.check(a.flags.c_contiguous and a.flags.writeable and not a.any(),
+                "Memory(%s).zeros: a writable row-major array of zeros" % pages)
+        R.equal(a.ctypes.data % bench.HUGE_PAGE, 0, "Memory(%s): 2 MiB aligned" % pages)
+        flags = vm_flags(a.ctypes.data) or []
+        R.check(flag in flags and "sh" not in flags,
+                "Memory(%s): mapping flags %r, want %s and private" % (pages, flags, flag))
+        share = bench.huge_page_share([a])
+        R.check(share is not None and 0 <= share <= 1 and (pages == "huge" or share == 0),
+                "Memory(%s): huge_page_share %r" % (pages, share))
+        b = mem.copy_of(np.arange(7, dtype=np.int16))
+        R.check(b.dtype == np.int16 and list(b) == list(range(7)), "Memory(%s).copy_of" % pages)
+    try:
+        bench.Memory("2m")
+        R.fail("Memory('2m') accepted")
+    except ValueError:
+        pass
+
+
 def main():
     try:
         import numpy  # noqa: F401
@@ -144,9 +194,10 @@ def main():
         have_torch = False
         R.skip("the run with torch", "this interpreter has no torch (%s)" % e)
     check_exactness_helpers()
+    check_memory()
     if have_torch:
-        run(True)
-    run(False)
+        run(True, "huge")
+    run(False, "4k")
     return R.finish()
 
 
