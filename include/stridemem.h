@@ -806,7 +806,12 @@ SM_API sm_status sm_to_dlpack_ex(sm_tensor t, uint32_t flags, const sm_device* d
  * the address space is refused (SM_ERR_INVALID_ARGUMENT / SM_ERR_OUT_OF_BOUNDS).
  * One of this library's own exports coming back is a view of the exporting
  * tensor's storage itself: same storage (sm_same_storage), same version
- * counter, and its deleter runs during this call. */
+ * counter, and its deleter runs during this call. Untouched, it comes back at
+ * the exported tensor's own offset; metadata the consumer moved (data,
+ * byte_offset, shape, strides, dtype) names the element of that storage it
+ * starts at, and metadata that lands outside the storage or between its
+ * elements (SM_ERR_OUT_OF_BOUNDS) or on another device (SM_ERR_DEVICE) is
+ * refused. */
 SM_API sm_status sm_from_dlpack(void* managed, int versioned, sm_tensor* out);
 
 /* ------------------------------------------------------------------------ */

@@ -29,14 +29,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import cpu_engine_bench as B  # noqa: E402
 
 
-def main():
+def expected(view):
+    """What every library's copy of the case must hold, byte for byte."""
+    return np.ascontiguousarray(view)
+
+
+def check(name, got, want):
+    """Exits naming the library whose copy is not bit-exact."""
+    if not np.array_equal(got.view(np.uint8), want.view(np.uint8)):
+        sys.exit("%s: wrong result" % name)
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", required=True)
     ap.add_argument("--lib", action="append", required=True, help="NAME=PATH (repeatable)")
     ap.add_argument("--reps", type=int, default=21)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--thread-time", action="store_true")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     shape, perm, dt = a.case.split(":")
     shape = tuple(int(x) for x in shape.split(","))
     perm = tuple(int(x) for x in perm.split(","))
@@ -47,7 +58,7 @@ def main():
            src.view(np.int8).astype(dt) if dt.itemsize == 1 else
            rng.standard_normal(int(np.prod(shape)), dtype=np.float32).astype(dt)).reshape(shape)
     view = src.transpose(perm)
-    want = np.ascontiguousarray(view)
+    want = expected(view)
     dst = np.zeros(want.shape, dt)
     ref_src = np.ones(max(src.nbytes, dst.nbytes), np.uint8)
     ref_dst = np.zeros_like(ref_src)
@@ -74,8 +85,7 @@ def main():
             dst[...] = 0
             t_copy = timed(L, rd, rs)
             t = timed(L, hd, hs)
-            if not np.array_equal(dst.view(np.uint8), want.view(np.uint8)):
-                sys.exit("%s: wrong result" % name)
+            check(name, dst, want)
             if rep:
                 ratios[name].append(t_copy / t)
                 gbps[name].append(nbytes / t / 1e9)

@@ -188,26 +188,51 @@ namespace {
 // One of this library's own exports coming back: a view of the exporting
 // storage itself, so writes through it bump the same version counter and
 // sm_same_storage sees one storage, as for any other view. The export is
-// consumed (its deleter runs now: the view holds the storage). Null when the
-// DLPack metadata does not describe whole elements of that storage; shape,
-// bounds and alignment are checked as for sm_tensor_from_storage.
+// consumed (its deleter runs now: the view holds the storage).
+//
+// A consumer owns the managed tensor and may slice its DLTensor in place
+// before handing it back (another data pointer or byte_offset, shape,
+// strides, dtype), so one rule places every import: its first element is the
+// export's own first element, at the offset the exported tensor holds, moved
+// by as many bytes as the consumer moved the data address (none for an
+// untouched export). Addresses alone cannot give that offset: an empty view
+// may sit at any offset, where base + offset * itemsize wraps around the
+// address space. The sum is exact (128-bit), so no offset wraps. Everything
+// an own export describes lies in its storage: metadata that lands before
+// it, between its elements, past the offsets a view can have or on another
+// device is refused (the caller keeps the export), never wrapped as a second
+// storage over the same bytes with a second version counter. Shape, bounds
+// and alignment are checked as for sm_tensor_from_storage.
 TensorPtr view_of_own_export(const ExportContext& ctx, const void* first, const int64_t* shape,
                              const int64_t* strides, int ndim, DType dtype, Device dev) {
   const TensorImpl& exported = *ctx.keep;
   const StoragePtr& s = exported.storage();
-  if (dev != s->device()) return nullptr;
-  // The export's own first element: its offset as the tensor holds it. An
-  // empty view may sit at any offset, where base + offset * itemsize wraps
-  // around the address space, so the offset is not recovered from addresses.
-  if (first == exported.data() && dtype == exported.dtype())
-    return tensor_from_storage(s, shape, strides, ndim, exported.layout().offset, dtype);
-  // Metadata a consumer moved: whole elements at or after the storage's base.
-  const uintptr_t base = reinterpret_cast<uintptr_t>(s->data());
-  const uintptr_t at = reinterpret_cast<uintptr_t>(first);
-  const uintptr_t itemsize = dtype_size(dtype);
-  if (at < base || (at - base) % itemsize != 0) return nullptr;
-  return tensor_from_storage(s, shape, strides, ndim, static_cast<int64_t>((at - base) / itemsize),
-                             dtype);
+  if (dev != s->device())
+    fail(SM_ERR_DEVICE,
+         "this library's own DLPack export came back on device (%d, %d), its storage is on "
+         "(%d, %d): the consumer changed the device it lives on",
+         dev.type, dev.index, s->device().type, s->device().index);
+  // Modular difference read as signed: the move between two addresses, even
+  // when the export's own address wrapped.
+  const uint64_t moved_bits =
+      reinterpret_cast<uintptr_t>(first) - reinterpret_cast<uintptr_t>(exported.data());
+  int64_t moved;
+  std::memcpy(&moved, &moved_bits, sizeof moved);
+  using Wide = __int128;
+  const Wide itemsize = static_cast<Wide>(dtype_size(dtype));
+  // Bytes from the storage's base to the import's first element.
+  const Wide at =
+      static_cast<Wide>(exported.layout().offset) * static_cast<Wide>(exported.itemsize()) + moved;
+  const char* where = at < 0 ? "before its storage's first byte"
+                      : at % itemsize != 0 ? "between two elements of its dtype"
+                      : at / itemsize > INT64_MAX ? "past the largest offset a view can have"
+                      : nullptr;
+  if (where)
+    fail(SM_ERR_OUT_OF_BOUNDS,
+         "this library's own DLPack export came back with its first element (%s) moved %lld "
+         "bytes from the export's, %s: the consumer moved it out of the memory it was given",
+         dtype_name(dtype), (long long)moved, where);
+  return tensor_from_storage(s, shape, strides, ndim, static_cast<int64_t>(at / itemsize), dtype);
 }
 
 }  // namespace
@@ -258,10 +283,9 @@ TensorPtr from_dlpack(void* managed, bool versioned) {
          dl->data, (unsigned long long)byte_offset);
   void* first = reinterpret_cast<void*>(data + byte_offset);
   if (own) {
-    if (TensorPtr v = view_of_own_export(*own, first, dl->shape, dl->strides, dl->ndim, dtype, dev)) {
-      on_free();  // the export is consumed; v holds the storage
-      return v;
-    }
+    TensorPtr v = view_of_own_export(*own, first, dl->shape, dl->strides, dl->ndim, dtype, dev);
+    on_free();  // the export is consumed; v holds the storage
+    return v;
   }
   return wrap_foreign(first, dl->shape, dl->strides, dl->ndim, dtype, dev, std::move(on_free),
                       read_only, "DLPack tensor's data + byte_offset");

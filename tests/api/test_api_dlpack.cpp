@@ -1,6 +1,7 @@
 // DLPack through the C API: zero-copy export (legacy, versioned, _ex with
 // normalization) and import (deleter exactly once, read-only flag).
 #include <atomic>
+#include <functional>
 
 #include "api_test_util.hpp"
 #include "stridemem_dlpack.h"
@@ -510,25 +511,189 @@ TEST(DLPack, ReimportedOwnExportSharesStorageAndVersion) {
   }
 }
 
+// ---- own exports coming back, untouched or moved by their consumer ----
+
+namespace {
+
+sm_DLTensor& dl_of(void* m, int versioned) {
+  return versioned ? static_cast<sm_DLManagedTensorVersioned*>(m)->dl_tensor
+                   : static_cast<sm_DLManagedTensor*>(m)->dl_tensor;
+}
+
+// The consumer moves the metadata (`move`), and the import is refused:
+// nothing written or changed, and the export is still the caller's. The
+// metadata is put back as it was. False when the import went through: the
+// export is consumed then, and the caller must not touch it again.
+bool expect_own_refused(void* m, int versioned, const std::function<void(sm_DLTensor&)>& move,
+                        sm_status want, const char* what) {
+  sm_DLTensor& dl = dl_of(m, versioned);
+  const sm_DLTensor kept = dl;
+  const int64_t shape0 = dl.ndim > 0 ? dl.shape[0] : 0;
+  move(dl);
+  const GlobalSnap g0 = global_snap();
+  sm_tensor out = sentinel_tensor();
+  SCOPED_TRACE(what);
+  const sm_status st = sm_from_dlpack(m, versioned, &out);
+  if (st == SM_OK) {
+    ADD_FAILURE() << what << ": imported, the export is consumed";
+    sm_tensor_release(out);
+    return false;
+  }
+  SM_EXPECT_STATUS(st, want);
+  EXPECT_EQ(out, sentinel_tensor()) << what;
+  EXPECT_EQ(global_snap(), g0) << what;
+  EXPECT_FALSE(std::string(sm_last_error()).empty()) << what;
+  dl = kept;
+  if (dl.ndim > 0) dl.shape[0] = shape0;
+  return true;
+}
+
+}  // namespace
+
 // An empty view may sit at any storage offset, INT64_MAX included, where its
 // address (storage base + offset * itemsize) wraps around the address space.
 // Coming back, the export is still a view of its own storage, at its own
-// offset: no second storage wrapped around the wrapped address.
+// offset: no second storage wrapped around the wrapped address. Moved by the
+// consumer three elements back, it is a view at the moved offset, and one
+// element on from INT64_MAX (an offset no view can have) it is refused.
 TEST(DLPack, ReimportedEmptyExportAtAHugeOffsetIsStillAViewOfItsStorage) {
   for (int versioned = 0; versioned < 2; ++versioned) {
     for (int64_t offset : {int64_t{0}, int64_t{5}, INT64_MAX, INT64_MAX / 2 + 7, int64_t{1} << 62}) {
-      const int64_t storages0 = stats().active_storages;
-      Tensor base = iota<float>({3, 4});
-      const int64_t shape[2] = {0, 4}, strides[2] = {4, 1};
-      Tensor empty_view;
-      SM_ASSERT_OK(sm_as_strided(base, shape, strides, 2, offset, empty_view.out()));
-      void* m = nullptr;
-      SM_ASSERT_OK(sm_to_dlpack(empty_view, versioned, &m));
-      Tensor back;
-      SM_ASSERT_OK(sm_from_dlpack(m, versioned, back.out()));
-      EXPECT_EQ(same_storage(back, base), 1) << "offset " << offset;
-      expect_layout(back, {0, 4}, {4, 1}, offset);
-      EXPECT_EQ(stats().active_storages, storages0 + 1) << "offset " << offset << ": one storage, base's";
+      for (int64_t moved : {int64_t{0}, int64_t{-3}}) {
+        if (offset + moved < 0) continue;
+        SCOPED_TRACE(testing::Message() << "offset " << offset << " moved " << moved);
+        const int64_t storages0 = stats().active_storages;
+        Tensor base = iota<float>({3, 4});
+        const int64_t shape[2] = {0, 4}, strides[2] = {4, 1};
+        Tensor empty_view;
+        SM_ASSERT_OK(sm_as_strided(base, shape, strides, 2, offset, empty_view.out()));
+        void* m = nullptr;
+        SM_ASSERT_OK(sm_to_dlpack(empty_view, versioned, &m));
+        if (offset == INT64_MAX && moved == 0) {
+          ASSERT_TRUE(expect_own_refused(m, versioned,
+                                         [](sm_DLTensor& d) { d.byte_offset = sizeof(float); },
+                                         SM_ERR_OUT_OF_BOUNDS, "offset INT64_MAX + 1"));
+          expect_error_mentions({"past the largest offset"});
+        }
+        sm_DLTensor& dl = dl_of(m, versioned);
+        dl.data = static_cast<char*>(dl.data) + moved * static_cast<int64_t>(sizeof(float));
+        Tensor back;
+        SM_ASSERT_OK(sm_from_dlpack(m, versioned, back.out()));
+        EXPECT_EQ(same_storage(back, base), 1);
+        expect_layout(back, {0, 4}, {4, 1}, offset + moved);
+        EXPECT_EQ(stats().active_storages, storages0 + 1) << "one storage, base's";
+      }
     }
+  }
+}
+
+// DLPack hands the consumer the managed tensor: it may narrow the DLTensor
+// (data, byte_offset, shape, strides, dtype) before passing it on. One of our
+// own exports moved so still comes back as a view of its storage, at the
+// element the moved metadata names, and an untouched one at its own offset.
+TEST(DLPack, ReimportedOwnExportTheConsumerMovedIsAViewAtTheMovedElement) {
+  for (int versioned = 0; versioned < 2; ++versioned) {
+    Tensor base = iota<float>({3, 4});
+    Tensor col;
+    SM_ASSERT_OK(sm_select(base, 1, 2, col.out()));  // {3}, strides {4}, offset 2
+    const int64_t storages0 = stats().active_storages;
+    auto reimport = [&](const std::function<void(sm_DLTensor&)>& move, Tensor* back) {
+      void* m = nullptr;
+      SM_ASSERT_OK(sm_to_dlpack(col, versioned, &m));
+      move(dl_of(m, versioned));
+      SM_ASSERT_OK(sm_from_dlpack(m, versioned, back->out()));
+      EXPECT_EQ(same_storage(*back, base), 1);
+      EXPECT_EQ(stats().active_storages, storages0) << "no second storage";
+    };
+    Tensor exact, by_offset, by_data, as_bytes;
+    reimport([](sm_DLTensor&) {}, &exact);
+    expect_layout(exact, {3}, {4}, 2);
+    // Rows 1..2 of the column: byte_offset moves one row on.
+    reimport([](sm_DLTensor& dl) {
+      dl.byte_offset += 4 * sizeof(float);
+      dl.shape[0] = 2;
+    }, &by_offset);
+    expect_layout(by_offset, {2}, {4}, 6);
+    EXPECT_EQ(read<float>(by_offset), (std::vector<float>{6, 10}));
+    // The data pointer moved back to the storage's first element, the whole
+    // tensor described as one row-major block.
+    int64_t whole[2] = {3, 4}, dense[2] = {4, 1};
+    reimport([&](sm_DLTensor& dl) {
+      dl.data = static_cast<char*>(dl.data) - 2 * sizeof(float);
+      dl.ndim = 2;
+      dl.shape = whole;
+      dl.strides = dense;
+    }, &by_data);
+    expect_layout(by_data, {3, 4}, {4, 1}, 0);
+    EXPECT_EQ(read<float>(by_data), read<float>(base));
+    // Another dtype: the bytes of element 6, at byte 24 of the storage.
+    int64_t four[1] = {4}, one[1] = {1};
+    reimport([&](sm_DLTensor& dl) {
+      dl.byte_offset = 4 * sizeof(float);
+      dl.dtype = sm_DLDataType{sm_kDLUInt, 8, 1};
+      dl.shape = four;
+      dl.strides = one;
+    }, &as_bytes);
+    expect_layout(as_bytes, {4}, {1}, 24);
+    float six = 0;
+    SM_ASSERT_OK(sm_copy_to_host(as_bytes, &six, sizeof six));
+    EXPECT_EQ(six, 6.0f);
+    // A write through a moved import bumps the storage's one version counter.
+    const int64_t v0 = version_of(base);
+    SM_ASSERT_OK(sm_inplace_scalar(by_offset, SM_OP_ADD, 100, 0));
+    EXPECT_EQ(version_of(base), v0 + 1);
+    EXPECT_EQ(read<float>(col), (std::vector<float>{2, 106, 110}));
+  }
+}
+
+// Everything an own export describes lies in its storage: a first element
+// moved before it, between two elements or past its end is refused and the
+// export stays the caller's (never wrapped as a second storage over the same
+// bytes, with a second version counter).
+TEST(DLPack, ReimportedOwnExportMovedOutOfItsStorageIsRefused) {
+  for (int versioned = 0; versioned < 2; ++versioned) {
+    Tensor base = iota<float>({3, 4});
+    Tensor col;
+    SM_ASSERT_OK(sm_select(base, 1, 2, col.out()));
+    void* m = nullptr;
+    SM_ASSERT_OK(sm_to_dlpack(col, versioned, &m));
+    // One element before the storage.
+    ASSERT_TRUE(expect_own_refused(m, versioned, [](sm_DLTensor& dl) {
+      dl.data = static_cast<char*>(dl.data) - 3 * sizeof(float);
+    }, SM_ERR_OUT_OF_BOUNDS, "before the storage"));
+    expect_error_mentions({"own DLPack export", "before its storage"});
+    // Half a float on.
+    ASSERT_TRUE(expect_own_refused(m, versioned, [](sm_DLTensor& dl) { dl.byte_offset = 2; },
+                                   SM_ERR_OUT_OF_BOUNDS, "between elements"));
+    expect_error_mentions({"between two elements"});
+    // A fourth row the storage does not have.
+    ASSERT_TRUE(expect_own_refused(m, versioned, [](sm_DLTensor& dl) { dl.shape[0] = 4; },
+                                   SM_ERR_OUT_OF_BOUNDS, "past the end"));
+    Tensor back;  // untouched, the export is still there to import
+    SM_ASSERT_OK(sm_from_dlpack(m, versioned, back.out()));
+    expect_layout(back, {3}, {4}, 2);
+    EXPECT_EQ(same_storage(back, base), 1);
+  }
+}
+
+// Moved onto another device (pinned host memory relabelled as CPU memory):
+// refused, the storage's device is where its bytes are.
+TEST(DLPack, ReimportedOwnExportOnAnotherDeviceIsRefused) {
+  int32_t ncuda = 0;
+  SM_ASSERT_OK(sm_cuda_device_count(&ncuda));
+  if (ncuda <= 0) GTEST_SKIP() << "no usable CUDA device (pinned host memory needs one)";
+  const int64_t shape[1] = {4};
+  for (int versioned = 0; versioned < 2; ++versioned) {
+    Tensor pinned;
+    SM_ASSERT_OK(sm_empty(shape, 1, SM_FLOAT32, sm_device{SM_DEVICE_CUDA_HOST, 0}, pinned.out()));
+    void* m = nullptr;
+    SM_ASSERT_OK(sm_to_dlpack(pinned, versioned, &m));
+    ASSERT_TRUE(expect_own_refused(
+        m, versioned, [](sm_DLTensor& dl) { dl.device = sm_DLDevice{sm_kDLCPU, 0}; },
+        SM_ERR_DEVICE, "relabelled as CPU"));
+    expect_error_mentions({"own DLPack export", "device"});
+    Tensor back;
+    SM_ASSERT_OK(sm_from_dlpack(m, versioned, back.out()));
+    EXPECT_EQ(same_storage(back, pinned), 1);
   }
 }

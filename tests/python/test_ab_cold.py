@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Smoke test of bench/cpu/ab_cold.py, the A/B driver behind the tables of
+bench/RESULTS.md.
+
+Runs the driver as its usage shows, on a tiny case with two names for the
+same library and a few reps, and checks its table: the case line, one line
+per name in the order given, every ratio and speed a positive number with
+the quartiles around the median. Then, in this process, it swaps the
+driver's reference for one with a single byte changed and checks the run
+stops naming the first library ("wrong result"), which is what keeps a
+table from being printed for a library that copies wrongly. It says nothing
+about speed: the case is too small for that.
+
+The library is $STRIDEMEM_LIB (ctest sets it), else build/libstridemem.so.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DRIVER_DIR = os.path.join(REPO, "bench", "cpu")
+DRIVER = os.path.join(DRIVER_DIR, "ab_cold.py")
+sys.path.insert(0, HERE)
+from _util import Results  # noqa: E402
+
+R = Results("test_ab_cold")
+LIB = os.environ.get("STRIDEMEM_LIB") or os.path.join(REPO, "build", "libstridemem.so")
+CASE = "6,5,4:2,0,1:float32"
+NUMBER = r"(\d+\.\d+)"
+ROW = re.compile(r"^(\S+)\s+of copy: median %s \(q1-q3 %s-%s\)\s+%s GB/s median$"
+                 % (NUMBER, NUMBER, NUMBER, NUMBER))
+
+
+def args(reps):
+    return ["--case", CASE, "--lib", "main=" + LIB, "--lib", "new=" + LIB,
+            "--reps", str(reps), "--threads", "1"]
+
+
+def table():
+    p = subprocess.run([sys.executable, DRIVER] + args(4), capture_output=True, text=True,
+                       timeout=120)
+    if not R.check(p.returncode == 0, "driver exited %d\nstdout:\n%s\nstderr:\n%s"
+                   % (p.returncode, p.stdout, p.stderr)):
+        return
+    lines = p.stdout.splitlines()
+    R.equal(lines[:1], ["%s, 1 threads, wall, 4 reps" % CASE], "the case line")
+    rows = [ROW.match(line) for line in lines[1:]]
+    if not R.check(len(rows) == 2 and all(rows), "two table rows, got:\n%s" % p.stdout):
+        return
+    R.equal([m.group(1) for m in rows], ["main", "new"], "the names, in the order given")
+    for m in rows:
+        median, q1, q3, gbps = (float(m.group(i)) for i in range(2, 6))
+        R.check(median > 0 and q1 > 0 and q3 > 0 and gbps > 0,
+                "%s: every figure positive: %s" % (m.group(1), m.group(0)))
+        R.check(q1 <= median <= q3, "%s: quartiles around the median: %s"
+                % (m.group(1), m.group(0)))
+
+
+def wrong_reference_is_caught():
+    sys.path.insert(0, DRIVER_DIR)
+    import ab_cold
+
+    right = ab_cold.expected
+
+    def one_byte_off(view):
+        want = right(view).copy()
+        want.view(np.uint8).flat[7] ^= 1
+        return want
+
+    ab_cold.expected = one_byte_off
+    try:
+        R.raises_exc(SystemExit, lambda: ab_cold.main(args(1)), "a reference one byte off",
+                     mentions=["main: wrong result"])
+    finally:
+        ab_cold.expected = right
+    # The check itself: equal bytes pass, one changed byte stops the run.
+    a = np.arange(6, dtype=np.float32)
+    ab_cold.check("same", a, a.copy())
+    R.ok()
+    b = a.copy()
+    b.view(np.uint8)[0] ^= 1
+    R.raises_exc(SystemExit, lambda: ab_cold.check("lib", b, a), "one byte changed",
+                 mentions=["lib: wrong result"])
+
+
+if __name__ == "__main__":
+    if not os.path.exists(LIB):
+        R.fail("no library at %s (set STRIDEMEM_LIB)" % LIB)
+    else:
+        R.run("table", table)
+        R.run("wrong_reference_is_caught", wrong_reference_is_caught)
+    sys.exit(R.finish())
