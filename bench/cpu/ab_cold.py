@@ -9,7 +9,12 @@ is the case's speed over that copy's, so a rep where another process took a
 core counts against both; the table shows the median and quartiles of those
 ratios over the reps (the first rep, which faults pages in, is not counted).
 --thread-time (with --threads 1) times thread CPU time instead of wall time,
-which other processes disturb less.
+which other processes disturb less. Every buffer, the case's and the
+reference copy's, is on the pages --pages asks for (cpu_engine_bench.Memory:
+huge, the default, or 4k), and the header says how much of them the kernel
+put on huge pages. With 4 KiB pages the physical frames, and with them the
+cache sets a strided walk lands in, differ from run to run: compare builds
+within one run, not across runs.
 
     /usr/bin/python3 bench/cpu/ab_cold.py --case 64,64,64,64:3,2,1,0:float32 \\
         --lib main=/tmp/main-cpu/libstridemem.so --lib new=build/libstridemem.so
@@ -47,7 +52,9 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=21)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--thread-time", action="store_true")
+    ap.add_argument("--pages", choices=B.PAGE_KINDS, default="huge")
     a = ap.parse_args(argv)
+    mem = B.Memory(a.pages)
     shape, perm, dt = a.case.split(":")
     shape = tuple(int(x) for x in shape.split(","))
     perm = tuple(int(x) for x in perm.split(","))
@@ -57,11 +64,14 @@ def main(argv=None):
     src = (src.astype(np.bool_) if dt == np.bool_ else
            src.view(np.int8).astype(dt) if dt.itemsize == 1 else
            rng.standard_normal(int(np.prod(shape)), dtype=np.float32).astype(dt)).reshape(shape)
+    src = mem.copy_of(src)
     view = src.transpose(perm)
     want = expected(view)
-    dst = np.zeros(want.shape, dt)
-    ref_src = np.ones(max(src.nbytes, dst.nbytes), np.uint8)
-    ref_dst = np.zeros_like(ref_src)
+    dst = mem.zeros(want.shape, dt)
+    ref_src = mem.zeros((max(src.nbytes, dst.nbytes),), np.uint8)
+    ref_src[...] = 1
+    ref_dst = mem.zeros(ref_src.shape, np.uint8)
+    share = B.huge_page_share([src, dst, ref_src, ref_dst])
     libs = []
     for spec in a.lib:
         name, path = spec.split("=", 1)
@@ -89,8 +99,9 @@ def main(argv=None):
             if rep:
                 ratios[name].append(t_copy / t)
                 gbps[name].append(nbytes / t / 1e9)
-    print("%s, %d threads, %s, %d reps" % (a.case, a.threads,
-                                           "thread time" if a.thread_time else "wall", a.reps))
+    print("%s, %d threads, %s, %d reps, %s pages asked (%s of the buffers on huge pages)"
+          % (a.case, a.threads, "thread time" if a.thread_time else "wall", a.reps, a.pages,
+             "?" if share is None else "%.0f%%" % (100 * share)))
     for name in ratios:
         v = sorted(ratios[name])
         print("%-10s of copy: median %.3f (q1-q3 %.3f-%.3f)   %.2f GB/s median"

@@ -3,7 +3,9 @@
 bench/RESULTS.md.
 
 Runs the driver as its usage shows, on a tiny case with two names for the
-same library and a few reps, and checks its table: the case line, one line
+same library and a few reps, once per kind of pages (--pages), and checks
+its table: the case line (with the pages asked and how much of the buffers
+the kernel put on huge pages: none where 4k was asked), one line
 per name in the order given, every ratio and speed a positive number with
 the quartiles around the median. Then, in this process, it swaps the
 driver's reference for one with a single byte changed and checks the run
@@ -36,19 +38,28 @@ ROW = re.compile(r"^(\S+)\s+of copy: median %s \(q1-q3 %s-%s\)\s+%s GB/s median$
                  % (NUMBER, NUMBER, NUMBER, NUMBER))
 
 
-def args(reps):
+HEADER = re.compile(r"^%s, 1 threads, wall, 4 reps, (huge|4k) pages asked "
+                    r"\((\d+)%% of the buffers on huge pages\)$" % re.escape(CASE))
+
+
+def args(reps, pages="huge"):
     return ["--case", CASE, "--lib", "main=" + LIB, "--lib", "new=" + LIB,
-            "--reps", str(reps), "--threads", "1"]
+            "--reps", str(reps), "--threads", "1", "--pages", pages]
 
 
-def table():
-    p = subprocess.run([sys.executable, DRIVER] + args(4), capture_output=True, text=True,
+def table(pages):
+    p = subprocess.run([sys.executable, DRIVER] + args(4, pages), capture_output=True, text=True,
                        timeout=120)
     if not R.check(p.returncode == 0, "driver exited %d\nstdout:\n%s\nstderr:\n%s"
                    % (p.returncode, p.stdout, p.stderr)):
         return
     lines = p.stdout.splitlines()
-    R.equal(lines[:1], ["%s, 1 threads, wall, 4 reps" % CASE], "the case line")
+    head = HEADER.match(lines[0]) if lines else None
+    if R.check(head is not None, "the case line: %r" % lines[:1]):
+        R.equal(head.group(1), pages, "the pages asked")
+        share = int(head.group(2))
+        R.check(0 <= share <= 100 and (pages == "huge" or share == 0),
+                "--pages %s: %d%% on huge pages" % (pages, share))
     rows = [ROW.match(line) for line in lines[1:]]
     if not R.check(len(rows) == 2 and all(rows), "two table rows, got:\n%s" % p.stdout):
         return
@@ -92,6 +103,7 @@ if __name__ == "__main__":
     if not os.path.exists(LIB):
         R.fail("no library at %s (set STRIDEMEM_LIB)" % LIB)
     else:
-        R.run("table", table)
+        R.run("table, huge pages", table, "huge")
+        R.run("table, 4k pages", table, "4k")
         R.run("wrong_reference_is_caught", wrong_reference_is_caught)
     sys.exit(R.finish())
