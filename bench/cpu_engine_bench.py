@@ -182,7 +182,7 @@ class Memory(object):
     Why one kind for all: a transpose touches a page per row where a copy
     touches one per 4 KiB, so the kind of pages moves a transpose much more
     than a copy. NumPy's own allocations differ by call: np.zeros is calloc'd
-    and gets 4 KiB pages, np.zeros_like, np.empty and astype get huge ones. A
+    and got 4 KiB pages, np.zeros_like and np.ascontiguousarray huge ones. A
     case whose destination came from np.zeros, judged against a copy between
     huge-page buffers, was judged on unequal memory (bench/RESULTS.md)."""
 
