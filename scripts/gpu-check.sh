@@ -6,6 +6,8 @@
 #                                               dlpack bindings bench (default: all)
 #   scripts/gpu-check.sh pack                  on the development machine: fill
 #                                               .gpu-deps/ (see below)
+#   STRIDEMEM_CUDA_ARCHITECTURES=90-real scripts/gpu-check.sh OUTDIR ...
+#                                               build for that GPU only (faster)
 #   scripts/gpu-check.sh rust-verdict LOG      the bindings step's check of a log
 #                                               of the Rust CUDA tests, alone
 #
@@ -144,6 +146,9 @@ step_build() {
   fi
   [ -d "$gt" ] && extra+=(-DGTest_ROOT="$gt")
   [ -d "$deps/include" ] && extra+=(-DCMAKE_CXX_FLAGS="-isystem $deps/include" -DCMAKE_C_FLAGS="-isystem $deps/include")
+  # STRIDEMEM_CUDA_ARCHITECTURES=90-real builds for the lent GPU alone: the
+  # default list (five targets) costs minutes of device time in nvcc.
+  [ -n "${STRIDEMEM_CUDA_ARCHITECTURES:-}" ] && extra+=(-DCMAKE_CUDA_ARCHITECTURES="$STRIDEMEM_CUDA_ARCHITECTURES")
   cmake -S . -B "$bld" -DCMAKE_BUILD_TYPE=Release -DSTRIDEMEM_CUDA=ON \
     -DSM_PYTHON="$py" "${extra[@]}" || return 1
   cmake --build "$bld" -j"$jobs" || return 1
@@ -170,7 +175,7 @@ step_tests() {
   # machine without it leaves them to CI and says so (the C MPI tests are
   # left out at configure time where MPI is missing).
   local log="$out/tests.ctest.log" rc=0 exclude="" mpi_note=""
-  if ! "$py" -c "import mpi4py" >/dev/null 2>&1; then
+  if ! "$py" -c "from mpi4py import MPI" >/dev/null 2>&1; then
     exclude='python\.test_mpi_datatypes|python\.mpi_ranks_np4'
     mpi_note="; no mpi4py here: the Python MPI tests run in CI only"
     echo "no mpi4py for $py: python.test_mpi_datatypes and python.mpi_ranks_np4 are left to CI"
@@ -218,7 +223,9 @@ step_sanitize() {
     local log="$1"; shift
     compute-sanitizer --error-exitcode 9 "$@" >>"$log" 2>&1 || rc=1
   }
-  for tool in memcheck racecheck synccheck initcheck; do
+  # STRIDEMEM_SANITIZE_TOOLS="racecheck" runs a subset: four instances, one
+  # tool each and each with its own OUTDIR, can share the GPU in parallel.
+  for tool in ${STRIDEMEM_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     local log="$out/sanitize.$tool.log" args=(--tool "$tool")
     : >"$log"
     [ "$tool" = memcheck ] && args+=(--leak-check full)
