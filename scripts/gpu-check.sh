@@ -308,7 +308,9 @@ step_bindings() {
 }
 
 # The benchmark against PyTorch and CuPy, its converting permutations
-# (f32->f16, f32->bf16, f16->f32 tiles) into convert.log, then the transpose
+# (f32->f16, f32->bf16, f16->f32 tiles) into convert.log, host <-> device
+# copies against cudaMemcpyAsync (bench/cuda/transfer_bench.cu) into
+# transfer.log, then the transpose
 # lab (standalone tile variants beside the library's own kernel, one factor
 # changed at a time: bench/cuda/transpose_variants.cu) into lab.log.
 step_bench() {
@@ -317,11 +319,14 @@ step_bench() {
   echo "== converting permutations"
   "$bld/bench/bench_cuda_bench" --conversion-tiles >"$out/convert.log" 2>&1 || rc=1
   cat "$out/convert.log"
+  echo "== host <-> device transfers"
+  "$bld/bench/bench_transfer_bench" >"$out/transfer.log" 2>&1 || rc=1
+  cat "$out/transfer.log"
   echo "== transpose lab"
   "$bld/bench/bench_transpose_variants" >"$out/lab.log" 2>&1 || rc=1
   cat "$out/lab.log"
   grep -q WRONG "$out/lab.log" && { echo "FAIL: a lab variant gave wrong results"; rc=1; }
-  note "targets: $(grep -cE '^  PASS' "$out/bench.log") PASS, $(grep -cE '^  FAIL' "$out/bench.log") FAIL; convert.log, lab.log"
+  note "targets: $(cat "$out/bench.log" "$out/transfer.log" | grep -cE '^  PASS') PASS, $(cat "$out/bench.log" "$out/transfer.log" | grep -cE '^  FAIL') FAIL; convert.log, transfer.log, lab.log"
   return $rc
 }
 
