@@ -1233,6 +1233,74 @@ TEST(PlanExecution, RandomFills) {
   }
 }
 
+// The scalar ops' walk (plan_unary): 16-byte units of dst where its runs
+// allow, each element of a unit updated in place, else element by element.
+// The emulation adds 1 to each element's first byte, so an element the walk
+// misses or visits twice, and any byte outside the view, shows.
+void bump_each_element(const TensorDesc& d, int dim, unsigned char* at) {
+  if (dim == d.ndim) {
+    ++*at;
+    return;
+  }
+  const int64_t elem = int64_t(dtype_size(d.dtype));
+  for (int64_t i = 0; i < d.sizes[dim]; ++i) bump_each_element(d, dim + 1, at + i * d.strides[dim] * elem);
+}
+
+TEST(PlanExecution, RandomScalarOps) {
+  std::mt19937 rng(7);
+  int units = 0, elements = 0;
+  for (int iter = 0; iter < 500; ++iter) {
+    const DType dt = kAll[rng() % 10];
+    View dst = random_view(rng, random_sizes(rng), dt, false);
+    View expect = dst;
+    expect.d.data = expect.buf.data() + (static_cast<unsigned char*>(dst.d.data) - dst.buf.data());
+    buffers() = {{dst.buf.data(), dst.buf.size()}, {expect.buf.data(), expect.buf.size()}};
+    bump_each_element(expect.d, 0, static_cast<unsigned char*>(expect.d.data));
+    const KernelPlan p = plan_unary(dst.d, DeviceProps{});
+    if (p.kind == KernelKind::Empty) continue;
+    ASSERT_EQ(p.kind, KernelKind::Elementwise);
+    const int64_t elem = int64_t(dtype_size(dt));
+    // 16-byte units or single elements: the two kernels launch_scalar_op has.
+    ASSERT_TRUE(p.unit_bytes == 0 || (p.unit_bytes == 16 && elem < 16 && !p.split16)) << p.unit_bytes;
+    const int64_t step = p.unit_bytes ? p.unit_bytes : elem;
+    (p.unit_bytes ? units : elements)++;
+    const auto calc = make_offset_calc<uint64_t, 1>(p);
+    unsigned char* base = static_cast<unsigned char*>(dst.d.data) + p.byte_offset[0];
+    for (int64_t lin = 0; lin < p.numel; ++lin) {
+      int64_t o[1];
+      if (p.contiguous) o[0] = lin;
+      else calc.get(static_cast<uint64_t>(lin), o);
+      unsigned char* u = base + o[0] * step;
+      ASSERT_TRUE(in_bounds(u, static_cast<size_t>(step)));
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(u) % static_cast<uintptr_t>(step == 16 ? 16 : 1), 0u);
+      for (int64_t k = 0; k < step / elem; ++k) ++u[k * elem];
+    }
+    ASSERT_TRUE(dst.buf == expect.buf) << "scalar op on " << dtype_name(dt) << " " << describe(dst.d);
+  }
+  // Both kernels were planned (the random views include contiguous runs).
+  EXPECT_GT(units, 20);
+  EXPECT_GT(elements, 20);
+}
+
+TEST(PlanUnary, SixteenByteUnitsWhereDstRunsAllow) {
+  DeviceProps props;
+  KernelPlan p = plan_unary(desc(kDst, DType::F16, {1000, 64}, {64, 1}), props);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_TRUE(p.contiguous);
+  EXPECT_EQ(p.numel, 1000 * 64 / 8);
+  // rows of 48 floats in a buffer 64 wide: units per row
+  p = plan_unary(desc(kDst, DType::F32, {64, 48}, {64, 1}), props);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_FALSE(p.contiguous);
+  EXPECT_EQ(p.numel, 64 * 48 / 4);
+  // a start 2 bytes past 16, a transposed view, 16-byte elements: elements
+  EXPECT_EQ(plan_unary(desc(at(kDst, 2), DType::F16, {1000, 64}, {64, 1}), props).unit_bytes, 0);
+  p = plan_unary(desc(kDst, DType::F32, {100, 3}, {3, 100}), props);
+  EXPECT_EQ(p.unit_bytes, 0);
+  EXPECT_EQ(p.numel, 300);
+  EXPECT_EQ(plan_unary(desc(kDst, DType::C128, {64}, {1}), props).unit_bytes, 0);
+}
+
 TEST(PlanExecution, RandomInPlaceAdds) {
   std::mt19937 rng(3);
   int kinds[4] = {};

@@ -1,7 +1,8 @@
 // In-place ops with scalar operands on one GPU: fills write one converted
 // element (vectorized when the destination is contiguous); the other ops run
 // scalar_op_element (core/element_ops.hpp, the CPU's definition) in one
-// kernel per dtype with the op chosen at run time.
+// kernel per dtype with the op chosen at run time, on 16-byte units of a
+// contiguous destination where plan_unary finds them, else element by element.
 #include <cstring>
 
 #include "backend/cuda/cuda_kernels.hpp"
@@ -40,6 +41,31 @@ struct ScalarOpF {
   template <typename Off>
   __device__ __forceinline__ void store(const Off* o, Value v) const {
     store_at<T>(dst, o[0], v);
+  }
+};
+
+// A 16-byte unit of a contiguous run (plan_unary's units): every element
+// of it goes through the same scalar_op_element as ScalarOpF's.
+template <typename T>
+struct ScalarOpUnits {
+  static constexpr int kElems = 16 / static_cast<int>(sizeof(T));
+  using Value = uint4;
+  char* dst;
+  int op;
+  ScalarArgs<ScalarCompute<T>> args;
+  template <typename Off>
+  __device__ __forceinline__ Value load(const Off* o) const {
+    Value u = load_at<Value>(dst, o[0]);
+    T e[kElems];
+    memcpy(e, &u, sizeof u);
+#pragma unroll
+    for (int k = 0; k < kElems; ++k) e[k] = scalar_op_element<T>(op, e[k], args);
+    memcpy(&u, e, sizeof u);
+    return u;
+  }
+  template <typename Off>
+  __device__ __forceinline__ void store(const Off* o, Value v) const {
+    store_at<Value>(dst, o[0], v);
   }
 };
 
@@ -85,6 +111,13 @@ void launch_scalar_op(const OpPlan& plan, int device) {
   char* d = static_cast<char*>(dst.data) + p.byte_offset[0];
   dispatch_dtype(dst.dtype, [&](auto t) {
     using T = decltype(t);
+    if constexpr (sizeof(T) < 16) {
+      if (p.unit_bytes == 16) {
+        const ScalarOpUnits<T> f{d, op, make_scalar_args<ScalarCompute<T>>(a, b)};
+        launch_elementwise<1, 1>(p, f, st);
+        return;
+      }
+    }
     const ScalarOpF<T> f{d, op, make_scalar_args<ScalarCompute<T>>(a, b)};
     launch_elementwise<1, 1>(p, f, st);
   });
