@@ -8,8 +8,11 @@ directory (no port to pick, nothing outside this machine), and returns a
 Results with every rank's checks. device "cpu" or "cuda" (rank r uses cuda:r).
 
 Each rank, against NumPy values computed for every rank:
-- all_reduce (SUM) through torch.from_dlpack(t) for several dtypes: the torch
-  tensor has t's data pointer (no copy) and afterwards t holds the sum;
+- sm.tensor(float64 NumPy values, dtype=...) for several dtypes, bfloat16
+  too, holds the values, and torch.from_dlpack(t) sees them;
+- all_reduce (SUM) through torch.from_dlpack(t) for each of those dtypes
+  (bfloat16 with NCCL only: torch 1.13's gloo has none): the torch tensor
+  has t's data pointer (no copy) and afterwards t holds the sum;
 - stridemem.distributed.all_reduce with MAX and PRODUCT, and async_op;
 - a contiguous view in the middle of a larger storage: the view (and a view
   made before) holds the result, every other element is unchanged;
@@ -58,14 +61,19 @@ def rank_checks(R, rank, world, device, backend):
 
     everyone = [values(r) for r in range(world)]
     total = np.sum(everyone, axis=0)
-    dtypes = ["float32", "float64", "float16", "int32", "int64", "int8", "uint8"]
-    if backend == "nccl":
-        dtypes.append("bfloat16")  # torch 1.13's gloo has no bfloat16
+    dtypes = ["float32", "float64", "float16", "int32", "int64", "int8", "uint8", "bfloat16"]
     for dtype in dtypes:
+        # float64 NumPy values, converted (bfloat16 too, as torch.tensor does).
         t = sm.tensor(values(rank), dtype=dtype, device=device)
+        R.check(t.dtype == dtype and np.array_equal(host(t), values(rank)),
+                "%s: sm.tensor(float64 values, dtype=%s) holds the values" % (dtype, dtype))
         x = torch.from_dlpack(t)  # the recipe as users write it
         R.equal(x.data_ptr(), t.data_ptr, "%s: torch.from_dlpack shares t's memory" % dtype)
         R.check(str(x.device).startswith(device), "%s: torch tensor on %s" % (dtype, x.device))
+        R.check(str(x.dtype) == "torch." + dtype and np.array_equal(
+            x.cpu().double().numpy(), values(rank)), "%s: torch sees %s values" % (dtype, x.dtype))
+        if dtype == "bfloat16" and backend == "gloo":
+            continue  # torch 1.13's gloo has no bfloat16
         dist.all_reduce(x, op=dist.ReduceOp.SUM)
         sync()
         R.check(np.array_equal(host(t), total), "%s: all_reduce SUM into t: %s, want %s"

@@ -445,6 +445,75 @@ def new_dtypes_conversions():
                   .numpy(), np.array([3, 65536], np.float32)), "uint16 -> bfloat16 rounds")
 
 
+def _bf16_bits(x):
+    """The bfloat16 bit pattern nearest to the float64 x (ties to even),
+    computed from x's own bits: an independent reference for normal finite
+    values whose bfloat16 is normal too."""
+    b = int(np.array(x, np.float64).view(np.uint64))
+    sign, mag = b >> 63, b & ((1 << 63) - 1)
+    if mag == 0:
+        return sign << 15
+    exp, frac = (mag >> 52) - 1023 + 127, mag & ((1 << 52) - 1)
+    assert 0 < exp < 255, x
+    keep, rest, half = frac >> 45, frac & ((1 << 45) - 1), 1 << 44
+    bits = (exp << 7) + keep + (rest > half or (rest == half and keep & 1))
+    return (sign << 15) | bits  # a carry out of the fraction steps the exponent up
+
+
+def bfloat16_tensor_values():
+    """tensor(..., dtype='bfloat16') converts values (not bits) of Python
+    numbers and NumPy arrays of any dtype, rounding once to nearest even in
+    the library; from_numpy(dtype='bfloat16') still takes only uint16 bits."""
+    vals = [1.5, -2.0, 3.3, 1e10, 1.00390625, 1.01171875, 0.1, -0.0, 65504.0, 1e-30, -7e20,
+            2.0 ** -126]
+    want = np.array([_bf16_bits(v) for v in vals], np.uint16)
+    R.equal(want[:6].tolist(), [0x3FC0, 0xC000, 0x4053, 0x5015, 0x3F80, 0x3F82],
+            "the reference itself (ties to even: 1 + 2^-8 down, 1 + 3*2^-8 up)")
+    arr = np.array(vals)
+    for what, src in (("a list of Python floats", vals), ("a float64 array", arr),
+                      ("a float32 array", arr.astype(np.float32)),
+                      ("a reversed float64 array (negative stride)", arr[::-1].copy()[::-1]),
+                      ("an object array", arr.astype(object))):
+        t = sm.tensor(src, dtype="bfloat16", device="cpu")
+        R.check(t.dtype == "bfloat16" and t.shape == (len(vals),) and _same(t.numpy(), want),
+                "tensor(%s, dtype=bfloat16): %s, want %s" % (what, t.numpy(), want))
+    two_d = sm.tensor(arr.reshape(3, 4).T, dtype="bfloat16")
+    R.check(two_d.shape == (4, 3) and _same(two_d.numpy(), want.reshape(3, 4).T),
+            "tensor(transposed float64 array, dtype=bfloat16)")
+    ints = np.array([3, 257, 259, 65535, -300], np.int32)
+    R.check(_same(sm.tensor(ints, dtype="bfloat16").numpy(),
+                  np.array([_bf16_bits(v) for v in ints.tolist()], np.uint16)),
+            "tensor(int32 array, dtype=bfloat16): values, rounded (257 -> 256, 259 -> 260)")
+    u16 = np.array([3, 0x3F80, 65535], np.uint16)
+    R.check(_same(sm.tensor(u16, dtype="bfloat16").to(dtype="float32").numpy(),
+                  np.array([3, 16256, 65536], np.float32)),
+            "tensor(uint16 array, dtype=bfloat16): values, not bit patterns")
+    R.check(_same(sm.tensor(np.array([True, False]), dtype="bfloat16").numpy(),
+                  np.array([0x3F80, 0], np.uint16)), "tensor(bool array, dtype=bfloat16)")
+    R.check(_same(sm.tensor(3.3, dtype="bfloat16").numpy(), np.array(0x4053, np.uint16)),
+            "tensor(Python float, dtype=bfloat16): 0-d")
+    # One rounding from the float64 (docs/PYTORCH_DIFFERENCES.md, single-rounding):
+    # through float32 first this would be 1.0.
+    x = 1 + 2.0 ** -8 + 2.0 ** -40
+    R.equal(int(sm.tensor([x], dtype="bfloat16").numpy()[0]), 0x3F81,
+            "tensor([1 + 2^-8 + 2^-40], dtype=bfloat16) rounds once, up")
+    bits = np.array([0x3FC0], np.uint16)
+    R.check(_same(sm.from_numpy(bits, dtype="bfloat16").to(dtype="float32").numpy(),
+                  np.array([1.5], np.float32)),
+            "from_numpy(uint16, dtype=bfloat16) still reads bit patterns")
+    try:
+        import torch
+    except ImportError:
+        R.skip("bfloat16 tensor() against torch.tensor", "no torch")
+        return
+    for what, src in (("Python floats", vals), ("float32 array", arr.astype(np.float32)),
+                      ("int32 array", ints)):
+        ref = torch.tensor(src, dtype=torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+        got = sm.tensor(src, dtype="bfloat16").numpy()
+        R.check(_same(got, ref), "tensor(%s, dtype=bfloat16) as torch.tensor: %s vs %s"
+                % (what, got, ref))
+
+
 def new_dtypes_inplace():
     """In-place ops on the new dtypes against NumPy, through views; the
     refused ops change nothing."""
@@ -822,6 +891,7 @@ def main():
                      ("new dtypes: NumPy exchange", new_dtypes_numpy_exchange),
                      ("new dtypes: conversions", new_dtypes_conversions),
                      ("new dtypes: in-place ops", new_dtypes_inplace),
+                     ("bfloat16 tensor() values", bfloat16_tensor_values),
                      ("errors", errors), ("lifetimes", lifetimes), ("blobs", blobs), ("one registry", one_registry),
                      ("memory", memory)]:
         R.run(name, fn)

@@ -159,7 +159,13 @@ class Child(object):
         elif dt.startswith("complex"):
             a = (vals + 1j * (vals - 7)).astype(dt)
         elif dt.startswith("uint"):
-            a = (vals + (np.iinfo(dt).max - 30 if dt != "uint8" else 0)).astype(dt)
+            # Values at the top of the range, added in dt itself: next to an
+            # int64 array NumPy 2 refuses a Python int past int64 and NumPy 1
+            # goes through float64, which cannot hold these values.
+            top = np.iinfo(dt).max - 30 if dt != "uint8" else 0
+            a = vals.astype(dt) + np.array(top, dtype=dt)
+            self.check(a.dtype == dt and int(a[3, 5]) == top + 23,
+                       "%s values built exactly (last %d, want %d)" % (dt, int(a[3, 5]), top + 23))
         else:
             a = (vals - 5).astype(dt)
         return sm.from_numpy(a, device=self.device), a
@@ -198,14 +204,22 @@ class Child(object):
         return self.torch.from_dlpack(obj)
 
     def bits(self, consumer, x, dt):
-        """The consumer's array as NumPy, bfloat16 as uint16 bit patterns."""
-        if consumer == "numpy":
-            return np.asarray(x)
+        """The consumer's array as NumPy, bfloat16 as uint16 bit patterns,
+        whatever dtype the consumer gave it (its own bfloat16, e.g.
+        ml_dtypes' in CuPy >= 14, is viewed as uint16: same item size)."""
+        if consumer == "torch":
+            if dt == "bfloat16":
+                return x.view(self.torch.int16).cpu().numpy().view(np.uint16)
+            return x.cpu().numpy()
         if consumer == "cupy":
-            return self.cupy.asnumpy(x)
-        if dt == "bfloat16":
-            return x.view(self.torch.int16).cpu().numpy().view(np.uint16)
-        return x.cpu().numpy()
+            if dt == "bfloat16" and x.dtype.itemsize == 2:
+                x = x.view(self.cupy.uint16)
+            got = self.cupy.asnumpy(x)
+        else:
+            got = np.asarray(x)
+        if dt == "bfloat16" and got.dtype != np.uint16 and got.dtype.itemsize == 2:
+            got = got.view(np.uint16)
+        return got
 
     def ptr_strides(self, consumer, x, dt):
         if consumer in ("numpy", "cupy"):
@@ -408,6 +422,30 @@ def torch_raw():
           % (p.returncode, said[0][:200]))
 
 
+def bfloat16_bits_selftest(R):
+    """Child.bits() for a consumer that takes bfloat16 as a 2-byte dtype of
+    its own (CuPy >= 14 through ml_dtypes): the same uint16 bit patterns as
+    for one that hands back uint16. NumPy's float16 stands in for that
+    dtype, and NumPy itself for CuPy (asnumpy, view)."""
+    class FakeCupy(object):
+        uint16 = np.uint16
+        asnumpy = staticmethod(np.asarray)
+
+    c = Child(None)
+    c.cupy = FakeCupy()
+    own = np.array([[1.0, -2.0, 0.5], [3.0, 65504.0, -0.0]], np.float16)[::-1, ::2]
+    want = np.array([[0x4200, 0x8000], [0x3C00, 0x3800]], np.uint16)
+    for consumer in ("numpy", "cupy"):
+        for what, x in (("its own 2-byte dtype", own), ("uint16", own.view(np.uint16)),
+                        ("its own dtype, 0-d", own[1, 0, ...])):
+            got = c.bits(consumer, x, "bfloat16")
+            ref = want if x.ndim else want[1, 0, ...]
+            R.check(got.dtype == np.uint16 and got.shape == ref.shape and np.array_equal(got, ref),
+                    "bits(%s, bfloat16 as %s): %r, want %r" % (consumer, what, got, ref))
+    got = c.bits("numpy", own, "float16")
+    R.check(got.dtype == np.float16, "bits() leaves a dtype other than bfloat16 as it is")
+
+
 def versioned_default(R, sm):
     """The versioned default export of a negative-stride tensor: a dense
     copy flagged IS_COPIED; of other layouts: zero copy, not flagged."""
@@ -478,6 +516,7 @@ def main():
     for case, rc in sorted(died.items()):
         R.fail("%s: the consumer killed the process (exit status %d)" % (case, rc))
     R.run("versioned default export", versioned_default, R, sm)
+    R.run("bfloat16 bit patterns from any consumer dtype", bfloat16_bits_selftest, R)
     if have_torch:
         torch_raw()
     return R.finish()

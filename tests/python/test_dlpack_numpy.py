@@ -4,8 +4,9 @@
 Export: numpy.from_dlpack(tensor) must see the same values *and the same
 memory* (a write through NumPy is visible through our handle and the other
 way round) for dense, permuted, sliced (negative steps too: asked for with
-__dlpack__(normalize=False), since the default export refuses them in a
-legacy capsule), expanded (reads only), 0-d and size-0 tensors of every
+__dlpack__(normalize=False), since by default they never reach NumPy: the
+export is refused in a legacy capsule (NumPy 1.x asks for one) and a dense
+copy flagged IS_COPIED in a versioned one (NumPy >= 2.1)), expanded (reads only), 0-d and size-0 tensors of every
 dtype NumPy has. Import:
 stridemem.from_dlpack(ndarray) likewise; a read-only array stays read-only
 wherever NumPy can say so (versioned DLPack, NumPy >= 2.1). Deleters are counted: the NumPy
@@ -97,6 +98,88 @@ def views(t, a):
     return out
 
 
+class Asked(object):
+    """A tensor as numpy.from_dlpack sees it, remembering the keywords that
+    NumPy passed to __dlpack__: none in NumPy 1.x; dl_device, copy and
+    max_version=(1, 1) in NumPy >= 2.1, which takes versioned capsules."""
+
+    def __init__(self, t):
+        self.t, self.kwargs = t, None
+
+    def __dlpack__(self, *args, **kwargs):
+        self.kwargs = dict(kwargs)
+        return self.t.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+    def versioned(self):
+        mv = (self.kwargs or {}).get("max_version")
+        return mv is not None and tuple(mv)[:1] >= (1,)
+
+
+def default_export_negative(what, v, want):
+    """numpy.from_dlpack(v) of a tensor with a negative stride that moves:
+    the negative strides never reach NumPy by default (PyTorch aborts on
+    them, and the default is the same for every consumer). Asked for a
+    legacy capsule (NumPy 1.x), the export is refused naming the way out,
+    since a legacy capsule cannot say that it holds a copy; asked for a
+    versioned one (NumPy >= 2.1), it is a dense copy flagged IS_COPIED."""
+    asked = Asked(v)
+    try:
+        arr = np.from_dlpack(asked)
+    except BufferError as e:
+        R.check(not asked.versioned(), "%s: the default versioned export (NumPy asked %s) was "
+                "refused: %s" % (what, asked.kwargs, e))
+        R.check("normalize=False" in str(e), what + ": the refusal names the way out")
+        return
+    if not asked.versioned():
+        R.fail("%s: the default legacy export (NumPy asked %s) handed out strides %s"
+               % (what, asked.kwargs, tuple(s // arr.itemsize for s in arr.strides)))
+        return
+    R.check(arr.dtype == want.dtype and np.array_equal(arr, want),
+            what + ": the default versioned export: values")
+    R.check(addr(arr) != v.data_ptr and all(s >= 0 for s in arr.strides),
+            "%s: the default versioned export is a copy with no negative stride (strides %s)"
+            % (what, arr.strides))
+
+
+def export_numpy2_call():
+    """__dlpack__ called exactly as numpy.from_dlpack calls it from NumPy 2.1
+    on (dl_device=None, copy=None, max_version=(1, 1)), whatever NumPy runs
+    here: a versioned capsule; a negative stride that moves gives a dense
+    copy flagged IS_COPIED, any other layout the tensor's own memory."""
+    s0 = stats()
+    t = sm.arange_n(0, 1, 12, "float32").view(3, 4)
+    for name, v in (("flipped", t.flip([0])), ("negative step", t[:, ::-2]),
+                    ("transposed", t.T), ("flipped size-1 dim", t[1:2].flip([0]))):
+        what = "NumPy 2's __dlpack__ call, %s" % name
+        cap = v.__dlpack__(dl_device=None, copy=None, max_version=(1, 1))
+        R.check('"dltensor_versioned"' in repr(cap), what + ": a versioned capsule")
+        m = managed_of(cap)
+        dl = m.dl_tensor
+        strides = tuple(dl.strides[i] for i in range(dl.ndim))
+        copied = bool(m.flags & sm.DLPACK_FLAG_IS_COPIED)
+        neg = any(s < 0 and n > 1 for n, s in zip(v.shape, v.strides))
+        R.check(all(s >= 0 for s, n in zip(strides, v.shape) if n > 1),
+                "%s: no negative stride handed out (strides %s)" % (what, strides))
+        R.check(copied == neg and (dl.data != v.data_ptr) == neg,
+                "%s: %s" % (what, "a copy flagged IS_COPIED" if neg else "zero copy, not flagged"))
+        del m, dl
+        u = sm.from_dlpack(cap)
+        R.check(np.array_equal(u.numpy(), v.numpy()), what + ": values")
+        u.close()
+        # numpy.from_dlpack(v, copy=False) forwards copy=False: refused where a copy is needed.
+        try:
+            v.__dlpack__(dl_device=None, copy=False, max_version=(1, 1))
+            R.check(not neg, what + ": copy=False handed out negative strides")
+        except BufferError as e:
+            R.check(neg and "copy=False" in str(e), "%s: copy=False refused: %s" % (what, e))
+        v.close()
+    t.close()
+    R.equal(stats(), s0, "NumPy 2's __dlpack__ call: every export freed")
+
+
 def export_to_numpy(dtype):
     base_np = sample(dtype, (4, 6), seed=3)
     t = sm.from_numpy(base_np)
@@ -104,13 +187,8 @@ def export_to_numpy(dtype):
         what = "export %s %s" % (dtype, name)
         src = v
         if any(s < 0 and n > 1 for n, s in zip(v.shape, v.strides)):
-            # The default (legacy) export refuses negative strides: PyTorch
-            # aborts on them. NumPy takes them when asked for as they are.
-            try:
-                np.from_dlpack(v)
-                R.fail(what + ": the default export handed out negative strides")
-            except BufferError as e:
-                R.check("normalize=False" in str(e), what + ": the refusal names the way out")
+            default_export_negative(what, v, want)
+            # NumPy takes negative strides when asked for them as they are.
             src = CapsuleHolder(v.__dlpack__(normalize=False))
         try:
             arr = np.from_dlpack(src)
@@ -562,6 +640,7 @@ def main():
     R.run("normalized export", export_normalized)
     R.run("copies on export", export_copies)
     R.run("copy=False refused", export_no_copy_refused)
+    R.run("NumPy 2's __dlpack__ call", export_numpy2_call)
     R.run("stack tensor export", export_stack_tensor)
     R.run("exported capsules are swept", exported_capsules_are_swept)
     # bfloat16: NumPy has no such dtype and must refuse it; nothing may leak.

@@ -31,7 +31,9 @@ NumPy as the NumPy dtype of the same name (``complex64``/``complex128`` are
 NumPy's: two IEEE floats, real part first). NumPy has no bfloat16: bfloat16
 tensors are exchanged as ``uint16`` arrays holding the raw bit patterns, so a
 NumPy ``uint16`` array means the ``uint16`` dtype unless ``dtype="bfloat16"``
-is passed.
+is passed to ``from_numpy``; ``tensor(values, dtype="bfloat16")`` converts
+values (of Python numbers and of NumPy arrays of any dtype), as
+``torch.tensor`` does.
 
 Scalars: the C API takes real doubles (``sm_full``, ``sm_arange``, the
 scalar in-place ops, ``alpha``). A complex Python or NumPy scalar given to a

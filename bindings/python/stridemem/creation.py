@@ -190,7 +190,11 @@ def tensor(values: Any, dtype: Any = None, device: Optional[DeviceLike] = None) 
     Python floats give float32, ints int64, bools bool, complex numbers
     complex64; NumPy arrays, NumPy scalars and tensors keep their dtype;
     mixed values promote as torch.tensor does (an empty list is float32).
-    Given dtype, values are converted (bfloat16 too: values, not bits).
+    Given dtype, values are converted. dtype bfloat16 converts values, not
+    bits, of Python numbers and of NumPy arrays of any dtype (a uint16 array
+    too, as torch.tensor does): the library rounds each value to nearest
+    even once, from the float64 of a Python number or the array's own dtype
+    (from_numpy(bits, dtype='bfloat16') takes uint16 bit patterns).
     device None: a tensor's own device (as torch.tensor keeps it), else the
     CPU."""
     if device is None:
@@ -201,18 +205,33 @@ def tensor(values: Any, dtype: Any = None, device: Optional[DeviceLike] = None) 
             return r
         with _closing(r):
             return r.clone()
+    bf16 = dtype is not None and dtype_name(dtype) == "bfloat16"
     if _np is not None and isinstance(values, _np.ndarray):
+        if bf16:
+            return _bfloat16_values(values, device)
         return from_numpy(values, device=device, dtype=dtype)
     if dtype is None:
         dtype = _values_dtype(values)
     if dtype is None:
         arr = _np.asarray(values)
-    elif dtype_name(dtype) == "bfloat16":
-        with _closing(from_numpy(_np.asarray(values, dtype=_np.float32), device=device)) as f:
-            return f.to(dtype="bfloat16")
+    elif bf16:
+        # float64 holds every Python float exactly: one rounding, in the library.
+        return _bfloat16_values(_np.asarray(values, dtype=_np.float64), device)
     else:
         arr = _np.asarray(values, dtype=numpy_dtype(dtype))
     return from_numpy(arr, device=device, dtype=dtype)
+
+
+def _bfloat16_values(arr: Any, device: DeviceLike) -> Tensor:
+    """A bfloat16 tensor of arr's values: arr copied in its own dtype, then
+    converted by the library (NumPy has no bfloat16 to convert with). A
+    dtype the library lacks (long double, object) goes through float64, as
+    does an add-on bfloat16 (ml_dtypes'), whose values float64 holds exactly
+    and whose name alone would make from_numpy expect uint16 bits."""
+    if _dtype_name_or_none(arr.dtype) in (None, "bfloat16"):
+        arr = arr.astype(_np.float64)
+    with _closing(from_numpy(arr, device=device)) as src:
+        return src.to(dtype="bfloat16")
 
 
 def _host_values(x: Any) -> Any:
