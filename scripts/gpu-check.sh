@@ -145,7 +145,8 @@ step_build() {
       cmake --build "$deps/gtest-build" -j"$jobs" --target install >/dev/null || return 1
   fi
   [ -d "$gt" ] && extra+=(-DGTest_ROOT="$gt")
-  [ -d "$deps/include" ] && extra+=(-DCMAKE_CXX_FLAGS="-isystem $deps/include" -DCMAKE_C_FLAGS="-isystem $deps/include")
+  # The carried <dlpack/dlpack.h>, named for the header.dlpack_official_* tests too.
+  [ -d "$deps/include" ] && extra+=(-DCMAKE_CXX_FLAGS="-isystem $deps/include" -DCMAKE_C_FLAGS="-isystem $deps/include" -DSM_DLPACK_INCLUDE_DIR="$deps/include")
   # STRIDEMEM_CUDA_ARCHITECTURES=90-real builds for the lent GPU alone: the
   # default list (five targets) costs minutes of device time in nvcc.
   [ -n "${STRIDEMEM_CUDA_ARCHITECTURES:-}" ] && extra+=(-DCMAKE_CUDA_ARCHITECTURES="$STRIDEMEM_CUDA_ARCHITECTURES")
