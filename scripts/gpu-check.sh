@@ -66,8 +66,16 @@ if [ "${1:-}" = pack ]; then
   # (STRIDEMEM_LINK=dylib: the crate links libstridemem.a by default, which
   # would freeze this machine's build into the test program); on the GPU
   # machine they load build-cuda's through LD_LIBRARY_PATH.
+  # build/'s library is brought up to date first (configured as scripts/build.sh
+  # does where build/ is new): a stale one would give the program an older
+  # SONAME than build-cuda's library answers to, and it would not load there.
   export PATH="$PATH:$HOME/.cargo/bin"
-  [ -f build/libstridemem.so ] || scripts/build.sh
+  [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+  if [ ! -f build/CMakeCache.txt ]; then
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSTRIDEMEM_CUDA="${STRIDEMEM_CUDA:-AUTO}" >/dev/null ||
+      die "pack: cannot configure build/"
+  fi
+  cmake --build build -j"$(nproc)" --target stridemem || die "pack: cannot build build/'s library"
   exe=$(cd bindings/rust && STRIDEMEM_LINK=dylib STRIDEMEM_LIB_DIR="$root/build" cargo test --release --no-run \
         --test cuda --message-format=json 2>/dev/null |
         /usr/bin/python3 -c 'import json,sys
@@ -76,6 +84,13 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cuda":
         print(m["executable"])')
   [ -n "$exe" ] || die "pack: cargo did not build the crate's cuda test"
+  # The program must need the SONAME that the library built just now has.
+  soname="$(readelf -d build/libstridemem.so | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+  needed="$(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(libstridemem[^]]*\)\]/\1/p')"
+  [ -n "$soname" ] && [ "$needed" = "$soname" ] ||
+    die "pack: the Rust CUDA test program needs '${needed:-no libstridemem}' but build/libstridemem.so's" \
+        "SONAME is '${soname:-none}': it would not load the library on the GPU machine ($exe)"
+  echo "pack: the Rust CUDA test program needs $needed, the SONAME of the library built now"
   cp "$exe" "$deps/rust_cuda_tests"
   du -sh "$deps"
   echo "pack: done; carry .gpu-deps (it is git-ignored) with the device call"
@@ -145,7 +160,8 @@ step_build() {
       cmake --build "$deps/gtest-build" -j"$jobs" --target install >/dev/null || return 1
   fi
   [ -d "$gt" ] && extra+=(-DGTest_ROOT="$gt")
-  [ -d "$deps/include" ] && extra+=(-DCMAKE_CXX_FLAGS="-isystem $deps/include" -DCMAKE_C_FLAGS="-isystem $deps/include")
+  # The carried <dlpack/dlpack.h>, named for the header.dlpack_official_* tests too.
+  [ -d "$deps/include" ] && extra+=(-DCMAKE_CXX_FLAGS="-isystem $deps/include" -DCMAKE_C_FLAGS="-isystem $deps/include" -DSM_DLPACK_INCLUDE_DIR="$deps/include")
   # STRIDEMEM_CUDA_ARCHITECTURES=90-real builds for the lent GPU alone: the
   # default list (five targets) costs minutes of device time in nvcc.
   [ -n "${STRIDEMEM_CUDA_ARCHITECTURES:-}" ] && extra+=(-DCMAKE_CUDA_ARCHITECTURES="$STRIDEMEM_CUDA_ARCHITECTURES")

@@ -84,6 +84,26 @@ cc -static -std=c99 "$src/consumer/main.c" $(pkg-config --static --cflags --libs
   -o "$prefix/pc-consumer-full-static" 2>"$prefix/full-static.log" ||
   { cat "$prefix/full-static.log"; fail "cc -static with pkg-config --static --libs"; }
 static_only "$prefix/pc-consumer-full-static"
+# With the CUDA backend that program has no dynamic loader, and the NVIDIA
+# driver (libcuda.so.1) is a shared library only: loaded into it, the driver
+# would run on a second C library beside the program's static one, and crash.
+# The library must answer it with no CUDA device, saying why, and never load a
+# libcuda.so.1: one is planted where the program's dlopen would find it, and
+# leaves a mark if anything loads it.
+if grep -q -- '-lcudart_static' <<<"$pc_static"; then
+  mkdir "$prefix/planted-driver"
+  printf '%s\n' '#include <stdio.h>' '#include <stdlib.h>' \
+    '__attribute__((constructor)) static void loaded(void) {' \
+    '  FILE* f = fopen(getenv("SM_PLANTED_DRIVER_MARK"), "w"); if (f) fclose(f); }' \
+    >"$prefix/planted-driver/driver.c"
+  cc -shared -fPIC "$prefix/planted-driver/driver.c" -o "$prefix/planted-driver/libcuda.so.1"
+  got="$(LD_LIBRARY_PATH="$prefix/planted-driver" SM_PLANTED_DRIVER_MARK="$prefix/driver-loaded" \
+        "$prefix/pc-consumer-full-static")" || fail "the fully static consumer failed beside a libcuda.so.1"
+  [ ! -e "$prefix/driver-loaded" ] || fail "the fully static consumer loaded libcuda.so.1 (the planted one)"
+  grep -q '0 CUDA devices' <<<"$got" && grep -q 'statically linked' <<<"$got" ||
+    fail "the fully static consumer does not say it has no CUDA device for being statically linked: $got"
+  echo "install: the fully static consumer leaves the CUDA driver alone and says why"
+fi
 
 # stridemem_mpi.h is installed beside stridemem.h and, where MPI is installed,
 # works from there: compiled by mpicc with pkg-config's flags, run as one

@@ -29,9 +29,19 @@
 // runs in its own phase, since any thread's allocation may be the one that
 // fails.
 //
+// File descriptors: the count at the end must equal the count at the start.
+// The CUDA driver opens descriptors of its own on the first use of a device
+// (/dev/nvidia*, eventfds, pipes) and keeps them for the life of the process;
+// the baseline is therefore taken after every device has been used once, so
+// what is compared is what the run itself left open. --plant-fd-leak 1 makes
+// thread 0 leave one descriptor open per round (reliability.concurrency_fd_leak
+// shows the check catches it).
+//
 //   reliability_concurrency [--threads 8] [--rounds 2] [--mixed 40] [--seed 1]
-//                           [--header include/stridemem.h]
+//                           [--header include/stridemem.h] [--plant-fd-leak 0]
 #include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -116,6 +126,7 @@ struct Shared {
   uint64_t s_storage_id = 0;
   int64_t s_version = -1;
   int cores = 1;
+  bool plant_fd_leak = false;
   float blob[kBlob];  // wrapped by every thread (sm_from_blob), never written after the start
   rel::Barrier* bar = nullptr;
   std::vector<Slot> slots;
@@ -168,13 +179,44 @@ void blob_deleter(void* data, void* ctx) {
   delete b;
 }
 
-int open_fds() {
-  int n = 0;
+// The process's open descriptors and what each one is (readlink of
+// /proc/self/fd/N), without the one that reads the directory.
+std::map<int, std::string> open_fds() {
+  std::map<int, std::string> fds;
   if (DIR* d = opendir("/proc/self/fd")) {
-    while (readdir(d)) ++n;
+    const int own = dirfd(d);
+    while (const dirent* e = readdir(d)) {
+      if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
+      const int fd = std::atoi(e->d_name);
+      if (fd == own) continue;
+      char link[64], target[PATH_MAX];
+      std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+      const ssize_t n = readlink(link, target, sizeof target - 1);
+      fds[fd] = n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?");
+    }
     closedir(d);
   }
-  return n;
+  return fds;
+}
+
+// Uses every CUDA device once (a copy there and back, a synchronize), so that
+// the descriptors the driver keeps for the process are open before the
+// baseline is counted. Without a usable GPU this does nothing.
+void use_every_cuda_device() {
+  int32_t n = 0;
+  REL_OK(sm_cuda_device_count(&n));
+  const float host[4] = {1, 2, 3, 4};
+  const int64_t four = 4;
+  for (int32_t i = 0; i < n; ++i) {
+    const sm_device cuda{SM_DEVICE_CUDA, i};
+    sm_tensor c = nullptr, g = nullptr, back = nullptr;
+    REL_OK(sm_from_host(host, &four, 1, SM_FLOAT32, rel::cpu(), &c));
+    REL_OK(sm_to(c, cuda, SM_FLOAT32, &g, nullptr));
+    REL_OK(sm_to(g, rel::cpu(), SM_FLOAT32, &back, nullptr));
+    REL_OK(sm_synchronize(cuda));
+    for (sm_tensor t : {back, g, c})
+      if (t) REL_OK(sm_tensor_release(t));
+  }
 }
 
 int affinity_cores() {
@@ -1038,6 +1080,7 @@ class Worker {
     REL_CHECK(stream == nullptr, "the CPU has a stream");
     OK(sm_synchronize, rel::cpu());
     OK(sm_record_stream, sh_.S, nullptr);
+    if (sh_.plant_fd_leak && k_ == 0) (void)::open("/dev/null", O_RDONLY | O_CLOEXEC);
     const sm_device cuda{SM_DEVICE_CUDA, 0};
     const sm_status want = cuda_devices_ > 0 ? SM_OK : SM_ERR_DEVICE;
     IS(want, sm_set_stream, cuda, nullptr);
@@ -1291,7 +1334,8 @@ int main(int argc, char** argv) {
   const char* header = rel::arg_str(argc, argv, "--header", SM_REL_PUBLIC_HEADER);
   if (T < 2 || T > 64 || rounds < 1 || rounds > 1000 || mixed < 0) {
     std::fprintf(stderr,
-                 "usage: %s [--threads 2..64] [--rounds N>0] [--mixed N>=0] [--seed S] [--header PATH]\n",
+                 "usage: %s [--threads 2..64] [--rounds N>0] [--mixed N>=0] [--seed S] [--header PATH] "
+                 "[--plant-fd-leak 0|1]\n",
                  argv[0]);
     return 2;
   }
@@ -1308,11 +1352,14 @@ int main(int argc, char** argv) {
   sh.mixed = mixed;
   sh.seed = static_cast<uint64_t>(rel::arg_int(argc, argv, "--seed", 1));
   sh.cores = affinity_cores();
+  sh.plant_fd_leak = rel::arg_int(argc, argv, "--plant-fd-leak", 0) != 0;
   for (int64_t i = 0; i < kBlob; ++i) sh.blob[i] = 0.25f * static_cast<float>(i);
   int32_t threads0 = -1;
   REL_OK(sm_get_num_threads(&threads0));
+  use_every_cuda_device();
+  if (rel::failures() != 0) return 1;
   const rel::State start = rel::state();
-  const int fds0 = open_fds();
+  const std::map<int, std::string> fds0 = open_fds();
 
   sm_tensor flat = nullptr;
   REL_OK(sm_arange(0, 1, kSN, SM_FLOAT32, rel::cpu(), &flat));
@@ -1360,7 +1407,15 @@ int main(int argc, char** argv) {
   const rel::State end = rel::state();
   REL_CHECK(end == start, "state after the run %s differs from the start %s", end.str().c_str(),
             start.str().c_str());
-  REL_CHECK(open_fds() == fds0, "%d file descriptors open, %d at the start", open_fds(), fds0);
+  const std::map<int, std::string> fds1 = open_fds();
+  std::string opened;
+  for (const auto& f : fds1)
+    if (!fds0.count(f.first) || fds0.at(f.first) != f.second)
+      opened += " " + std::to_string(f.first) + " -> " + f.second + ";";
+  REL_CHECK(fds1.size() == fds0.size() && opened.empty(),
+            "%zu file descriptors open, %zu at the start (after every CUDA device was used once); "
+            "open now and not then:%s",
+            fds1.size(), fds0.size(), opened.empty() ? " none" : opened.c_str());
 
   // Coverage: which functions two threads called within one phase.
   std::map<std::string, std::map<int, std::set<int>>> by_fn;  // name -> phase -> threads

@@ -2,6 +2,7 @@
 // device guard, the per-thread current streams, which devices are usable and
 // their properties (see cuda_common.hpp).
 #include <cuda_runtime_api.h>
+#include <link.h>
 
 #include <mutex>
 #include <string>
@@ -44,9 +45,35 @@ struct Discovery {
   std::string reason;
 };
 
+// Whether this program has no dynamic loader (linked with -static or
+// -static-pie): its own image, the first object dl_iterate_phdr reports, names
+// no interpreter. The CUDA runtime reaches the driver by dlopen()ing
+// libcuda.so.1, which exists only as a shared library; in such a program that
+// library would run on a second C library of its own beside the program's
+// static one (its own heap, thread-local storage and locks), which the driver
+// does not survive. Such a program gets the CPU and this reason instead.
+bool without_dynamic_loader() {
+  bool interp = false;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_INTERP) *static_cast<bool*>(data) = true;
+        return 1;
+      },
+      &interp);
+  return !interp;
+}
+
 const Discovery& discovery() {
   static const Discovery d = [] {
     Discovery r;
+    if (without_dynamic_loader()) {
+      r.reason =
+          "this program is statically linked (no dynamic loader), and the NVIDIA driver "
+          "(libcuda.so.1) is a shared library that cannot be loaded into it safely; link the C "
+          "library dynamically to use a GPU (pkg-config: -Wl,-Bstatic -lstridemem -Wl,-Bdynamic)";
+      return r;
+    }
     int n = 0;
     const cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess) {
