@@ -186,23 +186,37 @@ def expect(cond, msg, output=""):
         raise Failure(msg + ("\n--- checker output ---\n" + output if output else ""))
 
 
+class NotRun(Exception):
+    """A Cases test function that cannot run on this machine for a reason
+    the caller declared (an opt-out such as STRIDEMEM_NO_BROWSER): counted
+    as not run, never as passed."""
+
+
 class Cases(object):
     """Test functions registered with @cases.case and run in order by run():
     each passes or fails (a Failure or any crash is a failure, never a skip);
-    run() prints one line per case and the counts, and gives the exit code."""
+    one that raises NotRun is neither: a "NOT RUN" line, counted apart.
+    run() prints one line per case and the counts ("name: P passed, F
+    failed, N not run" when a name is given and something was not run, the
+    form scripts/skip_report.py reads), and gives the exit code: 1 on a
+    failure, 0 when something passed, 77 when everything was not run."""
 
-    def __init__(self):
+    def __init__(self, name=None):
         self.functions = []
+        self.name = name
 
     def case(self, fn):
         self.functions.append(fn)
         return fn
 
     def run(self):
-        passed = failed = 0
+        passed = failed = not_run = 0
         for fn in self.functions:
             try:
                 fn()
+            except NotRun as e:
+                not_run += 1
+                print("NOT RUN %s: %s" % (fn.__name__, e))
             except Failure as e:
                 failed += 1
                 print("FAIL %s: %s" % (fn.__name__, e))
@@ -212,8 +226,13 @@ class Cases(object):
             else:
                 passed += 1
                 print("ok   %s" % fn.__name__)
-        print("%d passed, %d failed" % (passed, failed))
-        return 0 if failed == 0 and passed else 1
+        counts = "%d passed, %d failed" % (passed, failed)
+        if not_run:
+            counts += ", %d not run" % not_run
+        print("%s%s" % (self.name + ": " if self.name and not_run else "", counts))
+        if failed:
+            return 1
+        return 0 if passed else 77 if not_run else 1
 
 
 class CapsuleHolder(object):

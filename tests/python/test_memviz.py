@@ -13,7 +13,11 @@ Browser side: the page is opened in Debian's headless chromium; its own
 self-test (a JSON report the page's script writes from what it finds in the
 DOM) must match the fixtures, with no script error, no console message and
 no network request. Control pages prove each of those detectors fires.
-chromium missing is a FAILURE naming scripts/setup-deps.sh, never a skip.
+chromium missing is a FAILURE naming scripts/setup-deps.sh, never a skip;
+except where the machine says it has no browser (STRIDEMEM_NO_BROWSER=1,
+set by scripts/gpu-check.sh on a machine without chromium): then each
+browser check that finds no chromium is NOT RUN (never a pass) and the
+summary line counts them ("test_memviz: P passed, F failed, N not run").
 
 Fixtures come from tests/python/memviz_fixtures.py (a small model of the
 allocator, so they are consistent the way the library's output must be).
@@ -46,14 +50,17 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 TOOL = os.path.join(REPO, "tools", "memviz", "memviz.py")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(TOOL))
-from _util import Cases, expect  # noqa: E402
+from _util import Cases, NotRun, expect  # noqa: E402
 import memviz  # noqa: E402
 import memviz_fixtures as F  # noqa: E402
 
 KiB, MiB, GiB = F.KiB, F.MiB, F.GiB
 CHROMIUM = os.environ.get("MEMVIZ_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+# A machine declared browserless: a missing chromium is NOT RUN, not a failure.
+NO_BROWSER = os.environ.get("STRIDEMEM_NO_BROWSER") == "1"
+NO_BROWSER_TEXT = "no browser on this machine"
 
-cases = Cases()
+cases = Cases("test_memviz")
 case = cases.case
 TMP = tempfile.mkdtemp(prefix="memviz-test-")
 _FIX = {}
@@ -681,6 +688,37 @@ def note_is_shown_under_the_title():
     expect(not Dom(memviz.render([fixture("hand")])).find_all("p", cls="lede"), "no note")
 
 
+def torch_reads_totals(mv, got, tot):
+    """The totals through the reader this torch has, and its segments'
+    flame graph text. torch 1.13: stats(segments) and segments(segments);
+    torch 2: segsum(snapshot), a printed summary whose sizes are rounded
+    (compared through its own Bytes formatting, the segment count exactly),
+    and segments(snapshot)."""
+    segs = got["segments"]
+    flat = lambda text: text  # noqa: E731  (the lines, not an SVG)
+    if hasattr(mv, "stats"):
+        st = mv.stats(segs)
+        expect(st["total_size"].value == tot["reserved_bytes"], "torch: total_size %r" %
+               st["total_size"])
+        expect(st["active_allocated"].value == tot["allocated_bytes"],
+               "torch: active_allocated %r" % st["active_allocated"])
+        return mv.segments(segs, format_flamegraph=flat)
+    expect(hasattr(mv, "segsum"), "torch %s's _memory_viz has neither stats nor segsum: %s"
+           % (_torch_version(), sorted(n for n in dir(mv) if not n.startswith("_"))))
+    text = mv.segsum(got)  # asserts its own free + allocated == reserved
+    requested = sum(b["requested_size"] for s in segs for b in s["blocks"]
+                    if b["state"] == "active_allocated")
+    for want in ("segments: %d" % len(segs), "total_reserved: %r" % mv.Bytes(tot["reserved_bytes"]),
+                 "total_allocated: %r" % mv.Bytes(requested)):
+        expect(want + "\n" in text, "torch segsum: no %r in %r" % (want, text[-400:]))
+    return mv.segments(got, format_flamegraph=flat)
+
+
+def _torch_version():
+    import torch
+    return torch.__version__
+
+
 @case
 def pytorch_format_reads_back_with_torch():
     snap = fixture("views")
@@ -721,17 +759,15 @@ def pytorch_format_reads_back_with_torch():
         expect(False, "PyTorch's torch.cuda._memory_viz is needed to read the format back "
                       "(Debian: python3-torch, scripts/setup-deps.sh): %s" % e)
         return
-    # PyTorch's own readers: totals per state, and the per-block lines of
-    # its flame graphs, which carry the tags as frames.
-    st = mv.stats(segs)
+    # PyTorch's own readers: totals, and the per-block lines of its flame
+    # graphs, which carry the tags as frames.
     tot = snap["totals"]
-    expect(st["total_size"].value == tot["reserved_bytes"], "torch: total_size %r" %
-           st["total_size"])
-    expect(st["active_allocated"].value == tot["allocated_bytes"], "torch: active_allocated %r"
-           % st["active_allocated"])
-    lines = mv.segments(segs, format_flamegraph=lambda text: text).splitlines()
+    lines = torch_reads_totals(mv, got, tot).splitlines()
     expect(sum(int(l.rsplit(" ", 1)[1]) for l in lines) == tot["reserved_bytes"],
            "torch: the segments' flame graph lines do not add up to reserved")
+    expect(sum(int(l.rsplit(" ", 1)[1]) for l in lines if ";active_allocated;" in l)
+           == tot["allocated_bytes"], "torch: the active_allocated flame graph lines do not add "
+           "up to allocated")
     for t in snap["tags"]:
         if t["tag"] is None:
             continue
@@ -1153,6 +1189,8 @@ _RUNS = [0]
 def chromium(path, extra=()):
     """Opens a file in headless chromium; returns (dom text, console
     messages, page-made network requests, seconds)."""
+    if NO_BROWSER and not os.access(CHROMIUM, os.X_OK):
+        raise NotRun("%s (STRIDEMEM_NO_BROWSER=1; chromium not found at %s)" % (NO_BROWSER_TEXT, CHROMIUM))
     expect(os.access(CHROMIUM, os.X_OK),
            "chromium not found at %s: the page's browser test needs Debian's chromium; "
            "run scripts/setup-deps.sh (it installs it) or apt-get install chromium" % CHROMIUM)
@@ -1289,16 +1327,57 @@ def browser_renders_the_page_without_errors():
 
 @case
 def missing_chromium_is_a_failure_naming_setup_deps():
-    global CHROMIUM
-    saved, CHROMIUM = CHROMIUM, os.path.join(TMP, "no-chromium-here")
+    global CHROMIUM, NO_BROWSER
+    saved, CHROMIUM = (CHROMIUM, NO_BROWSER), os.path.join(TMP, "no-chromium-here")
+    NO_BROWSER = False
     try:
         chromium(write("unused.html", "<p>x</p>"))
         expect(False, "a missing chromium passed")
+    except NotRun as e:
+        expect(False, "a missing chromium was not run without STRIDEMEM_NO_BROWSER: %s" % e)
     except Exception as e:
         expect("scripts/setup-deps.sh" in str(e) and "chromium not found" in str(e),
                "message: %s" % e)
     finally:
-        CHROMIUM = saved
+        CHROMIUM, NO_BROWSER = saved
+
+
+def _run_self(env_extra, only):
+    """This file run again on one case with chromium absent, the
+    environment changed by env_extra (None: the variable removed)."""
+    env = dict(os.environ, MEMVIZ_CHROMIUM=os.path.join(TMP, "no-chromium-here"))
+    env.pop("STRIDEMEM_NO_BROWSER", None)
+    env.update(env_extra or {})
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--only", only],
+                       capture_output=True, text=True, timeout=300, env=env)
+    return p.returncode, p.stdout + p.stderr
+
+
+@case
+def no_browser_opt_out_is_not_run_never_a_pass():
+    """STRIDEMEM_NO_BROWSER=1 with no chromium: the browser check prints
+    NOT RUN, the summary counts it in the form scripts/skip_report.py reads,
+    and the run exits 77 (skipped), not 0; without the variable (or with
+    another value) the same run fails naming scripts/setup-deps.sh."""
+    only = "browser_renders_the_page_without_errors"
+    rc, out = _run_self({"STRIDEMEM_NO_BROWSER": "1"}, only)
+    expect(rc == 77, "opt-out run: exit %d, want 77" % rc, out)
+    expect(re.search(r"^NOT RUN %s: %s" % (only, NO_BROWSER_TEXT), out, re.M) is not None,
+           "opt-out run: no NOT RUN line", out)
+    expect("test_memviz: 0 passed, 0 failed, 1 not run" in out and "ok   " + only not in out,
+           "opt-out run: the summary does not count it as not run", out)
+    sys.path.insert(0, os.path.join(REPO, "scripts"))
+    try:
+        import skip_report
+    finally:
+        sys.path.pop(0)
+    counted = [m.group("s") for m in map(skip_report.COUNTED.match, out.splitlines()) if m]
+    expect(counted == ["1"], "scripts/skip_report.py reads %r from the summary" % counted, out)
+    for env in (None, {"STRIDEMEM_NO_BROWSER": "0"}):
+        rc, out = _run_self(env, only)
+        expect(rc == 1 and "FAIL %s: chromium not found" % only in out and
+               "scripts/setup-deps.sh" in out and "NOT RUN" not in out,
+               "without the opt-out (%r): exit %d, want a failure" % (env, rc), out)
 
 
 @case

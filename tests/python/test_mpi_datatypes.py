@@ -48,6 +48,10 @@ except Exception as e:  # CI installs python3-mpi4py: missing it is a failure
 
 COMM = MPI.COMM_SELF
 _KEEP = []
+import mpi4py  # noqa: E402  (imported above through mpi4py.MPI)
+
+MPI4PY_V = tuple(int(x) for x in mpi4py.__version__.split(".")[:2] if x.isdigit())
+print("mpi4py %s (MPI: %s)" % (mpi4py.__version__, MPI.Get_library_version().splitlines()[0].strip()))
 
 
 def exchange(trial_rng, dtype, use_datatype):
@@ -223,6 +227,42 @@ def read_only_tensor(arr):
     return sm.Tensor._wrap(out)
 
 
+def read_only_tensor_object(ro, arr):
+    """The read-only tensor object itself as an mpi4py buffer. As a receive
+    buffer it is refused by every mpi4py (3.x takes a legacy DLPack capsule,
+    which cannot say read-only, so __dlpack__ raises ReadOnlyError; a newer
+    one that asks for a versioned capsule reads the read-only flag and
+    refuses it with BufferError), nothing written. As a send buffer 3.x
+    gets the same ReadOnlyError; a newer mpi4py may take it, and then the
+    values must arrive and the memory stay as it was."""
+    try:
+        COMM.Sendrecv(sm.full(6, 9.0, dtype="float64"), 0, recvbuf=ro, source=0)
+        R.fail("mpi4py %s received into a read-only tensor object" % mpi4py.__version__)
+    except (sm.ReadOnlyError, BufferError) as e:
+        # (CPython's PyBuffer_FillInfo says "Object is not writable.")
+        R.check(isinstance(e, sm.ReadOnlyError) or "read" in str(e).lower() or
+                "writable" in str(e).lower(),
+                "mpi4py's refusal of a read-only receive buffer says why: %r" % str(e))
+    R.check(np.array_equal(arr, np.arange(6.0)), "a refused read-only receive wrote nothing")
+    out = sm.zeros(6, dtype="float64")
+    try:
+        COMM.Sendrecv(ro, 0, recvbuf=out, source=0)
+        sent = True
+    except sm.ReadOnlyError:
+        sent = False
+    if MPI4PY_V < (4, 0):
+        R.check(not sent, "mpi4py %s (legacy DLPack) took a read-only tensor object as a send "
+                "buffer: its capsule cannot say read-only" % mpi4py.__version__)
+    elif sent:
+        R.check(np.array_equal(out.numpy(), np.arange(6.0)),
+                "mpi4py %s sent a read-only tensor object: values %s" % (mpi4py.__version__, out.numpy()))
+    else:
+        R.ok()
+    print("mpi4py %s: a read-only tensor object as a send buffer is %s"
+          % (mpi4py.__version__, "taken, values arrived" if sent else "refused (ReadOnlyError)"))
+    R.check(np.array_equal(arr, np.arange(6.0)), "a read-only send left the memory as it was")
+
+
 def refusals():
     base = sm.arange(12, dtype="float64")
     before = base.numpy().copy()
@@ -262,11 +302,7 @@ def refusals():
         R.fail("message(read-only, recv=True) accepted")
     except sm.ReadOnlyError as e:
         R.check("read-only" in str(e), "read-only refusal message %r" % str(e))
-    try:  # as the tensor object: its legacy DLPack export cannot say read-only
-        COMM.Sendrecv(ro, 0, recvbuf=sm.zeros(6, dtype="float64"), source=0)
-        R.fail("mpi4py took a read-only tensor object")
-    except sm.ReadOnlyError:
-        R.ok()
+    read_only_tensor_object(ro, arr)
     out = sm.zeros(3, dtype="float64")
     COMM.Sendrecv(smpi.message(ro[::2]), 0, recvbuf=smpi.message(out, recv=True), source=0)
     R.check(np.array_equal(out.numpy(), [0.0, 2.0, 4.0]), "a read-only view is sent")
