@@ -186,15 +186,11 @@ step_build() {
 #   api.Memory.ValgrindSeesCpuTensorBounds       needs valgrind: CI (setup-deps.sh)
 #   python.test_julia_syntax                     needs tree-sitter-julia from npm: CI
 #   python.test_mypy                             needs Debian's mypy: CI
-# python.test_memviz's browser checks need chromium, which the GPU image lacks:
-# STRIDEMEM_NO_BROWSER=1 makes the test report them NOT RUN (its other checks,
-# torch 2.11's reading of our PyTorch-format snapshot among them, run here).
 no_gpu_tests='CudaCallsWithoutGpuReturnDevice'
 multi_gpu_tests='SeveralGpus'
 ci_only_tests='reliability.faults_new|scripts.gpu_check_without_gpu|abi.compatible_with_release|abi.check_catches_breaks'
 ci_only_tests+='|api.MemoryDeathTest.AddressSanitizerCatchesWritesPastACpuTensor|api.Memory.ValgrindSeesCpuTensorBounds'
 ci_only_tests+='|python.test_julia_syntax|python.test_mypy'
-export STRIDEMEM_NO_BROWSER=1
 
 step_tests() {
   # Every ctest test; a skip fails the step unless it is one of those listed above.
