@@ -51,16 +51,16 @@ CachingHostAllocator::Block* CachingHostAllocator::take_cached_locked(size_t siz
   return b;
 }
 
-void CachingHostAllocator::link_live_locked(Block* b) noexcept {
+void CachingHostAllocator::link_locked(Block*& head, Block* b) noexcept {
   b->prev = nullptr;
-  b->next = live_;
-  if (live_) live_->prev = b;
-  live_ = b;
+  b->next = head;
+  if (head) head->prev = b;
+  head = b;
 }
 
-void CachingHostAllocator::unlink_live_locked(Block* b) noexcept {
+void CachingHostAllocator::unlink_locked(Block*& head, Block* b) noexcept {
   if (b->prev) b->prev->next = b->next;
-  else live_ = b->next;
+  else head = b->next;
   if (b->next) b->next->prev = b->prev;
   b->prev = b->next = nullptr;
 }
@@ -107,7 +107,7 @@ Allocation CachingHostAllocator::allocate(size_t nbytes, uint64_t owner) {
   }
   b->requested = nbytes;
   b->meta = log_.stamp(owner);
-  link_live_locked(b);
+  link_locked(live_, b);
   st_.num_allocs++;
   st_.allocated_bytes += static_cast<int64_t>(b->size);
   st_.requested_bytes += static_cast<int64_t>(nbytes);
@@ -119,17 +119,17 @@ Allocation CachingHostAllocator::allocate(size_t nbytes, uint64_t owner) {
   return a;
 }
 
-void CachingHostAllocator::deallocate(const Allocation& a) noexcept {
-  if (!a.ptr) return;
-  Block* b = static_cast<Block*>(a.ctx);
-  std::lock_guard<std::mutex> lock(mu_);
-  unlink_live_locked(b);
+void CachingHostAllocator::count_free_locked(Block* b) noexcept {
+  unlink_locked(live_, b);
   st_.num_frees++;
   st_.allocated_bytes -= static_cast<int64_t>(b->size);
   st_.requested_bytes -= static_cast<int64_t>(b->requested);
   log_.record(HistoryAction::free, b->size, b->requested, b->ptr, nullptr, &b->meta, st_);
   b->requested = 0;
   b->meta = BlockMeta();  // drops the tag reference
+}
+
+void CachingHostAllocator::pool_insert_locked(Block* b) noexcept {
   Pool& pool = b->size <= SM_SMALL_BLOCK_MAX ? small_free_ : large_free_;
   try {
     pool.emplace(b->size, b);
@@ -137,6 +137,30 @@ void CachingHostAllocator::deallocate(const Allocation& a) noexcept {
     // Could not even record the block: hand it back to the system.
     release_block_locked(b);
   }
+}
+
+void CachingHostAllocator::deallocate(const Allocation& a) noexcept {
+  if (!a.ptr) return;
+  Block* b = static_cast<Block*>(a.ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  count_free_locked(b);
+  pool_insert_locked(b);
+}
+
+void CachingHostAllocator::hold(const Allocation& a) noexcept {
+  if (!a.ptr) return;
+  Block* b = static_cast<Block*>(a.ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  count_free_locked(b);
+  link_locked(held_, b);
+}
+
+void CachingHostAllocator::release_held(const Allocation& a) noexcept {
+  if (!a.ptr) return;
+  Block* b = static_cast<Block*>(a.ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  unlink_locked(held_, b);
+  pool_insert_locked(b);
 }
 
 void CachingHostAllocator::release_block_locked(Block* b) noexcept {
@@ -158,24 +182,25 @@ AllocatorSnapshot CachingHostAllocator::snapshot_locked(bool with_history) const
   AllocatorSnapshot s;
   s.stats = st_;
   s.reuse = &CachingHostAllocator::reuses;
-  auto add = [&](const Block* b, bool live) {
+  auto add = [&](const Block* b, BlockState state) {
     SnapshotSegment seg;
     seg.address = reinterpret_cast<uintptr_t>(b->ptr);
     seg.size = b->size;
     seg.small_pool = b->size <= SM_SMALL_BLOCK_MAX;
     SnapshotBlock blk;
     blk.size = b->size;
-    if (live) {
-      blk.state = BlockState::allocated;
+    blk.state = state;
+    if (state == BlockState::allocated) {
       blk.requested = b->requested;
       blk.meta = b->meta;
     }
     seg.blocks.push_back(std::move(blk));
     s.segments.push_back(std::move(seg));
   };
-  for (const Block* b = live_; b; b = b->next) add(b, true);
+  for (const Block* b = live_; b; b = b->next) add(b, BlockState::allocated);
+  for (const Block* b = held_; b; b = b->next) add(b, BlockState::pending_free);
   for (const Pool* pool : {&small_free_, &large_free_})
-    for (const auto& kv : *pool) add(kv.second, false);
+    for (const auto& kv : *pool) add(kv.second, BlockState::cached_free);
   sort_by_address(s.segments);
   if (with_history) s.history = log_.copy();
   return s;

@@ -8,7 +8,10 @@
 // of SM_ALLOC_ROUND bytes) or a large pool (best fit, reused only if the block
 // wastes at most 1/8 of it), and returned to the system by empty_cache().
 // Blocks are never split: in a snapshot every system allocation is a segment
-// of one block. A request larger than the machine's RAM + swap
+// of one block. A block that work in flight may still read is freed in two
+// steps (hold, then release_held): no storage holds it any more, so it leaves
+// allocated_bytes at once, as a device block waiting for other streams does,
+// but it joins no pool, and a snapshot shows it pending_free, until then. A request larger than the machine's RAM + swap
 // (memory/host_memory_limit.hpp) is refused here.
 #pragma once
 
@@ -34,6 +37,11 @@ class CachingHostAllocator final : public CachingAllocatorBase {
   using Allocator::allocate;
   Allocation allocate(size_t nbytes, uint64_t owner) override;
   void deallocate(const Allocation& a) noexcept override;
+  // The first step of a held-back free: the counters and the history of
+  // deallocate, the block kept out of reuse (and of empty_cache).
+  void hold(const Allocation& a) noexcept;
+  // The second step: a held block joins its pool, reusable.
+  void release_held(const Allocation& a) noexcept;
   void empty_cache() override;
 
   // Rounding rule, public for tests: multiple of SM_ALLOC_ROUND, at least one unit.
@@ -46,8 +54,11 @@ class CachingHostAllocator final : public CachingAllocatorBase {
   using Pool = std::multimap<size_t, Block*>;
 
   Block* take_cached_locked(size_t size);
-  void link_live_locked(Block* b) noexcept;
-  void unlink_live_locked(Block* b) noexcept;
+  static void link_locked(Block*& head, Block* b) noexcept;
+  static void unlink_locked(Block*& head, Block* b) noexcept;
+  // What every free counts: the block leaves the live list and the allocated bytes.
+  void count_free_locked(Block* b) noexcept;
+  void pool_insert_locked(Block* b) noexcept;
   void release_block_locked(Block* b) noexcept;
   void release_all_cached_locked();
   AllocatorSnapshot snapshot_locked(bool with_history) const override;
@@ -60,6 +71,7 @@ class CachingHostAllocator final : public CachingAllocatorBase {
   sm_device device_;
   Pool small_free_, large_free_;
   Block* live_ = nullptr;  // doubly linked list of the blocks storages hold
+  Block* held_ = nullptr;  // doubly linked list of the blocks freed but held back
 };
 
 }  // namespace sm

@@ -51,6 +51,8 @@ void PinnedHostAllocator::deallocate(const Allocation& a) noexcept {
     if (!p.events.empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       pending_.push_back(std::move(p));
+      // Under mu_, so that no reaping of pending_ releases it before it is held.
+      inner_.hold(a);
       return;
     }
   } catch (...) {
@@ -109,7 +111,7 @@ void PinnedHostAllocator::process_pending_locked(bool wait) {
       continue;
     }
     for (void* e : p.events) events_->destroy(e);
-    inner_.deallocate(p.alloc);
+    inner_.release_held(p.alloc);
     pending_[i] = std::move(pending_.back());
     pending_.pop_back();
   }

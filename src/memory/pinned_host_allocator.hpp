@@ -48,9 +48,13 @@ class PinnedHostAllocator final : public Allocator {
   using Allocator::allocate;
   Allocation allocate(size_t nbytes, uint64_t owner) override;
   void deallocate(const Allocation& a) noexcept override;
+  // A block held back for copies in flight is no storage's any more: it
+  // leaves allocated_bytes when its storage goes (stays in reserved_bytes)
+  // and shows as pending_free until the copies are done, as a device block
+  // waiting for other streams does. Counting it until the next allocation
+  // reaped it would report bytes that nothing holds for as long as no one
+  // allocates pinned memory again.
   AllocatorStats stats() override { return inner_.stats(); }
-  // A block held back for copies in flight shows as allocated (it still is,
-  // for the inner allocator whose counters the snapshot must match).
   AllocatorSnapshot snapshot() override { return inner_.snapshot(); }
   void record_history(int64_t max_events) override { inner_.record_history(max_events); }
   void reset_peak() override { inner_.reset_peak(); }

@@ -124,13 +124,42 @@ SMALL_MAX = 1 << 20              # SM_SMALL_BLOCK_MAX
 STACK_ALIGN = 256                # SM_STACK_ALIGNMENT
 
 
+def pool_contents(device, limit=20):
+    """What device's allocator holds besides its cache, from its memory
+    snapshot: each block that is not cached_free (allocated, pending_free,
+    inactive_split) with its address, size, requested size, state, the
+    storage holding it, tag and sequence number; at most limit of them."""
+    try:
+        snap = sm.memory_snapshot(device)
+    except Exception as e:  # the detail of a failure must not raise itself
+        return "memory_snapshot(%r) failed: %s: %s" % (device, type(e).__name__, e)
+    rows = []
+    for seg in snap.get("segments", ()):
+        for b in seg.get("blocks", ()):
+            if b.get("state") == "cached_free":
+                continue
+            rows.append("%s+%d %s size=%d requested=%d storage=%s tag=%s seq=%s" % (
+                seg.get("address"), b.get("offset", 0), b.get("state"), b.get("size", 0),
+                b.get("requested", 0), b.get("storage"), b.get("tag"), b.get("seq")))
+    totals = snap.get("totals", {})
+    head = "memory_snapshot(%s): allocated_bytes=%s reserved_bytes=%s, %d block(s) not cached_free" % (
+        snap.get("device", device), totals.get("allocated_bytes"), totals.get("reserved_bytes"),
+        len(rows))
+    more = ["... %d more" % (len(rows) - limit)] if len(rows) > limit else []
+    return "; ".join([head] + rows[:limit] + more)
+
+
 def check_freed(what, s0, device=None, keys=("active_storages", "allocated_bytes")):
     """After a collection: the device's live storages and bytes (keys) are
-    back where s0, its memory_stats before, had them."""
+    back where s0, its memory_stats before, had them. A failure says which
+    blocks the allocator still holds (pool_contents)."""
     gc.collect()
     s = sm.memory_stats(device or DEV)
-    return check(all(s[k] == s0[k] for k in keys), what,
-                 "%s -> %s" % ({k: s0[k] for k in keys}, {k: s[k] for k in keys}))
+    ok = all(s[k] == s0[k] for k in keys)
+    detail = "%s -> %s" % ({k: s0[k] for k in keys}, {k: s[k] for k in keys})
+    if not ok:
+        detail += "; " + pool_contents(device or DEV)
+    return check(ok, what, detail)
 
 
 def not_run(name, why):
@@ -477,6 +506,12 @@ def section_memory():
 
     y = sm.zeros(n, dtype="float32", device=d)
     st = sm.memory_stats(d)
+    # What a failing check_freed prints: y's block, held by y's storage.
+    listed = pool_contents(d, limit=10 ** 6)
+    with y.storage() as ys:
+        y_storage = ys.id
+    check(" allocated size=%d requested=%d storage=%d " % (r, nbytes, y_storage) in listed,
+          "memory: pool_contents (a failing leak check's detail) lists a live block", listed)
     text = sm.memory_summary(d)
     lines = text.splitlines()
     want_name = "%s:%d" % ("cuda" if IS_CUDA else "cpu", sm.Device(d).index)

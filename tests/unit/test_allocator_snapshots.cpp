@@ -2,7 +2,8 @@
 // allocate / free / record_stream + free (blocks held back by events) /
 // finish a stream / empty_cache / tag push and pop drive the device caching
 // allocator (on the fake device, several streams) and the caching host
-// allocator (real malloc); after every step the snapshot must describe
+// allocator (real malloc; its two-step free, hold then release_held, as the
+// pinned allocator uses it for blocks that copies in flight read); after every step the snapshot must describe
 // exactly what the model says the allocator holds: segments that tile
 // exactly and add up to reserved_bytes (and to what the "device" has handed
 // out), allocated blocks that are exactly the live allocations (address,
@@ -339,6 +340,7 @@ uint64_t raw_bytes() {
 
 struct HostModel {
   std::map<uintptr_t, Held> live;
+  std::map<uintptr_t, Allocation> held;  // freed with hold(), not yet released
   uint64_t allocs = 0, frees = 0;
 };
 
@@ -347,7 +349,7 @@ void check_host(CachingHostAllocator& alloc, const HostModel& m, const std::stri
   const AllocatorSnapshot s = alloc.snapshot();
   const AllocatorStats& st = s.stats;
   uint64_t reserved = 0, allocated = 0, requested = 0;
-  size_t n_alloc = 0;
+  size_t n_alloc = 0, n_held = 0;
   uintptr_t prev_end = 0;
   for (const SnapshotSegment& seg : s.segments) {
     ASSERT_GE(seg.address, prev_end) << "segments overlap or are not sorted by address";
@@ -376,15 +378,25 @@ void check_host(CachingHostAllocator& alloc, const HostModel& m, const std::stri
       EXPECT_EQ(b.meta.owner, it->second.owner);
       EXPECT_EQ(b.meta.seq, it->second.seq);
       EXPECT_EQ(tag_text(b.meta.tag), it->second.tag);
+    } else if (b.state == BlockState::pending_free) {
+      ++n_held;
+      EXPECT_EQ(m.held.count(seg.address), 1u) << "pending_free block at " << std::hex << seg.address
+                                                 << " was never held back";
+      EXPECT_EQ(it, m.live.end()) << "a live allocation shows as pending_free";
+      EXPECT_EQ(b.requested, 0u);
+      EXPECT_EQ(b.meta.seq, 0u);
+      EXPECT_EQ(b.meta.tag, nullptr);
     } else {
-      EXPECT_EQ(b.state, BlockState::cached_free) << "host blocks are never split or held back";
+      EXPECT_EQ(b.state, BlockState::cached_free) << "host blocks are never split";
       EXPECT_EQ(it, m.live.end()) << "a live allocation shows as free";
+      EXPECT_EQ(m.held.count(seg.address), 0u) << "a held-back block shows as reusable";
       EXPECT_EQ(b.requested, 0u);
       EXPECT_EQ(b.meta.seq, 0u);
       EXPECT_EQ(b.meta.tag, nullptr);
     }
   }
   EXPECT_EQ(n_alloc, m.live.size());
+  EXPECT_EQ(n_held, m.held.size()) << "held-back blocks stay reserved, out of the pools";
   EXPECT_EQ(s.segments.size(), g_raw.size()) << "every system allocation is a segment";
   EXPECT_EQ(reserved, raw_bytes());
   EXPECT_EQ(static_cast<uint64_t>(st.reserved_bytes), reserved);
@@ -430,14 +442,27 @@ void run_host_sequence(uint64_t seed, int steps) {
         h.seq = ++m.allocs;
         const uintptr_t p = reinterpret_cast<uintptr_t>(h.a.ptr);
         ASSERT_EQ(m.live.count(p), 0u) << "handed out twice";
+        ASSERT_EQ(m.held.count(p), 0u) << "a held-back block handed out";
         m.live[p] = h;
         what = "allocate " + std::to_string(n);
-      } else if (op < 88) {
+      } else if (op < 80) {
         auto it = std::next(m.live.begin(), static_cast<long>(r.below(m.live.size())));
-        alloc.deallocate(it->second.a);
+        const bool hold = r.chance(25);
+        if (hold) {
+          alloc.hold(it->second.a);
+          m.held[it->first] = it->second.a;
+        } else {
+          alloc.deallocate(it->second.a);
+        }
         m.live.erase(it);
         ++m.frees;
-        what = "free";
+        what = hold ? "free, held back" : "free";
+      } else if (op < 88) {
+        if (m.held.empty()) continue;
+        auto it = std::next(m.held.begin(), static_cast<long>(r.below(m.held.size())));
+        alloc.release_held(it->second);
+        m.held.erase(it);
+        what = "release a held block";
       } else if (op < 92) {
         alloc.empty_cache();
         what = "empty_cache";
@@ -450,6 +475,7 @@ void run_host_sequence(uint64_t seed, int steps) {
       if (::testing::Test::HasFailure()) break;
     }
     for (auto& kv : m.live) alloc.deallocate(kv.second.a);
+    for (auto& kv : m.held) alloc.release_held(kv.second);
   }
   EXPECT_TRUE(g_raw.empty()) << "the destructor returns the cache";
 }
@@ -536,18 +562,28 @@ TEST(AllocatorSnapshot, HostCacheHitExactlyWhenTheReuseRuleSaysSo) {
   g_raw.clear();
   CachingHostAllocator alloc(raw_alloc, raw_free, "test");
   Rng r(78);
-  std::vector<Allocation> held;
+  std::vector<Allocation> held, held_back;
   int hits = 0, misses = 0;
   for (int step = 0; step < 1500; ++step) {
     if (held.empty() || (r.chance(50) && held.size() < 40)) {
       held.push_back(alloc.allocate(random_host_size(r)));
     } else {
       const size_t k = r.below(held.size());
-      alloc.deallocate(held[k]);
+      if (r.chance(20)) {
+        alloc.hold(held[k]);  // out of reuse until released: the figures must say so
+        held_back.push_back(held[k]);
+      } else {
+        alloc.deallocate(held[k]);
+      }
       held[k] = held.back();
       held.pop_back();
     }
-    if (r.chance(2)) alloc.empty_cache();
+    if (r.chance(2)) {
+      // As the pinned allocator does: what is held back is released first.
+      for (const Allocation& a : held_back) alloc.release_held(a);
+      held_back.clear();
+      alloc.empty_cache();
+    }
     // Real memory here: the documented probes up to 16 MiB only.
     size_t request;
     bool documented = r.chance(50);
@@ -581,6 +617,7 @@ TEST(AllocatorSnapshot, HostCacheHitExactlyWhenTheReuseRuleSaysSo) {
   EXPECT_GT(hits, 100);
   EXPECT_GT(misses, 100);
   for (const Allocation& a : held) alloc.deallocate(a);
+  for (const Allocation& a : held_back) alloc.release_held(a);
 }
 
 }  // namespace
