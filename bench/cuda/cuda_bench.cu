@@ -61,27 +61,10 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "bench_checks.hpp"
 #include "stridemem.h"
 
 namespace {
-
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
-#define SK(x)                                                                              \
-  do {                                                                                     \
-    sm_status s_ = (x);                                                                    \
-    if (s_ != SM_OK) {                                                                     \
-      std::fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #x, sm_status_string(s_), \
-                   sm_last_error());                                                       \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 struct Options {
   double mib = 256;

@@ -26,27 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_checks.hpp"
 #include "stridemem.h"
 
 namespace {
-
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                             \
-    }                                                                                           \
-  } while (0)
-#define SK(x)                                                                                   \
-  do {                                                                                          \
-    sm_status s_ = (x);                                                                         \
-    if (s_ != SM_OK) {                                                                          \
-      std::fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #x, sm_status_string(s_), \
-                   sm_last_error());                                                            \
-      std::exit(2);                                                                             \
-    }                                                                                           \
-  } while (0)
 
 const sm_device kGpu = {SM_DEVICE_CUDA, 0};
 const sm_device kPinned = {SM_DEVICE_CUDA_HOST, 0};
