@@ -197,17 +197,17 @@ step_tests() {
   # The Python MPI tests need mpi4py (Debian's python3-mpi4py, in CI); a GPU
   # machine without it leaves them to CI and says so (the C MPI tests are
   # left out at configure time where MPI is missing).
-  local log="$out/tests.ctest.log" rc=0 exclude="" mpi_note=""
+  local log="$out/tests.ctest.log" rc=0 exclude="" notes=""
   if ! "$py" -c "from mpi4py import MPI" >/dev/null 2>&1; then
     exclude='python\.test_mpi_datatypes|python\.mpi_ranks_np4'
-    mpi_note="; no mpi4py here: the Python MPI tests run in CI only"
+    notes="; no mpi4py here: the Python MPI tests run in CI only"
     echo "no mpi4py for $py: python.test_mpi_datatypes and python.mpi_ranks_np4 are left to CI"
   fi
   # test_memviz's browser checks need chromium (CI installs it); a machine
   # without one declares it, and those checks print NOT RUN, never a pass.
   if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
     export STRIDEMEM_NO_BROWSER=1
-    mpi_note="$mpi_note; no chromium here: test_memviz's browser checks NOT RUN (CI runs them)"
+    notes="$notes; no chromium here: test_memviz's browser checks NOT RUN (CI runs them)"
     echo "no chromium: python.test_memviz's browser checks are NOT RUN here (STRIDEMEM_NO_BROWSER=1)"
   fi
   ctest --test-dir "$bld" -j"$jobs" --timeout 600 --output-on-failure ${exclude:+-E "$exclude"} \
@@ -225,7 +225,7 @@ step_tests() {
   note "$(grep -E 'tests passed|tests failed' "$log" | tail -1); skipped: $(grep -c . <<<"$skipped")" \
        "(allowed: $no_gpu_tests re-run without a GPU, $multi_gpu_tests needs 2 GPUs," \
        "faults_new where libstdc++ is static, this script's no-GPU test, the ABI checks" \
-       "without libabigail)$mpi_note"
+       "without libabigail)$notes"
   return $rc
 }
 
@@ -257,8 +257,8 @@ step_sanitize() {
   # tool each and each with its own OUTDIR, can share the GPU in parallel.
   # initcheck cannot see what another process wrote: the CUDA IPC test's
   # child reads memory its parent filled, which initcheck reports as
-  # uninitialised (11250 reports on the H200, every one in share_child's
-  # sm_copy_to_host). That test runs under initcheck with the parent alone
+  # uninitialised (11250 reports on the H200; the 100 it printed were all
+  # share_child's sm_copy_to_host). That test runs under initcheck with the parent alone
   # (--target-processes application-only); memcheck and the others follow
   # the child as well.
   local ipc='SharingCuda.TwoProcessesOneGpuThroughCudaIpc'

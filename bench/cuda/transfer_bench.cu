@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
               o.iters);
   const size_t big = static_cast<size_t>(o.mib * 1048576.0);
   std::vector<size_t> sizes = {big};
-  if (big != (4u << 20) && big > (4u << 20)) sizes.push_back(4u << 20);
+  if (big > (4u << 20)) sizes.push_back(4u << 20);
   bool ok = true, target = true;
   for (size_t bytes : sizes) {
     std::printf("\n%.1f MiB\n%-20s %9s %9s %7s  %-5s %s\n", static_cast<double>(bytes) / 1048576.0, "direction",

@@ -11,7 +11,8 @@
 // of one block. A block that work in flight may still read is freed in two
 // steps (hold, then release_held): no storage holds it any more, so it leaves
 // allocated_bytes at once, as a device block waiting for other streams does,
-// but it joins no pool, and a snapshot shows it pending_free, until then. A request larger than the machine's RAM + swap
+// but until release_held it joins no pool and a snapshot shows it
+// pending_free. A request larger than the machine's RAM + swap
 // (memory/host_memory_limit.hpp) is refused here.
 #pragma once
 

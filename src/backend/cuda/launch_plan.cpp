@@ -247,14 +247,23 @@ KernelPlan plan_copy(const OpPlan& op, const DeviceProps& props) {
   return p;
 }
 
-KernelPlan plan_fill(const OpPlan& op, const DeviceProps& props) {
-  const TensorDesc& dst = op.dst;
-  const int elem = elem_size(dst);
-  KernelPlan p = start_plan(op, 1, &elem);
-  if (p.it.empty) return p;
+namespace {
+
+// dst alone, moved in vector units where its inner run allows: a fill's
+// walk, and a scalar op's where the units come out 16 bytes wide.
+void finish_dst_units(KernelPlan& p, const TensorDesc& dst, int elem, const DeviceProps& props) {
   const uintptr_t addrs[1] = {address(dst.data, p.byte_offset[0])};
   const int w = p.it.strides[0][p.it.ndim - 1] == 1 ? to_vector_units(p.it, elem, addrs) : elem;
   finish_units(p, w, addrs, 1, props);
+}
+
+}  // namespace
+
+KernelPlan plan_fill(const OpPlan& op, const DeviceProps& props) {
+  const int elem = elem_size(op.dst);
+  KernelPlan p = start_plan(op, 1, &elem);
+  if (p.it.empty) return p;
+  finish_dst_units(p, op.dst, elem, props);
   return p;
 }
 
@@ -266,12 +275,13 @@ KernelPlan plan_fill(const OpPlan& op, const DeviceProps& props) {
 // dtype, for little.
 KernelPlan plan_unary(const OpPlan& op, const DeviceProps& props) {
   const int elem = elem_size(op.dst);
-  if (elem < 16) {
-    KernelPlan units = plan_fill(op, props);
-    if (units.it.empty || (units.unit_bytes == 16 && !units.split16)) return units;
-  }
   KernelPlan p = start_plan(op, 1, &elem);
   if (p.it.empty) return p;
+  if (elem < 16) {
+    KernelPlan units = p;
+    finish_dst_units(units, op.dst, elem, props);
+    if (units.unit_bytes == 16 && !units.split16) return units;
+  }
   finish_elementwise(p, props);
   return p;
 }
