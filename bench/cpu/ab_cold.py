@@ -2,7 +2,7 @@
 """Alternating A/B timing of one copy case on several builds of the library,
 for a shared machine where best-of-N timings swing by 2x between runs.
 
-Every rep, for each library in turn: flush the caches (cpu_engine_bench's
+Every rep, for each library in turn (in a new random order each rep): flush the caches (cpu_engine_bench's
 Flusher, 96 MiB read on every CPU), time a contiguous copy of as many bytes
 as the case's larger operand, flush again, time the case. The figure per rep
 is the case's speed over that copy's, so a rep where another process took a
@@ -21,6 +21,12 @@ within one run, not across runs.
 
 --case SHAPE:PERM:DTYPE copies np.ascontiguousarray(src.transpose(PERM)) of
 a random src of SHAPE; every result is checked bit-exact against NumPy.
+
+--torch adds PyTorch to the rotation: torch.from_numpy of the same buffers,
+dst.copy_(src.permute(PERM)) on --threads threads, its reference copy being
+torch's own copy_ of the same bytes. Each library's row then also says how
+fast it was against torch in the same rep (torch's time over the library's,
+median and quartiles: above 1 means faster than torch).
 """
 import argparse
 import os
@@ -53,6 +59,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--thread-time", action="store_true")
     ap.add_argument("--pages", choices=B.PAGE_KINDS, default="huge")
+    ap.add_argument("--torch", action="store_true", help="time torch's copy_ in the same reps")
     a = ap.parse_args(argv)
     mem = B.Memory(a.pages)
     shape, perm, dt = a.case.split(":")
@@ -81,32 +88,55 @@ def main(argv=None):
     flush = B.Flusher(96)
     clock = time.thread_time if a.thread_time else time.perf_counter
 
-    def timed(L, hd, hs):
+    def timed(run):
         flush()
         t = clock()
-        L.check(L.L.sm_copy_into(hd, hs), "sm_copy_into")
+        run()
         return clock() - t
 
-    ratios = {n: [] for n, *_ in libs}
-    gbps = {n: [] for n, *_ in libs}
+    def sm_copy(L, hd, hs):
+        return lambda: L.check(L.L.sm_copy_into(hd, hs), "sm_copy_into")
+
+    runs = [(name, sm_copy(L, rd, rs), sm_copy(L, hd, hs)) for name, L, hd, hs, rd, rs in libs]
+    if a.torch:
+        import torch
+        torch.set_num_threads(a.threads)
+        tdst, tview = torch.from_numpy(dst), torch.from_numpy(src).permute(*perm)
+        tref_dst, tref_src = torch.from_numpy(ref_dst), torch.from_numpy(ref_src)
+        runs.append(("torch", lambda: tref_dst.copy_(tref_src), lambda: tdst.copy_(tview)))
+    ratios = {n: [] for n, *_ in runs}
+    gbps = {n: [] for n, *_ in runs}
+    vs_torch = {n: [] for n, *_ in runs if n != "torch"}
     nbytes = 2 * view.size * dt.itemsize
+    order = np.random.default_rng(2)
     for rep in range(a.reps + 1):
-        for name, L, hd, hs, rd, rs in libs:
+        times = {}
+        # A new order every rep, so that no library always follows the same one.
+        for i in order.permutation(len(runs)):
+            name, copy, case = runs[i]
             dst[...] = 0
-            t_copy = timed(L, rd, rs)
-            t = timed(L, hd, hs)
+            t_copy = timed(copy)
+            times[name] = t = timed(case)
             check(name, dst, want)
             if rep:
                 ratios[name].append(t_copy / t)
                 gbps[name].append(nbytes / t / 1e9)
+        if rep and a.torch:
+            for name in vs_torch:
+                vs_torch[name].append(times["torch"] / times[name])
     print("%s, %d threads, %s, %d reps, %s pages asked (%s of the buffers on huge pages)"
           % (a.case, a.threads, "thread time" if a.thread_time else "wall", a.reps, a.pages,
              "?" if share is None else "%.0f%%" % (100 * share)))
+    def spread(v):
+        v = sorted(v)
+        return statistics.median(v), v[len(v) // 4], v[(3 * len(v)) // 4]
+
     for name in ratios:
-        v = sorted(ratios[name])
-        print("%-10s of copy: median %.3f (q1-q3 %.3f-%.3f)   %.2f GB/s median"
-              % (name, statistics.median(v), v[len(v) // 4], v[(3 * len(v)) // 4],
-                 statistics.median(gbps[name])))
+        line = ("%-10s of copy: median %.3f (q1-q3 %.3f-%.3f)   %.2f GB/s median"
+                % ((name,) + spread(ratios[name]) + (statistics.median(gbps[name]),)))
+        if name in vs_torch and vs_torch[name]:
+            line += "   vs torch: median %.3fx (q1-q3 %.3f-%.3f)" % spread(vs_torch[name])
+        print(line)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 // The blocked tile walk of the CPU loop driver (block_tile_walk,
 // backend/cpu/cpu_loops.hpp): which walks it cuts and how, and copies that
-// take it, bit-exact against a plain element loop for 1-, 2-, 4- and 8-byte
+// take it; which rows-mode grids read their source as one stream
+// (rows_are_one_stream, where the driver leaves prefetching to the
+// hardware) and copies through them; bit-exact against a plain element loop for 1-, 2-, 4- and 8-byte
 // elements, padded and dense layouts, negative strides, operands that start
 // inside a cache line, on one thread and on the pool.
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@ namespace {
 using sm::DType;
 using sm::IterPlan;
 using sm::cpu::block_tile_walk;
+using sm::cpu::rows_are_one_stream;
 using sm::cpu::kWalkBlock;
 
 // A walk of 4 dims (outermost first) over a destination and a source.
@@ -88,6 +91,48 @@ TEST(CpuWalk, OtherWalksAreLeftAlone) {
   // The reversal of 32^4 with 2-byte elements: a step of i1 moves the
   // destination 2 KiB, less than a page.
   EXPECT_TRUE(unchanged(reversal_walk(32), 3, 0, 2));
+}
+
+// The grid of a walk (outermost dim first) with the given cell sides.
+sm::BlockGrid grid(std::vector<int64_t> sizes, std::vector<int64_t> block) {
+  IterPlan w;
+  w.nops = 2;
+  w.ndim = static_cast<int>(sizes.size());
+  for (int i = 0; i < w.ndim; ++i) w.sizes[i] = sizes[i];
+  return sm::make_block_grid(w, block.data());
+}
+
+TEST(CpuWalk, RowsAreOneStreamWhereEachRowContinuesTheLast) {
+  // (0,2,1,3) of 64^4 as rows, walked in source order [i0, i1, i2, i3]
+  // (rows i3): each row follows the last in the source.
+  const std::vector<int64_t> heads = {262144, 4096, 64, 1};
+  EXPECT_TRUE(rows_are_one_stream(grid({64, 64, 64, 64}, {1, 1, 1, 64}), heads.data(), 3));
+  // The same rows cut in pieces of 16: still one stream.
+  EXPECT_TRUE(rows_are_one_stream(grid({64, 64, 64, 64}, {1, 1, 1, 16}), heads.data(), 3));
+  // Where the inner dims have one cell, the first dim with more decides.
+  EXPECT_TRUE(rows_are_one_stream(grid({8, 1, 64}, {1, 1, 64}),
+                                  std::vector<int64_t>{64, 4096, 1}.data(), 2));
+
+  // Rows a padded source apart (the next row starts 8 elements further on).
+  EXPECT_FALSE(rows_are_one_stream(grid({64, 64, 64}, {1, 1, 64}),
+                                   std::vector<int64_t>{72 * 64, 72, 1}.data(), 2));
+  // Rows one row apart, but the walk goes back: descending rows.
+  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
+                                   std::vector<int64_t>{-64, 1}.data(), 1));
+  // Rows read backwards, in either order of rows.
+  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
+                                   std::vector<int64_t>{-64, -1}.data(), 1));
+  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
+                                   std::vector<int64_t>{64, -1}.data(), 1));
+  // Rows along a non-unit source stride.
+  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
+                                   std::vector<int64_t>{1, 64}.data(), 1));
+  // A broadcast source: every row reads the same elements.
+  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
+                                   std::vector<int64_t>{0, 1}.data(), 1));
+  // One cell: nothing comes next.
+  EXPECT_FALSE(rows_are_one_stream(grid({1, 64}, {1, 64}),
+                                   std::vector<int64_t>{64, 1}.data(), 1));
 }
 
 // A strided operand over its own buffer, element [0, ...] `line_offset`
@@ -190,6 +235,33 @@ TEST(CpuWalk, DenseReversalsCopyExactly) {
       copy_and_check(es, sizes, dstr, sstr, 16, 16, rng);
       if (HasFatalFailure()) return;
     }
+}
+
+// Copies whose rows read the source as one stream (no software prefetch):
+// permutations that keep the inner dim, on one thread and on the pool; and
+// a transpose whose tiles span the source's fast dim whole (they keep
+// theirs).
+TEST(CpuWalk, OneStreamCopiesCopyExactly) {
+  std::mt19937_64 rng(33);
+  for (int es : {1, 4, 8}) {
+    // (0,2,1,3): dst [a, c, b, e] of a source [a, b, c, e].
+    for (int64_t a : {3, 40}) {
+      const int64_t b = 24, c = 20, e = 64;
+      const std::vector<int64_t> sizes = {a, c, b, e};
+      const std::vector<int64_t> dstr = {c * b * e, b * e, e, 1};
+      const std::vector<int64_t> sstr = {b * c * e, e, c * e, 1};
+      copy_and_check(es, sizes, dstr, sstr, 0, 0, rng);
+      if (HasFatalFailure()) return;
+    }
+    // (3,0,1,2) of [a, b, c, 8]: tiles of the [8, a*b*c] transpose span
+    // the source's 8 whole.
+    const int64_t a = 6, b = 40, c = 70, e = 8;
+    const std::vector<int64_t> sizes = {e, a, b, c};
+    const std::vector<int64_t> dstr = {a * b * c, b * c, c, 1};
+    const std::vector<int64_t> sstr = {1, b * c * e, c * e, e};
+    copy_and_check(es, sizes, dstr, sstr, 0, 0, rng);
+    if (HasFatalFailure()) return;
+  }
 }
 
 }  // namespace

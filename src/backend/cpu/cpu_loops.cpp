@@ -172,6 +172,13 @@ void block_tile_walk(IterPlan* w, int64_t* block, int* tile_dim, int* inner, int
   for (int i = 0; i < n; ++i) block[i] = qblock[i];
 }
 
+bool rows_are_one_stream(const BlockGrid& g, const int64_t* strides, int inner) {
+  if (strides[inner] != 1) return false;
+  for (int i = g.ndim - 1; i >= 0; --i)
+    if (g.cells[i] > 1) return strides[i] * g.block[i] == g.block[inner];
+  return false;  // one cell: nothing comes next
+}
+
 namespace {
 
 void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const LoopSpec& spec);
@@ -295,10 +302,11 @@ void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const 
 
   // Prefetch the next tile while gathering this one; in rows mode, short
   // unit-stride source rows (which the hardware prefetcher cannot see coming
-  // when they jump) ~2 KiB ahead.
+  // when they jump) ~2 KiB ahead, unless the rows read the source as one
+  // stream.
   if (run.tile_dim >= 0) {
     run.ahead = 1;
-  } else {
+  } else if (!rows_are_one_stream(run.g, walk.strides[1], run.inner)) {
     const int64_t row_bytes = run.g.block[inner] * spec.ssize;
     const int64_t ss = run.sstride_inner;
     if ((ss == 1 || ss == -1) && nd > 1 && row_bytes < 2048) {

@@ -83,6 +83,18 @@ constexpr int64_t kWalkBlock = 16;
 constexpr int64_t kPageBytes = 4096;
 void block_tile_walk(IterPlan* w, int64_t* block, int* tile_dim, int* inner, int dsize, int ssize);
 
+// Whether the rows of a rows-mode grid read the source as one stream: each
+// row (or row piece) is an ascending unit-stride run, and the next one, a
+// step of the innermost dim with more than one cell, starts where it ends
+// (a permutation that keeps the inner dim, walked in source order). The
+// hardware prefetcher follows such a walk on its own, and prefetching rows
+// ahead in software measured slower there (bench/RESULTS.md, architecture
+// round 2, fifth pass). Tiles keep their prefetch even where their source
+// is one stream: on two threads, dropping it measured slower. g: the walk's
+// grid; strides: the source's strides along its dims (elements); inner: the
+// grid dim of the rows.
+bool rows_are_one_stream(const BlockGrid& g, const int64_t* strides, int inner);
+
 // Work smaller than this (bytes read + written) stays on the calling thread.
 constexpr int64_t kParallelMinBytes = 1 << 20;
 // Aim for at least this many bytes per range handed to a thread: less is not
