@@ -2,7 +2,8 @@
 """Alternating A/B timing of one copy case on several builds of the library,
 for a shared machine where best-of-N timings swing by 2x between runs.
 
-Every rep, for each library in turn (in a new random order each rep): flush the caches (cpu_engine_bench's
+Every rep, for each library in turn (in a new random order each rep, so
+that none always follows the same one): flush the caches (cpu_engine_bench's
 Flusher, 96 MiB read on every CPU), time a contiguous copy of as many bytes
 as the case's larger operand, flush again, time the case. The figure per rep
 is the case's speed over that copy's, so a rep where another process took a
@@ -111,7 +112,6 @@ def main(argv=None):
     order = np.random.default_rng(2)
     for rep in range(a.reps + 1):
         times = {}
-        # A new order every rep, so that no library always follows the same one.
         for i in order.permutation(len(runs)):
             name, copy, case = runs[i]
             dst[...] = 0

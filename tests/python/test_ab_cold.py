@@ -10,7 +10,9 @@ per name in the order given, every ratio and speed a positive number with
 the quartiles around the median. Then, in this process, it swaps the
 driver's reference for one with a single byte changed and checks the run
 stops naming the first library ("wrong result"), which is what keeps a
-table from being printed for a library that copies wrongly. It says nothing
+table from being printed for a library that copies wrongly. With torch in
+the interpreter, a run with --torch must add a torch row and a "vs torch"
+figure (median inside its quartiles) to each library's row. It says nothing
 about speed: the case is too small for that.
 
 The library is $STRIDEMEM_LIB (ctest sets it), else build/libstridemem.so.
@@ -35,22 +37,25 @@ LIB = os.environ.get("STRIDEMEM_LIB") or os.path.join(REPO, "build", "libstridem
 # Large enough that a sanitizer build still prints a speed above 0.00 GB/s.
 CASE = "32,64,48:2,0,1:float32"
 NUMBER = r"(\d+\.\d+)"
-ROW = re.compile(r"^(\S+)\s+of copy: median %s \(q1-q3 %s-%s\)\s+%s GB/s median$"
-                 % (NUMBER, NUMBER, NUMBER, NUMBER))
+ROW = re.compile(r"^(\S+)\s+of copy: median %s \(q1-q3 %s-%s\)\s+%s GB/s median"
+                 r"(   vs torch: .*)?$" % (NUMBER, NUMBER, NUMBER, NUMBER))
+
+
+VS_TORCH = re.compile(r"   vs torch: median %sx \(q1-q3 %s-%s\)$" % (NUMBER, NUMBER, NUMBER))
 
 
 HEADER = re.compile(r"^%s, 1 threads, wall, 4 reps, (huge|4k) pages asked "
                     r"\((\d+)%% of the buffers on huge pages\)$" % re.escape(CASE))
 
 
-def args(reps, pages="huge"):
+def args(reps, pages="huge", torch=False):
     return ["--case", CASE, "--lib", "main=" + LIB, "--lib", "new=" + LIB,
-            "--reps", str(reps), "--threads", "1", "--pages", pages]
+            "--reps", str(reps), "--threads", "1", "--pages", pages] + (["--torch"] if torch else [])
 
 
-def table(pages):
-    p = subprocess.run([sys.executable, DRIVER] + args(4, pages), capture_output=True, text=True,
-                       timeout=120)
+def table(pages, torch=False):
+    p = subprocess.run([sys.executable, DRIVER] + args(4, pages, torch), capture_output=True,
+                       text=True, timeout=120)
     if not R.check(p.returncode == 0, "driver exited %d\nstdout:\n%s\nstderr:\n%s"
                    % (p.returncode, p.stdout, p.stderr)):
         return
@@ -61,10 +66,21 @@ def table(pages):
         share = int(head.group(2))
         R.check(0 <= share <= 100 and (pages == "huge" or share == 0),
                 "--pages %s: %d%% on huge pages" % (pages, share))
+    names = ["main", "new"] + (["torch"] if torch else [])
     rows = [ROW.match(line) for line in lines[1:]]
-    if not R.check(len(rows) == 2 and all(rows), "two table rows, got:\n%s" % p.stdout):
+    if not R.check(len(rows) == len(names) and all(rows),
+                   "%d table rows, got:\n%s" % (len(names), p.stdout)):
         return
-    R.equal([m.group(1) for m in rows], ["main", "new"], "the names, in the order given")
+    R.equal([m.group(1) for m in rows], names, "the names, in the order given")
+    for line, m in zip(lines[1:], rows):
+        vs = VS_TORCH.search(line)
+        if not torch or m.group(1) == "torch":
+            R.check(vs is None, "no vs-torch figure on %r" % line)
+            continue
+        if R.check(vs is not None, "a vs-torch figure on %r" % line):
+            median, q1, q3 = (float(vs.group(i)) for i in range(1, 4))
+            R.check(0 < q1 <= median <= q3, "vs torch: positive, quartiles around the "
+                    "median: %r" % line)
     for m in rows:
         median, q1, q3, gbps = (float(m.group(i)) for i in range(2, 6))
         R.check(median > 0 and q1 > 0 and q3 > 0 and gbps > 0,
@@ -107,4 +123,10 @@ if __name__ == "__main__":
         R.run("table, huge pages", table, "huge")
         R.run("table, 4k pages", table, "4k")
         R.run("wrong_reference_is_caught", wrong_reference_is_caught)
+        try:
+            import torch  # noqa: F401
+        except ImportError as e:
+            R.skip("the table with --torch", "this interpreter has no torch (%s)" % e)
+        else:
+            R.run("table with --torch", table, "huge", True)
     sys.exit(R.finish())
