@@ -6,7 +6,8 @@
 //  - rows: the innermost dim (the destination's fastest) is handed to a 1-D
 //    row kernel; the outer dims are walked with an odometer (no division),
 //    in source order unless the source is broadcast. Short unit-stride
-//    source rows are prefetched ~2 KiB ahead.
+//    source rows are prefetched ~2 KiB ahead, unless each row continues the
+//    last in the source (rows_are_one_stream).
 //  - tiles: where the plan's tiling (backend/tiling.hpp, decided with the
 //    operation plan) is a transpose pair (k, inner), that pair is cut into
 //    tiles of the plan's sides (32 x 64 for 4-byte elements, wider for 1- and
