@@ -53,42 +53,48 @@ SM_HOST_DEVICE SM_INLINE float sqrt_rn(float a) { return std::sqrt(a); }
 SM_HOST_DEVICE SM_INLINE double sqrt_rn(double a) { return std::sqrt(a); }
 #endif
 
+// The bit layout of float and double, for the helpers below that work on
+// the bits (no library calls, no traps, no branch on the value): U is the
+// unsigned integer as wide as T; the masks of the sign, of the exponent
+// (all its bits set: infinity) and of 1.0.
+template <typename T>
+struct FloatBits {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
+                "float or double");
+  using U = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
+  static constexpr U kSign = U(1) << (8 * sizeof(U) - 1);
+  static constexpr U kExp = sizeof(T) == 4 ? U(0x7F800000u) : U(0x7FF0000000000000ull);
+  static constexpr U kOne = sizeof(T) == 4 ? U(0x3F800000u) : U(0x3FF0000000000000ull);
+  SM_HOST_DEVICE SM_INLINE static U get(T a) {
+    U u;
+    memcpy(&u, &a, sizeof u);
+    return u;
+  }
+  SM_HOST_DEVICE SM_INLINE static T put(U u) {
+    T a;
+    memcpy(&a, &u, sizeof a);
+    return a;
+  }
+};
+
 // sign(a) from its bits alone: -1 or +1 by the sign bit, +0 for both zeros,
 // a NaN as it is. Integer masks, no jump on the value: an op on memory nobody
 // wrote (sm_empty's) must not branch on it (valgrind's rule), and
 // comparisons of floats let the compiler branch.
 template <typename T>
 SM_HOST_DEVICE SM_INLINE T sign_bits(T a) {
-  using U = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
-  static_assert(sizeof(T) == sizeof(U), "float or double");
-  constexpr int kBits = 8 * sizeof(U);
-  constexpr U kSign = U(1) << (kBits - 1);
-  constexpr U kExp = sizeof(T) == 4 ? U(0x7F800000u) : U(0x7FF0000000000000ull);
-  constexpr U kOne = sizeof(T) == 4 ? U(0x3F800000u) : U(0x3FF0000000000000ull);
-  U u;
-  memcpy(&u, &a, sizeof u);
-  const U nan = U(0) - static_cast<U>((u & ~kSign) > kExp);
-  const U zero = U(0) - static_cast<U>((u & ~kSign) == 0);
-  const U r = (u & nan) | ((kOne | (u & kSign)) & ~zero & ~nan);
-  T out;
-  memcpy(&out, &r, sizeof out);
-  return out;
+  using B = FloatBits<T>;
+  using U = typename B::U;
+  const U u = B::get(a);
+  const U nan = U(0) - static_cast<U>((u & ~B::kSign) > B::kExp);
+  const U zero = U(0) - static_cast<U>((u & ~B::kSign) == 0);
+  return B::put((u & nan) | ((B::kOne | (u & B::kSign)) & ~zero & ~nan));
 }
 
 // |a| by clearing the sign bit (NaN payloads kept).
-SM_HOST_DEVICE SM_INLINE float abs_bits(float a) {
-  uint32_t u;
-  memcpy(&u, &a, 4);
-  u &= 0x7FFFFFFFu;
-  memcpy(&a, &u, 4);
-  return a;
-}
-SM_HOST_DEVICE SM_INLINE double abs_bits(double a) {
-  uint64_t u;
-  memcpy(&u, &a, 8);
-  u &= 0x7FFFFFFFFFFFFFFFull;
-  memcpy(&a, &u, 8);
-  return a;
+template <typename T>
+SM_HOST_DEVICE SM_INLINE T abs_bits(T a) {
+  return FloatBits<T>::put(FloatBits<T>::get(a) & ~FloatBits<T>::kSign);
 }
 
 // ---- exp ----------------------------------------------------------------------
@@ -194,31 +200,15 @@ SM_HOST_DEVICE inline T exp_rn(T x) {
 // Bit-level predicates and sign transfer (no library calls, no traps).
 SM_HOST_DEVICE SM_INLINE bool is_nan_bits(float a) { return a != a; }
 SM_HOST_DEVICE SM_INLINE bool is_nan_bits(double a) { return a != a; }
-SM_HOST_DEVICE SM_INLINE bool is_inf_bits(float a) {
-  uint32_t u;
-  memcpy(&u, &a, 4);
-  return (u & 0x7FFFFFFFu) == 0x7F800000u;
+template <typename T>
+SM_HOST_DEVICE SM_INLINE bool is_inf_bits(T a) {
+  using B = FloatBits<T>;
+  return (B::get(a) & ~B::kSign) == B::kExp;
 }
-SM_HOST_DEVICE SM_INLINE bool is_inf_bits(double a) {
-  uint64_t u;
-  memcpy(&u, &a, 8);
-  return (u & 0x7FFFFFFFFFFFFFFFull) == 0x7FF0000000000000ull;
-}
-SM_HOST_DEVICE SM_INLINE float copysign_bits(float mag, float sgn) {
-  uint32_t m, s;
-  memcpy(&m, &mag, 4);
-  memcpy(&s, &sgn, 4);
-  m = (m & 0x7FFFFFFFu) | (s & 0x80000000u);
-  memcpy(&mag, &m, 4);
-  return mag;
-}
-SM_HOST_DEVICE SM_INLINE double copysign_bits(double mag, double sgn) {
-  uint64_t m, s;
-  memcpy(&m, &mag, 8);
-  memcpy(&s, &sgn, 8);
-  m = (m & 0x7FFFFFFFFFFFFFFFull) | (s & 0x8000000000000000ull);
-  memcpy(&mag, &m, 8);
-  return mag;
+template <typename T>
+SM_HOST_DEVICE SM_INLINE T copysign_bits(T mag, T sgn) {
+  using B = FloatBits<T>;
+  return B::put((B::get(mag) & ~B::kSign) | (B::get(sgn) & B::kSign));
 }
 template <typename T>
 SM_HOST_DEVICE SM_INLINE T inf_value() {

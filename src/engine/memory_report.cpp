@@ -155,19 +155,15 @@ std::string memory_snapshot_json(Device d) {
   j.key("time_us").value(now_us());
   j.key("start_unix_us").value(start_unix_us());
 
+  // Each total under the name of its sm_memory_stats_t field, so the two
+  // cannot drift apart.
   j.key("totals").begin_object();
-  j.key("allocated_bytes").value(s.allocated_bytes);
-  j.key("reserved_bytes").value(s.reserved_bytes);
-  j.key("peak_allocated_bytes").value(s.peak_allocated_bytes);
-  j.key("peak_reserved_bytes").value(s.peak_reserved_bytes);
-  j.key("num_allocs").value(s.num_allocs);
-  j.key("num_frees").value(s.num_frees);
-  j.key("cache_hits").value(s.cache_hits);
-  j.key("device_allocs").value(s.device_allocs);
-  j.key("device_frees").value(s.device_frees);
-  j.key("active_views").value(s.active_views);
-  j.key("active_storages").value(s.active_storages);
-  j.key("requested_bytes").value(s.requested_bytes);
+#define SM_TOTAL(field) j.key(#field).value(s.field)
+  SM_TOTAL(allocated_bytes), SM_TOTAL(reserved_bytes), SM_TOTAL(peak_allocated_bytes);
+  SM_TOTAL(peak_reserved_bytes), SM_TOTAL(num_allocs), SM_TOTAL(num_frees);
+  SM_TOTAL(cache_hits), SM_TOTAL(device_allocs), SM_TOTAL(device_frees);
+  SM_TOTAL(active_views), SM_TOTAL(active_storages), SM_TOTAL(requested_bytes);
+#undef SM_TOTAL
   j.end_object();
 
   j.key("fragmentation").begin_object();
