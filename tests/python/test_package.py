@@ -48,9 +48,10 @@ BINDING = os.path.join(REPO, "bindings", "python")
 PACKAGE = os.path.join(BINDING, "stridemem")
 # The package's modules, each of which every wheel and sdist must hold.
 PACKAGE_MODULES = ("__init__.py", "_loader.py", "_capi.py", "dtypes.py", "devices.py",
-                   "_tensor.py", "_indexing.py", "_inplace.py", "interop.py", "dlpack.py",
-                   "creation.py", "storage.py", "memory.py", "multiprocessing.py", "mpi.py",
-                   "distributed.py", "memviz.py")
+                   "_handle.py", "_from_host.py", "_registry.py", "_views.py", "_inplace.py",
+                   "_host_exchange.py", "_indexing.py", "_dlpack_export.py", "_tensor.py",
+                   "creation.py", "interop.py", "dlpack.py", "storage.py", "memory.py",
+                   "multiprocessing.py", "mpi.py", "distributed.py", "memviz.py")
 PY = sys.executable  # the interpreter ctest runs this test with (SM_PYTHON)
 R = Results("test_package")
 

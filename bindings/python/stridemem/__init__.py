@@ -44,13 +44,20 @@ imaginary part is refused (TypeError, nothing written) where the C API can
 only take a real value: a non-complex tensor, ``clamp_`` bounds, ``alpha``
 with a tensor operand, ``arange``.
 
-The package is split by topic: _capi (the C library, its signature table,
-structs, constants, status codes and errors), dtypes, devices (and the
-runtime: streams, threads), _tensor (the Tensor class; its indexing, in-place,
-NumPy and DLPack methods live in _indexing, _inplace, interop and dlpack),
-creation, storage (and sharing between processes), memory (statistics,
-snapshots, the allocator, the stack of views) and _loader (finding the
-library). This module imports the public names from them.
+The package is split by topic, in layers (each module imports only those
+below it): _loader (finding the library); _capi (the C library, its signature
+table, structs, constants, status codes and errors); dtypes, devices (and the
+runtime: streams, threads); _handle (_Owner, the owner of a C handle, and
+_TensorHandle, a tensor's handle, lifetime and metadata); _from_host (new
+tensor handles from host values); _registry (the keep-alive registry);
+Tensor's method groups, each a mixin over _TensorHandle: _views (views and
+copies), _inplace, _host_exchange (the NumPy side), _indexing, _dlpack_export
+(DLPack capsules and their export); _tensor (Tensor and Storage, which return
+each other, their pickling and sharing); then creation (empty, zeros, tensor,
+from_numpy, ...), interop (from_blob, from_numpy_blob), dlpack (from_dlpack),
+storage (Storage and the unpickling functions under the path old pickles
+name) and memory (statistics, snapshots, the allocator, the stack of views).
+This module imports the public names from them.
 """
 
 from __future__ import annotations
@@ -95,12 +102,13 @@ from .dtypes import DType, dtype_name, dtype_size, is_complex, numpy_dtype, _np 
 from .devices import (  # noqa: E402
     Device, DeviceLike, cuda_device_count, get_num_threads, get_stream, set_num_threads,
     set_stream, synchronize)
-from ._tensor import Tensor  # noqa: E402
-from .interop import (  # noqa: E402
-    BLOB_STATS, DLPACK_STATS, as_tensor, blob_live_count, from_blob, from_numpy_blob)
-from .dlpack import (  # noqa: E402
-    dlpack_collect, dlpack_live_count, from_dlpack, _CAPSULE_VERSIONED, _PyCapsule_GetPointer)
-from .storage import Storage, _unpickle_storage, _unpickle_tensor  # noqa: E402
+from ._registry import BLOB_STATS, DLPACK_STATS  # noqa: E402
+from ._dlpack_export import (  # noqa: E402
+    dlpack_collect, dlpack_live_count, _CAPSULE_VERSIONED, _PyCapsule_GetPointer)
+from ._tensor import Storage, Tensor, _unpickle_storage, _unpickle_tensor  # noqa: E402
+from . import storage  # noqa: E402,F401  (stridemem.storage: the path old pickles name)
+from .interop import as_tensor, blob_live_count, from_blob, from_numpy_blob  # noqa: E402
+from .dlpack import from_dlpack  # noqa: E402
 from .memory import (  # noqa: E402
     OomInfo, Stack, debug_fail_alloc, debug_live_handles, empty_cache, memory_snapshot,
     memory_stats, memory_summary, record_memory_history, reset_peak_stats,

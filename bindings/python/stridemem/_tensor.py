@@ -1,22 +1,81 @@
-"""The Tensor class (a strided view over a storage) and what it is built
-on: _Owner (one reference to a C handle) and repr's formatting. Method groups
-live beside it: indexing in _indexing.py, in-place arithmetic in _inplace.py,
-the NumPy side in interop.py, DLPack in dlpack.py."""
+"""The Tensor class and the Storage class, which return each other
+(``Tensor.storage()``, ``Storage.tensor()``), with what the pair needs: the
+pickling of both (``_unpickle_tensor``, ``_unpickle_storage``), the sharing
+descriptors (``_export_shared``) and repr's formatting.
+
+Tensor puts together the mixins below it, each over _TensorHandle (_handle:
+the handle, its lifetime and metadata): _views (views and copies), _inplace
+(in-place arithmetic), _host_exchange (the NumPy side), _indexing and
+_dlpack_export; it adds copying, pickling, sharing, repr, Python scalars and
+comparisons. storage.py re-exports Storage and the unpickling functions under
+the names that existing pickles use."""
 
 from __future__ import annotations
 
 import ctypes
 import sys
 from contextlib import closing as _closing
-from typing import (Any, Dict, Iterator, List, Literal, NoReturn, Optional, Sequence, Tuple,
-                    Union, overload)
-from ctypes import byref, c_int, c_int32, c_int64, c_void_p
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from ctypes import byref, c_int, c_int64, c_uint64, c_void_p
 
-from ._capi import (ERR_INVALID_HANDLE, FORMATS, MAX_DIMS, SLICE_NONE, SmDevice,
-                    StrideMemError, UnsupportedError, _T, _call, lib)
-from .dtypes import DType, _DTYPE_OBJECTS, _dtype_code, _np, dtype_size
-from .devices import Device, DeviceLike, _i32, _i64, _out, _shape_arg
-from . import _indexing, _inplace as _inplace_ops, dlpack as _dlpack, interop as _interop
+from ._capi import (ERR_INVALID_ARGUMENT, ERR_INVALID_HANDLE, MAX_DIMS, SHARE_DESC_SIZE,
+                    InvalidArgumentError, SmDevice, StrideMemError, UnsupportedError, _call,
+                    error_for)
+from .dtypes import _dtype_code, _np
+from .devices import Device, _i64, _out
+from ._handle import _Owner, _refuse_compare
+from ._from_host import _empty_handle
+from ._views import _Views
+from ._inplace import _InPlace
+from ._host_exchange import _HostExchange
+from ._indexing import _Indexing
+from ._dlpack_export import _DLPackExport
+
+
+# --------------------------------------------------------------------------
+# Pickling and sharing of tensors and storages
+# --------------------------------------------------------------------------
+
+
+def _unpickle_storage(*tensor_args: Any) -> "Storage":
+    """Rebuilds a pickled storage (Storage.__reduce__): the storage of the
+    pickled uint8 tensor of all its bytes."""
+    with _closing(_unpickle_tensor(*tensor_args)) as t:
+        return t.storage()
+
+
+def _export_shared(fn: str, handle: Any) -> Tuple[bytes, int]:
+    """sm_storage_export / sm_tensor_export: (the SHARE_DESC_SIZE descriptor
+    bytes, a new fd the caller closes; -1 for CUDA)."""
+    desc = ctypes.create_string_buffer(SHARE_DESC_SIZE)
+    fd = c_int(-1)
+    _call(fn, handle, desc, byref(fd))
+    return desc.raw, fd.value
+
+
+def _unpickle_tensor(fmt: int, dtype: str, shape: Sequence[int], strides: Sequence[int],
+                     offset: int, device: str, data: bytes) -> Tensor:
+    """Rebuilds a pickled tensor (Tensor.__reduce__): the bytes go into a new
+    CPU storage, viewed with the pickled shape, strides and offset, then
+    moved to the pickled device."""
+    if fmt != 1:
+        raise ValueError("stridemem: pickle format %r comes from a newer stridemem; "
+                         "this one reads format 1" % (fmt,))
+    with _closing(Tensor._wrap(_empty_handle((len(data),), "uint8"))) as raw:
+        if data:
+            ctypes.memmove(raw.data_ptr, data, len(data))
+        with _closing(raw.storage()) as st:
+            t = st.tensor(shape, strides, offset, dtype)
+    dev = Device(device)
+    if dev == "cpu":
+        return t
+    with _closing(t):
+        try:
+            return t.to(dev)
+        except StrideMemError as e:
+            raise error_for(e.status, "%s (the tensor was pickled on %s; this process "
+                            "cannot allocate there: unpickle where that device exists, "
+                            "or pickle t.cpu())" % (e.message, dev), e.function) from None
 
 
 # --------------------------------------------------------------------------
@@ -24,107 +83,10 @@ from . import _indexing, _inplace as _inplace_ops, dlpack as _dlpack, interop as
 # --------------------------------------------------------------------------
 
 
-def _refuse_compare(kind: str, op: str) -> NoReturn:
-    if kind == "Storage":
-        how = ("a.id == b.id asks whether two Storage objects own the same storage; "
-               "`a is b` whether they are one Python object")
-    else:
-        how = ("compare values with sm.equal(a, b) (same shape and elements), "
-               "elementwise with numpy.asarray(a) %s numpy.asarray(b) or a.tolist() %s "
-               "b.tolist(); a.same_storage(b) asks whether two views share memory, "
-               "`a is b` whether they are one Python object" % (op, op))
-    raise TypeError("stridemem: %s does not support %s (there is no elementwise comparison, "
-                    "and comparing the Python objects would answer wrongly): %s"
-                    % (kind, op, how))
-
-
-class _Owner(object):
-    """One reference to a C handle in ``_h`` (None once dropped): close()
-    drops it now, the end of a ``with`` block or garbage collection later.
-    Subclasses name their release function in ``_RELEASE``."""
-
-    __slots__ = ()
-    _RELEASE = ""
-    _h: Optional[int]  # in each subclass's __slots__
-
-    def close(self) -> None:
-        """Drop this owner now; later calls raise SM_ERR_INVALID_HANDLE
-        (:class:`InvalidHandleError`). Objects sharing the memory (views,
-        tensors of a storage or stack) keep it alive."""
-        h, self._h = self._h, None  # type: ignore[misc]  # _h is in the subclasses' slots
-        if h:
-            _call(self._RELEASE, h)
-
-    release = close
-
-    # The handles __del__ may still own: Tensor adds its pinned one.
-    _OWNED: Tuple[str, ...] = ("_h",)
-
-    def __del__(self, _lib: Any = lib) -> None:
-        # Never raises, and binds the library as a default: at interpreter
-        # exit module globals may already be None.
-        for name in self._OWNED:
-            h = getattr(self, name, None)
-            if h and h is not True:
-                setattr(self, name, None)
-                try:
-                    getattr(_lib, self._RELEASE)(h)
-                except Exception:
-                    pass
-
-    def __enter__(self) -> Any:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-class Tensor(_Owner):
+class Tensor(_Indexing, _InPlace, _HostExchange, _Views, _DLPackExport):
     """A strided view over a storage; owns one reference to a C handle."""
 
-    # _h: the handle this object owns (None once closed). _pin: a handle
-    # whose release waits for this object's death because NumPy or CuPy may
-    # be reading its memory through __array_interface__ /
-    # __cuda_array_interface__ (they keep this object, not the handle, alive).
-    __slots__ = ("_h", "_pin", "__weakref__")
-    _RELEASE = "sm_tensor_release"
-    _OWNED = ("_h", "_pin")
-    _pin: Any  # None, True (an array interface is out) or the handle to release
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("use stridemem.empty/zeros/tensor/from_numpy/... to make tensors")
-
-    @classmethod
-    def _wrap(cls, handle: Any) -> "Tensor":
-        t = object.__new__(cls)
-        t._h = handle.value if isinstance(handle, c_void_p) else handle
-        t._pin = None
-        return t
-
-    # -- lifetime --------------------------------------------------------
-    @property
-    def handle(self) -> Optional[int]:
-        """The raw sm_tensor handle (int) or None once closed."""
-        return self._h
-
-    def close(self) -> None:
-        """Drop this owner now; later calls raise SM_ERR_INVALID_HANDLE
-        (:class:`InvalidHandleError`). Memory that a NumPy array or CuPy
-        array still reads through this object's array interface stays alive
-        until that array is gone."""
-        h, self._h = self._h, None
-        if h:
-            if self._pin is True:  # an array interface was handed out
-                self._pin = h
-                return
-            _call(self._RELEASE, h)
-
-    release = close
-
-    def retain(self) -> "Tensor":
-        """A second Python owner of the same handle (sm_tensor_retain)."""
-        _call("sm_tensor_retain", self._h)
-        return Tensor._wrap(self._h)
+    __slots__ = ()
 
     # -- copy, deepcopy, pickle ----------------------------------------------
     def __copy__(self) -> "Tensor":
@@ -168,117 +130,6 @@ class Tensor(_Owner):
             data = ctypes.string_at(st.data_ptr, nbytes) if nbytes else b""
         return (_unpickle_tensor, (1, self.dtype.name, host.shape, host.strides,
                                    host.storage_offset, str(self.device), data))
-
-    # -- metadata --------------------------------------------------------
-    @property
-    def ndim(self) -> int:
-        """Number of dims (0 for a 0-d tensor)."""
-        v = c_int32()
-        _call("sm_ndim", self._h, byref(v))
-        return v.value
-
-    def dim(self) -> int:
-        """Number of dims (PyTorch's spelling of ndim)."""
-        return self.ndim
-
-    @property
-    def shape(self) -> Tuple[int, ...]:
-        """The size of every dim, a tuple."""
-        n = self.ndim
-        buf = (c_int64 * max(n, 1))()
-        _call("sm_shape", self._h, buf, max(n, 1))
-        return tuple(buf[:n])
-
-    @property
-    def size(self) -> int:
-        """The number of elements, an int, as NumPy's ``ndarray.size`` (the
-        same as ``numel``). The dims are ``shape`` (PyTorch's ``t.size()``)."""
-        return self.numel
-
-    @property
-    def strides(self) -> Tuple[int, ...]:
-        """The stride of every dim in elements (NumPy's are in bytes)."""
-        n = self.ndim
-        buf = (c_int64 * max(n, 1))()
-        _call("sm_strides", self._h, buf, max(n, 1))
-        return tuple(buf[:n])
-
-    @overload
-    def stride(self, dim: None = None) -> Tuple[int, ...]: ...
-
-    @overload
-    def stride(self, dim: int) -> int: ...
-
-    def stride(self, dim: Optional[int] = None) -> Union[int, Tuple[int, ...]]:
-        """The strides tuple, or the stride of dim (in elements)."""
-        return self.strides if dim is None else self.strides[dim]
-
-    def _i64_prop(name: str, doc: str) -> property:  # type: ignore[misc]
-        def get(self: "Tensor") -> int:
-            v = c_int64()
-            _call(name, self._h, byref(v))
-            return v.value
-        get.__doc__ = doc  # property() takes fget's docstring
-        return property(get)
-
-    storage_offset = _i64_prop("sm_storage_offset", "Where element [0, ..., 0] lies in the "
-                               "storage, in elements.")
-    numel = _i64_prop("sm_numel", "Number of elements (the product of the shape).")
-    nbytes = _i64_prop("sm_nbytes", "numel * itemsize: the bytes this view addresses.")
-    storage_nbytes = _i64_prop("sm_storage_nbytes", "Bytes of the whole storage this view "
-                               "keeps alive (a slice keeps more than it addresses).")
-    version = _i64_prop("sm_version_counter", "The storage's version counter, bumped by "
-                        "every in-place write through any view of it (PyTorch's _version).")
-    del _i64_prop
-
-    @property
-    def dtype(self) -> DType:
-        """The element type, a :class:`DType` (a str equal to NumPy spellings)."""
-        v = c_int32()
-        _call("sm_dtype_of", self._h, byref(v))
-        d = _DTYPE_OBJECTS.get(v.value)
-        return d if d is not None else DType(v.value)
-
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element."""
-        return dtype_size(self.dtype)
-
-    @property
-    def device(self) -> Device:
-        """The :class:`Device` the data lives on."""
-        d = SmDevice()
-        _call("sm_device_of", self._h, byref(d))
-        return Device(d)
-
-    @property
-    def data_ptr(self) -> int:
-        """Address of element [0, ..., 0] (storage base + offset * itemsize);
-        0 when there is no memory."""
-        p = c_void_p()
-        _call("sm_data_ptr", self._h, byref(p))
-        return p.value or 0
-
-    @property
-    def is_read_only(self) -> bool:
-        """True when the tensor refuses writes (an import of read-only memory)."""
-        v = c_int()
-        _call("sm_is_read_only", self._h, byref(v))
-        return bool(v.value)
-
-    def is_contiguous(self, memory_format: str = "contiguous") -> bool:
-        """True when dense in memory_format: "contiguous" (row-major),
-        "channels_last", "channels_last_3d", or "preserve" (dense in some
-        order, non-overlapping). A size-1 dim's stride never matters."""
-        v = c_int()
-        _call("sm_is_contiguous", self._h, FORMATS[memory_format], byref(v))
-        return bool(v.value)
-
-    def same_storage(self, other: "Tensor") -> bool:
-        """True when other views the same storage."""
-        v = c_int()
-        _call("sm_same_storage", self._h, other._h, byref(v))
-        return bool(v.value)
 
     def storage(self) -> "Storage":
         """A new owner of the storage this tensor views (no copy).
@@ -418,301 +269,134 @@ class Tensor(_Owner):
 
     __hash__ = _Owner.__hash__
 
-    # -- views -----------------------------------------------------------
-    def _unary(self, name, *args):
-        out = _out()
-        _call(name, self._h, *(args + (byref(out),)))
-        return Tensor._wrap(out)
-
-    def view(self, *shape: Any) -> "Tensor":
-        """The same data with a new shape (one -1 inferred): a view, never a
-        copy; ShapeError when the strides cannot express it (reshape copies)."""
-        a, n = _i64(_shape_arg(shape))
-        return self._unary("sm_view", a, n)
-
-    def as_strided(self, shape: Sequence[int], strides: Sequence[int],
-                   storage_offset: Optional[int] = None) -> "Tensor":
-        """A view with any shape, strides (in elements) and absolute storage
-        offset (None: this tensor's); every element reached must lie inside
-        the storage."""
-        if storage_offset is None:
-            storage_offset = self.storage_offset
-        sh, n = _i64(shape)
-        st, m = _i64(strides)
-        if n != m:
-            raise ValueError("stridemem: shape and strides differ in length")
-        return self._unary("sm_as_strided", sh, st, n, int(storage_offset))
-
-    def slice(self, dim: int, start: Optional[int] = None, stop: Optional[int] = None,
-              step: Optional[int] = 1) -> "Tensor":
-        """t[start:stop:step] along dim with Python's rules (None bounds,
-        negative indices, clamping, negative steps); a view."""
-        start = SLICE_NONE if start is None else int(start)
-        stop = SLICE_NONE if stop is None else int(stop)
-        step = 1 if step is None else int(step)
-        return self._unary("sm_slice", int(dim), start, stop, step)
-
-    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
-        """Elements [start, start + length) of dim, not clamped (torch.narrow);
-        a view."""
-        return self._unary("sm_narrow", int(dim), int(start), int(length))
-
-    def select(self, dim: int, index: int) -> "Tensor":
-        """The elements at index along dim, which is removed; a view."""
-        return self._unary("sm_select", int(dim), int(index))
-
-    def permute(self, *dims: Any) -> "Tensor":
-        """The dims reordered: permute(2, 0, 1) or permute((2, 0, 1)); a view."""
-        a, n = _i32(_shape_arg(dims))
-        return self._unary("sm_permute", a, n)
-
-    def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        """dim0 and dim1 swapped; a view."""
-        return self._unary("sm_transpose", int(dim0), int(dim1))
-
-    @property
-    def T(self) -> "Tensor":
-        """All dims reversed (NumPy's .T); a view."""
-        return self.permute(*range(self.ndim - 1, -1, -1))
-
-    def movedim(self, source: Union[int, Sequence[int]],
-                destination: Union[int, Sequence[int]]) -> "Tensor":
-        """The dims at source moved to the positions destination (ints or
-        sequences), the others kept in order; a view."""
-        if isinstance(source, int):
-            source = (source,)
-        if isinstance(destination, int):
-            destination = (destination,)
-        s, n = _i32(source)
-        d, m = _i32(destination)
-        if n != m:
-            raise ValueError("stridemem: movedim source and destination differ in length")
-        return self._unary("sm_movedim", s, d, n)
-
-    def expand(self, *shape: Any) -> "Tensor":
-        """Broadcast to shape (-1 keeps a size, new leading dims allowed);
-        expanded dims get stride 0; a view."""
-        a, n = _i64(_shape_arg(shape))
-        return self._unary("sm_expand", a, n)
-
-    def squeeze(self, dims: Union[int, Sequence[int], None] = None) -> "Tensor":
-        """The size-1 dims among dims (an int or a sequence; None: every
-        size-1 dim) removed, the others left; a view."""
-        if dims is None:
-            return self._unary("sm_squeeze", None, 0)
-        if isinstance(dims, int):
-            dims = (dims,)
-        a, n = _i32(dims)
-        return self._unary("sm_squeeze", a, n)
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        """A new size-1 dim at dim; a view."""
-        return self._unary("sm_unsqueeze", int(dim))
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        """Dims start_dim..end_dim merged into one: a view, or ShapeError when
-        the strides do not allow it (reshape copies)."""
-        return self._unary("sm_flatten", int(start_dim), int(end_dim))
-
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> "Tensor":
-        """dim split into sizes (one -1 inferred); always a view."""
-        a, n = _i64(sizes)
-        return self._unary("sm_unflatten", int(dim), a, n)
-
-    def unfold(self, dim: int, size: int, step: int) -> "Tensor":
-        """Every window of size elements, step apart, along dim: dim becomes the
-        window count and a last dim of size is added; a view (windows may
-        overlap)."""
-        return self._unary("sm_unfold", int(dim), int(size), int(step))
-
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
-        """The diagonal of dim1 and dim2 (offset > 0 above, < 0 below), which
-        are removed, as the last dim; a view."""
-        return self._unary("sm_diagonal", int(offset), int(dim1), int(dim2))
-
-    def _multi(self, name, arg, dim):
-        count = c_int32()
-        _call(name, self._h, arg, int(dim), None, 0, byref(count))
-        n = count.value
-        outs = (_T * max(n, 1))()
-        _call(name, self._h, arg, int(dim), outs, max(n, 1), byref(count))
-        return [Tensor._wrap(outs[i]) for i in range(count.value)]
-
-    def split(self, split_size: int, dim: int = 0) -> List["Tensor"]:
-        """Views of split_size elements along dim (the last may be smaller)."""
-        return self._multi("sm_split", int(split_size), dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> List["Tensor"]:
-        """Views of ceil(size / chunks) elements along dim, possibly fewer than
-        chunks of them (torch.chunk)."""
-        return self._multi("sm_chunk", int(chunks), dim)
-
-    def flip(self, dims: Union[int, Sequence[int]]) -> "Tensor":
-        """The listed dims reversed: a view with negative strides (NumPy's
-        flip; PyTorch's copies)."""
-        if isinstance(dims, int):
-            dims = (dims,)
-        a, n = _i32(dims)
-        return self._unary("sm_flip", a, n)
-
-    # -- indexing (_indexing.py) -------------------------------------------
-    __getitem__ = _indexing.__getitem__
-    _basic_index = _indexing._basic_index
-    _advanced_index = _indexing._advanced_index
-    __setitem__ = _indexing.__setitem__
-
-    # -- copies ----------------------------------------------------------
-    def reshape_would_copy(self, *shape: Any) -> bool:
-        """True when reshape(*shape) would have to copy (the strides cannot
-        express the shape)."""
-        a, n = _i64(_shape_arg(shape))
-        v = c_int()
-        _call("sm_reshape_would_copy", self._h, a, n, byref(v))
-        return bool(v.value)
-
-    def _maybe_copy(self, name, args, return_copied):
-        """Calls name(self, *args, &out, &copied): the tensor, or
-        (tensor, copied) with return_copied=True."""
-        out, copied = _out(), c_int(-1)
-        _call(name, self._h, *(args + (byref(out), byref(copied))))
-        t = Tensor._wrap(out)
-        return (t, bool(copied.value)) if return_copied else t
-
-    # return_copied changes the return type: typing.overload tells a type
-    # checker which one a call gets, so t.reshape(6).numel type-checks.
-    @overload
-    def reshape(self, *shape: Any, return_copied: Literal[False] = False) -> "Tensor": ...
-
-    @overload
-    def reshape(self, *shape: Any, return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
-
-    @overload
-    def reshape(self, *shape: Any,
-                return_copied: bool) -> Union["Tensor", Tuple["Tensor", bool]]: ...
-
-    def reshape(self, *shape: Any,
-                return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]:
-        """A view when the strides allow, else a row-major copy. With
-        return_copied=True returns (tensor, copied)."""
-        a, n = _i64(_shape_arg(shape))
-        return self._maybe_copy("sm_reshape", (a, n), return_copied)
-
-    @overload
-    def contiguous(self, memory_format: str = "contiguous",
-                   return_copied: Literal[False] = False) -> "Tensor": ...
-
-    @overload
-    def contiguous(self, memory_format: str, return_copied: Literal[True]
-                   ) -> Tuple["Tensor", bool]: ...
-
-    @overload
-    def contiguous(self, memory_format: str = "contiguous", *,
-                   return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
-
-    @overload
-    def contiguous(self, memory_format: str = "contiguous", return_copied: bool = False
-                   ) -> Union["Tensor", Tuple["Tensor", bool]]: ...
-
-    def contiguous(self, memory_format: str = "contiguous", return_copied: bool = False
-                   ) -> Union["Tensor", Tuple["Tensor", bool]]:
-        """A new handle to the same data when already dense in memory_format
-        ("contiguous", "channels_last", "channels_last_3d"), else a copy in
-        it. With return_copied=True returns (tensor, copied)."""
-        return self._maybe_copy("sm_contiguous", (FORMATS[memory_format],), return_copied)
-
-    def clone(self, memory_format: str = "preserve") -> "Tensor":
-        """Always a copy. "preserve" keeps the strides of a non-overlapping
-        dense tensor (any other gets dense strides in its stride order);
-        "contiguous", "channels_last", "channels_last_3d" lay it out so."""
-        return self._unary("sm_clone", FORMATS[memory_format])
-
-    @overload
-    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None,
-           return_copied: Literal[False] = False) -> "Tensor": ...
-
-    @overload
-    def to(self, device: Optional[DeviceLike], dtype: Any,
-           return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
-
-    @overload
-    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None, *,
-           return_copied: Literal[True]) -> Tuple["Tensor", bool]: ...
-
-    @overload
-    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None,
-           return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]: ...
-
-    def to(self, device: Optional[DeviceLike] = None, dtype: Any = None,
-           return_copied: bool = False) -> Union["Tensor", Tuple["Tensor", bool]]:
-        """On device and/or with dtype: a new handle to the same data when
-        neither changes, else a copy. With return_copied=True returns
-        (tensor, copied)."""
-        dev = self.device if device is None else Device(device)
-        code = _dtype_code(self.dtype if dtype is None else dtype)
-        return self._maybe_copy("sm_to", (dev.c(), code), return_copied)
-
-    def cpu(self) -> "Tensor":
-        """to("cpu"): a new handle to the same data when already on the CPU,
-        else a copy."""
-        return self.to("cpu")
-
-    def copy_(self, src: Any) -> "Tensor":
-        """self[...] = src (broadcast, dtype-converted). Returns self."""
-        if not isinstance(src, Tensor):
-            src = _to_tensor(src, self.dtype)
-        _call("sm_copy_into", self._h, src._h)
-        return self
-
-    def index_select(self, dim: int, index: Any) -> "Tensor":
-        """A copy of the elements at index (a 1-d integer tensor or sequence;
-        negative values count from the end) along dim."""
-        if not isinstance(index, Tensor):
-            idx = list(index)
-            index = _from_list(idx, "int64", self.device)
-        return self._unary("sm_index_select", int(dim), index._h)
-
-    # -- in-place (_inplace.py) --------------------------------------------
-    _inplace = _inplace_ops._inplace
-    fill_ = _inplace_ops.fill_
-    zero_ = _inplace_ops.zero_
-    add_ = _inplace_ops.add_
-    sub_ = _inplace_ops.sub_
-    _scaled = staticmethod(_inplace_ops._scaled)
-    mul_ = _inplace_ops.mul_
-    div_ = _inplace_ops.div_
-    clamp_ = _inplace_ops.clamp_
-    relu_ = _inplace_ops.relu_
-    neg_ = _inplace_ops.neg_
-    abs_ = _inplace_ops.abs_
-    sqrt_ = _inplace_ops.sqrt_
-    exp_ = _inplace_ops.exp_
-    sign_ = _inplace_ops.sign_
-    __iadd__ = _inplace_ops.__iadd__
-    __isub__ = _inplace_ops.__isub__
-    __imul__ = _inplace_ops.__imul__
-    __itruediv__ = _inplace_ops.__itruediv__
-
-    # -- host exchange (interop.py) ----------------------------------------
-    numpy = _interop.numpy
-    _stack_carved = _interop._stack_carved
-    _interface = _interop._interface
-    __array_interface__ = property(_interop.__array_interface__)
-    __cuda_array_interface__ = property(_interop.__cuda_array_interface__)
-    _exported_interface = _interop._exported_interface
-    __array__ = _interop.__array__
-    tolist = _interop.tolist
-    item = _interop.item
-
     def record_stream(self, stream: int) -> None:
         """Marks the storage as used on a CUDA stream (its cudaStream_t as an
         int): its memory is not reused until the work queued there so far
         has finished."""
         _call("sm_record_stream", self._h, c_void_p(stream))
 
-    # -- DLPack (dlpack.py) ------------------------------------------------
-    __dlpack_device__ = _dlpack.__dlpack_device__
-    __dlpack__ = _dlpack.__dlpack__
-    _dlpack_refusal = _dlpack._dlpack_refusal
+
+# --------------------------------------------------------------------------
+# Storage
+# --------------------------------------------------------------------------
+
+
+class Storage(_Owner):
+    """A refcounted block of bytes (sm_storage); close() drops this owner,
+    the bytes live on while a tensor views them."""
+
+    __slots__ = ("_h",)
+    _RELEASE = "sm_storage_release"
+
+    @classmethod
+    def _wrap(cls, handle):
+        s = object.__new__(cls)
+        s._h = handle.value if isinstance(handle, c_void_p) else handle
+        return s
+
+    # Each t.storage() is a new Python owner: identity (Python's default ==)
+    # would call two owners of one storage different. Refused; hashing
+    # stays by identity.
+    def __eq__(self, other: object) -> bool:
+        _refuse_compare("Storage", "==")
+
+    def __ne__(self, other: object) -> bool:
+        _refuse_compare("Storage", "!=")
+
+    __hash__ = _Owner.__hash__
+
+    @property
+    def handle(self) -> Optional[int]:
+        """The raw sm_storage handle (int) or None once closed."""
+        return self._h
+
+    @property
+    def nbytes(self) -> int:
+        """Size in bytes."""
+        v = c_int64()
+        _call("sm_storage_size", self._h, byref(v))
+        return v.value
+
+    @property
+    def data_ptr(self) -> int:
+        """Address of the first byte; 0 when there is no memory."""
+        p = c_void_p()
+        _call("sm_storage_data_ptr", self._h, byref(p))
+        return p.value or 0
+
+    @property
+    def device(self) -> Device:
+        """The :class:`Device` the bytes live on."""
+        d = SmDevice()
+        _call("sm_storage_device", self._h, byref(d))
+        return Device(d)
+
+    @property
+    def id(self) -> int:
+        """A number no other storage of this process has had (from 1;
+        sm_storage_id): memory_snapshot() names the storage holding each
+        allocated block by it."""
+        v = c_uint64()
+        _call("sm_storage_id", self._h, byref(v))
+        return v.value
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """pickle by value: the device and a copy of the bytes (the raw
+        handle means nothing in another process, and unpickled here it would
+        be a second owner of one reference). multiprocessing sends a shared
+        storage by fd instead (stridemem.multiprocessing)."""
+        with _closing(self.tensor((self.nbytes,), (1,), 0, "uint8")) as raw:
+            return (_unpickle_storage, raw.__reduce__()[1])
+
+    @property
+    def is_shared(self) -> bool:
+        """True when another process can map these bytes (shared CPU memory,
+        CUDA memory through CUDA IPC, an imported storage)."""
+        v = c_int()
+        _call("sm_storage_is_shared", self._h, byref(v))
+        return bool(v.value)
+
+    def export(self) -> Tuple[bytes, int]:
+        """(descriptor, fd): the SHARE_DESC_SIZE bytes of an sm_share_desc
+        and a new close-on-exec file descriptor that the caller owns and
+        closes once it has been sent (-1 for CUDA, whose handle travels in
+        the descriptor). Send both by any means that passes fds
+        (multiprocessing pickling does it for tensors and storages;
+        socket.send_fds); Storage.from_shared opens them on the other side.
+        UnsupportedError for CPU memory that is not shared
+        (Tensor.share_memory_ first)."""
+        return _export_shared("sm_storage_export", self._h)
+
+    @classmethod
+    def from_shared(cls, desc: bytes, fd: int = -1) -> "Storage":
+        """A storage over another process's export (desc, fd as export()
+        gave them): the same pages, so writes show on both sides. fd stays
+        the caller's (close it when done). A forged, corrupted or foreign
+        descriptor, a wrong fd or a regular file raise with nothing mapped
+        and no fd kept."""
+        raw = bytes(desc)
+        if len(raw) != SHARE_DESC_SIZE:
+            raise InvalidArgumentError(ERR_INVALID_ARGUMENT,
+                                       "stridemem: a share descriptor is %d bytes, got %d"
+                                       % (SHARE_DESC_SIZE, len(raw)), "Storage.from_shared")
+        buf = ctypes.create_string_buffer(raw, SHARE_DESC_SIZE)
+        out = _out()
+        _call("sm_storage_import", buf, int(fd), byref(out))
+        return cls._wrap(out)
+
+    def tensor(self, shape: Sequence[int], strides: Sequence[int], storage_offset: int,
+               dtype: Any) -> Tensor:
+        """A tensor of any dtype viewing this storage (no copy): shape,
+        strides and storage_offset in elements of dtype, bounds-checked as
+        as_strided."""
+        sh, n = _i64(shape)
+        st, m = _i64(strides)
+        if n != m:
+            raise ValueError("stridemem: shape and strides differ in length")
+        out = _out()
+        _call("sm_tensor_from_storage", self._h, sh, st, n, int(storage_offset),
+              _dtype_code(dtype), byref(out))
+        return Tensor._wrap(out)
 
 
 # --------------------------------------------------------------------------
@@ -779,7 +463,3 @@ def _format_values(t: Tensor, prefix: str) -> str:
     return prefix + _np.array2string(arr, separator=", ", prefix=prefix,
                                      threshold=threshold, edgeitems=edge)
 
-
-# Tensor's methods call these; they import this module for the class.
-from .storage import Storage, _export_shared, _unpickle_tensor  # noqa: E402
-from .creation import _from_list, _to_tensor  # noqa: E402

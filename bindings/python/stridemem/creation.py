@@ -3,17 +3,17 @@ tensor() from Python values, from_numpy, and equal/copy_into."""
 
 from __future__ import annotations
 
-import ctypes
 import math
 from contextlib import closing as _closing
 from typing import Any, Dict, Optional, Sequence
-from ctypes import byref, c_double, c_void_p
+from ctypes import byref
 
 from ._capi import _COMPLEX_DTYPES, _DTYPE_BY_CODE, _call
 from .dtypes import (_KIND_DEFAULTS, _dtype_code, _dtype_name_or_none, _is_complex_scalar,
                      _np, _promote, _python_kind, _real_scalar, _scalar_dtype, dtype_name,
                      numpy_dtype)
 from .devices import DeviceLike, _dev, _i64, _out, _shape_arg, _shape_tuple
+from ._from_host import _from_numpy_handle
 from ._tensor import Tensor
 
 
@@ -165,23 +165,7 @@ def from_numpy(arr: Any, device: DeviceLike = "cpu", dtype: Any = None) -> Tenso
     """A copy of a NumPy array (any layout, any byte order) on device, of the
     array's dtype or converted to dtype as NumPy's astype does.
     dtype='bfloat16' takes a uint16 array of bfloat16 bit patterns."""
-    arr = _np.asarray(arr)
-    if dtype is None:
-        dtype = dtype_name(arr.dtype)
-    want = numpy_dtype(dtype)
-    if arr.dtype != want:  # another dtype, or the same in non-native byte order
-        if dtype_name(dtype) == "bfloat16" and (arr.dtype.kind, arr.dtype.itemsize) != ("u", 2):
-            raise ValueError("stridemem: bfloat16 data must be a uint16 array of "
-                             "bit patterns, got %s" % arr.dtype)
-        arr = arr.astype(want)
-    if not arr.flags.c_contiguous:
-        # Not ascontiguousarray: it makes a 0-d array 1-d.
-        arr = _np.array(arr, order="C")
-    a, n = _i64(arr.shape)
-    out = _out()
-    _call("sm_from_host", c_void_p(arr.ctypes.data), a, n, _dtype_code(dtype),
-          _dev(device), byref(out))
-    return Tensor._wrap(out)
+    return Tensor._wrap(_from_numpy_handle(arr, device, dtype))
 
 
 def tensor(values: Any, dtype: Any = None, device: Optional[DeviceLike] = None) -> Tensor:
@@ -261,47 +245,6 @@ def copy_into(dst: Tensor, src: Tensor) -> Tensor:
     """dst[...] = src, broadcast and converted (sm_copy_into). Returns dst."""
     _call("sm_copy_into", dst._h, src._h)
     return dst
-
-
-def _complex_scalar_tensor(value, dtype, device):
-    """A 0-d complex tensor holding value (no NumPy needed): (re, im) as two
-    floats or doubles, the element layout of complex64/complex128."""
-    z = complex(value)
-    part = ctypes.c_float if dtype_name(dtype) == "complex64" else c_double
-    data = (part * 2)(z.real, z.imag)
-    out = _out()
-    _call("sm_from_host", ctypes.cast(data, c_void_p), None, 0, _dtype_code(dtype),
-          _dev(device), byref(out))
-    return Tensor._wrap(out)
-
-
-def _host_tensor(value: Any, dtype: Any) -> Tensor:
-    """A CPU tensor of what NumPy makes of value (array, nested list...),
-    for an assignment that copy_into broadcasts and converts."""
-    if _np is None:
-        raise TypeError("stridemem: assigning a %s needs NumPy (or pass a Tensor)"
-                        % type(value).__name__)
-    arr = _np.asarray(value)
-    if arr.dtype == object or _dtype_name_or_none(arr.dtype) is None:
-        raise TypeError("stridemem: cannot assign a %s holding %s values"
-                        % (type(value).__name__, arr.dtype))
-    return from_numpy(arr)
-
-
-def _from_list(values, dtype, device="cpu"):
-    arr = _np.asarray(values, dtype=numpy_dtype(dtype))
-    return from_numpy(arr, device=device, dtype=dtype)
-
-
-def _to_tensor(value, dtype):
-    """A source for copy_: arrays as they are, a complex scalar as a 0-d
-    complex128 (copy_into converts: into a real tensor, the real part), any
-    other scalar as a 0-d tensor of dtype."""
-    if _np is not None and isinstance(value, _np.ndarray):
-        return from_numpy(value)
-    if _is_complex_scalar(value):
-        return full((), value, "complex128")
-    return full((), float(value), dtype)
 
 
 def _values_dtype(values: Any) -> Optional[str]:

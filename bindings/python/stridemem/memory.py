@@ -17,9 +17,9 @@ from ._capi import (DEVICE_CPU, DeviceError, ERR_DEVICE, SmMemoryStats, SmOomInf
                     _STATS_FIELDS, _call)
 from .dtypes import _dtype_code
 from .devices import Device, DeviceLike, _dev, _i64, _out, _shape_tuple
-from .dlpack import dlpack_collect
-from ._tensor import Tensor, _Owner
-from .storage import Storage
+from ._handle import _Owner
+from ._dlpack_export import dlpack_collect
+from ._tensor import Storage, Tensor
 
 
 class Stack(_Owner):

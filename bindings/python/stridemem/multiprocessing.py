@@ -24,6 +24,9 @@ import multiprocessing.reduction as _reduction
 import multiprocessing.util as _util
 import os
 
+from ._capi import ERR_UNSUPPORTED, UnsupportedError
+from ._tensor import Storage, Tensor
+
 __all__ = ["register_reducers"]
 
 
@@ -43,10 +46,9 @@ def _send_fd(fd):
 
 
 def _receive(desc, fd_handle):
-    import stridemem
     fd = fd_handle.detach() if fd_handle is not None else -1
     try:
-        return stridemem.Storage.from_shared(desc, fd)
+        return Storage.from_shared(desc, fd)
     finally:
         if fd >= 0:
             os.close(fd)  # the storage keeps its own duplicate
@@ -68,10 +70,9 @@ def _reduce_tensor(t):
 
 
 def _reduce_storage(s):
-    import stridemem
     if not s.is_shared:
-        raise stridemem.UnsupportedError(
-            stridemem.ERR_UNSUPPORTED,
+        raise UnsupportedError(
+            ERR_UNSUPPORTED,
             "stridemem: this storage is not in shared memory, so it cannot go to another "
             "process by fd: share a tensor of it first (Tensor.share_memory_()) or send "
             "tensors, which pickle by value when they are not shared",
@@ -83,6 +84,5 @@ def _reduce_storage(s):
 def register_reducers():
     """Teach multiprocessing's pickler to send shared stridemem tensors and
     storages by fd (done once when stridemem is imported)."""
-    import stridemem
-    _reduction.ForkingPickler.register(stridemem.Tensor, _reduce_tensor)
-    _reduction.ForkingPickler.register(stridemem.Storage, _reduce_storage)
+    _reduction.ForkingPickler.register(Tensor, _reduce_tensor)
+    _reduction.ForkingPickler.register(Storage, _reduce_storage)
