@@ -1,8 +1,7 @@
 // The blocked tile walk of the CPU loop driver (block_tile_walk,
 // backend/cpu/cpu_loops.hpp): which walks it cuts and how, and copies that
-// take it; which rows-mode grids read their source as one stream
-// (rows_are_one_stream, where the driver leaves prefetching to the
-// hardware) and copies through them; bit-exact against a plain element loop for 1-, 2-, 4- and 8-byte
+// take it; how far ahead the driver prefetches each kind of walk
+// (plan_prefetch: none where rows read the source as one stream); bit-exact against a plain element loop for 1-, 2-, 4- and 8-byte
 // elements, padded and dense layouts, negative strides, operands that start
 // inside a cache line, on one thread and on the pool.
 #include <gtest/gtest.h>
@@ -10,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -20,7 +20,7 @@ namespace {
 using sm::DType;
 using sm::IterPlan;
 using sm::cpu::block_tile_walk;
-using sm::cpu::rows_are_one_stream;
+using sm::cpu::plan_prefetch;
 using sm::cpu::kWalkBlock;
 
 // A walk of 4 dims (outermost first) over a destination and a source.
@@ -102,37 +102,48 @@ sm::BlockGrid grid(std::vector<int64_t> sizes, std::vector<int64_t> block) {
   return sm::make_block_grid(w, block.data());
 }
 
-TEST(CpuWalk, RowsAreOneStreamWhereEachRowContinuesTheLast) {
-  // (0,2,1,3) of 64^4 as rows, walked in source order [i0, i1, i2, i3]
+// plan_prefetch's answer for a walk: {ahead, bytes}.
+std::pair<int64_t, int64_t> prefetch(std::vector<int64_t> sizes, std::vector<int64_t> block,
+                                     std::vector<int64_t> sstrides, int tile_dim, int ssize) {
+  const sm::cpu::Prefetch f = plan_prefetch(grid(std::move(sizes), std::move(block)),
+                                            sstrides.data(), tile_dim,
+                                            static_cast<int>(sstrides.size()) - 1, ssize);
+  return {f.ahead, f.bytes};
+}
+
+TEST(CpuWalk, RowsThatContinueInTheSourceAreNotPrefetched) {
+  using P = std::pair<int64_t, int64_t>;
+  // (0,2,1,3) of 64^4 f32 as rows, walked in source order [i0, i1, i2, i3]
   // (rows i3): each row follows the last in the source.
   const std::vector<int64_t> heads = {262144, 4096, 64, 1};
-  EXPECT_TRUE(rows_are_one_stream(grid({64, 64, 64, 64}, {1, 1, 1, 64}), heads.data(), 3));
+  EXPECT_EQ(prefetch({64, 64, 64, 64}, {1, 1, 1, 64}, heads, -1, 4), P(0, 0));
   // The same rows cut in pieces of 16: still one stream.
-  EXPECT_TRUE(rows_are_one_stream(grid({64, 64, 64, 64}, {1, 1, 1, 16}), heads.data(), 3));
-  // Where the inner dims have one cell, the first dim with more decides.
-  EXPECT_TRUE(rows_are_one_stream(grid({8, 1, 64}, {1, 1, 64}),
-                                  std::vector<int64_t>{64, 4096, 1}.data(), 2));
+  EXPECT_EQ(prefetch({64, 64, 64, 64}, {1, 1, 1, 16}, heads, -1, 4), P(0, 0));
+  // Where the dims inside have one cell, the first dim with more decides.
+  EXPECT_EQ(prefetch({8, 1, 64}, {1, 1, 64}, {64, 4096, 1}, -1, 4), P(0, 0));
 
-  // Rows a padded source apart (the next row starts 8 elements further on).
-  EXPECT_FALSE(rows_are_one_stream(grid({64, 64, 64}, {1, 1, 64}),
-                                   std::vector<int64_t>{72 * 64, 72, 1}.data(), 2));
-  // Rows one row apart, but the walk goes back: descending rows.
-  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
-                                   std::vector<int64_t>{-64, 1}.data(), 1));
-  // Rows read backwards, in either order of rows.
-  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
-                                   std::vector<int64_t>{-64, -1}.data(), 1));
-  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
-                                   std::vector<int64_t>{64, -1}.data(), 1));
-  // Rows along a non-unit source stride.
-  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
-                                   std::vector<int64_t>{1, 64}.data(), 1));
-  // A broadcast source: every row reads the same elements.
-  EXPECT_FALSE(rows_are_one_stream(grid({64, 64}, {1, 64}),
-                                   std::vector<int64_t>{0, 1}.data(), 1));
-  // One cell: nothing comes next.
-  EXPECT_FALSE(rows_are_one_stream(grid({1, 64}, {1, 64}),
-                                   std::vector<int64_t>{64, 1}.data(), 1));
+  // Rows a padded source apart (the next row starts 8 elements further
+  // on): 256-byte rows, 8 of them (2 KiB) ahead.
+  EXPECT_EQ(prefetch({64, 64, 64}, {1, 1, 64}, {72 * 64, 72, 1}, -1, 4), P(8, 256));
+  // Rows one row apart but walked backwards, and rows read backwards in
+  // either order of rows: prefetched.
+  EXPECT_EQ(prefetch({64, 64}, {1, 64}, {-64, 1}, -1, 4), P(8, 256));
+  EXPECT_EQ(prefetch({64, 64}, {1, 64}, {-64, -1}, -1, 4), P(8, 256));
+  EXPECT_EQ(prefetch({64, 64}, {1, 64}, {64, -1}, -1, 4), P(8, 256));
+  // 100-byte rows: 21 rows make the 2 KiB.
+  EXPECT_EQ(prefetch({64, 25}, {1, 25}, {40, 1}, -1, 4), P(21, 100));
+  // A row read again and again (a source broadcast along the outer dim) is
+  // no stream either: prefetched, as any short row.
+  EXPECT_EQ(prefetch({64, 64}, {1, 64}, {0, 1}, -1, 4), P(8, 256));
+  // Rows of 2 KiB or more, rows along a non-unit source stride, a single
+  // row: not prefetched.
+  EXPECT_EQ(prefetch({64, 512}, {1, 512}, {1024, 1}, -1, 4), P(0, 0));
+  EXPECT_EQ(prefetch({64, 64}, {1, 64}, {1, 64}, -1, 4), P(0, 0));
+  EXPECT_EQ(prefetch({64}, {64}, {1}, -1, 4), P(0, 0));
+  // Tiles: the next one, even where they read the source as one stream
+  // (rotate5d's [j, i] tiles spanning i whole).
+  EXPECT_EQ(prefetch({524288, 32}, {64, 32}, {32, 1}, 1, 4), P(1, 0));
+  EXPECT_EQ(prefetch({4096, 4096}, {64, 32}, {4096, 1}, 1, 4), P(1, 0));
 }
 
 // A strided operand over its own buffer, element [0, ...] `line_offset`
@@ -235,33 +246,6 @@ TEST(CpuWalk, DenseReversalsCopyExactly) {
       copy_and_check(es, sizes, dstr, sstr, 16, 16, rng);
       if (HasFatalFailure()) return;
     }
-}
-
-// Copies whose rows read the source as one stream (no software prefetch):
-// permutations that keep the inner dim, on one thread and on the pool; and
-// a transpose whose tiles span the source's fast dim whole (they keep
-// theirs).
-TEST(CpuWalk, OneStreamCopiesCopyExactly) {
-  std::mt19937_64 rng(33);
-  for (int es : {1, 4, 8}) {
-    // (0,2,1,3): dst [a, c, b, e] of a source [a, b, c, e].
-    for (int64_t a : {3, 40}) {
-      const int64_t b = 24, c = 20, e = 64;
-      const std::vector<int64_t> sizes = {a, c, b, e};
-      const std::vector<int64_t> dstr = {c * b * e, b * e, e, 1};
-      const std::vector<int64_t> sstr = {b * c * e, e, c * e, 1};
-      copy_and_check(es, sizes, dstr, sstr, 0, 0, rng);
-      if (HasFatalFailure()) return;
-    }
-    // (3,0,1,2) of [a, b, c, 8]: tiles of the [8, a*b*c] transpose span
-    // the source's 8 whole.
-    const int64_t a = 6, b = 40, c = 70, e = 8;
-    const std::vector<int64_t> sizes = {e, a, b, c};
-    const std::vector<int64_t> dstr = {a * b * c, b * c, c, 1};
-    const std::vector<int64_t> sstr = {1, b * c * e, c * e, e};
-    copy_and_check(es, sizes, dstr, sstr, 0, 0, rng);
-    if (HasFatalFailure()) return;
-  }
 }
 
 }  // namespace

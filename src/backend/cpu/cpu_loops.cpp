@@ -172,11 +172,33 @@ void block_tile_walk(IterPlan* w, int64_t* block, int* tile_dim, int* inner, int
   for (int i = 0; i < n; ++i) block[i] = qblock[i];
 }
 
+namespace {
+
+// The rows read the source as one stream (plan_prefetch).
 bool rows_are_one_stream(const BlockGrid& g, const int64_t* strides, int inner) {
   if (strides[inner] != 1) return false;
   for (int i = g.ndim - 1; i >= 0; --i)
     if (g.cells[i] > 1) return strides[i] * g.block[i] == g.block[inner];
   return false;  // one cell: nothing comes next
+}
+
+}  // namespace
+
+Prefetch plan_prefetch(const BlockGrid& g, const int64_t* sstrides, int tile_dim, int inner,
+                       int ssize) {
+  Prefetch f;
+  if (tile_dim >= 0) {
+    f.ahead = 1;
+    return f;
+  }
+  const int64_t ss = sstrides[inner];
+  const int64_t row_bytes = g.block[inner] * ssize;
+  if ((ss == 1 || ss == -1) && g.ndim > 1 && row_bytes < kRowPrefetchBytes &&
+      !rows_are_one_stream(g, sstrides, inner)) {
+    f.ahead = (kRowPrefetchBytes + row_bytes - 1) / row_bytes;
+    f.bytes = row_bytes;
+  }
+  return f;
 }
 
 namespace {
@@ -300,20 +322,9 @@ void run_from(const IterPlan& p, const Tiling& t, char* d, const char* s, const 
   run.dstride_k = k >= 0 ? p.strides[0][k] : 0;
   run.sstride_k = k >= 0 ? p.strides[1][k] : 0;
 
-  // Prefetch the next tile while gathering this one; in rows mode, short
-  // unit-stride source rows (which the hardware prefetcher cannot see coming
-  // when they jump) ~2 KiB ahead, unless the rows read the source as one
-  // stream.
-  if (run.tile_dim >= 0) {
-    run.ahead = 1;
-  } else if (!rows_are_one_stream(run.g, walk.strides[1], run.inner)) {
-    const int64_t row_bytes = run.g.block[inner] * spec.ssize;
-    const int64_t ss = run.sstride_inner;
-    if ((ss == 1 || ss == -1) && nd > 1 && row_bytes < 2048) {
-      run.ahead = (2048 + row_bytes - 1) / row_bytes;
-      run.prefetch_bytes = row_bytes;
-    }
-  }
+  const Prefetch pf = plan_prefetch(run.g, walk.strides[1], run.tile_dim, run.inner, spec.ssize);
+  run.ahead = pf.ahead;
+  run.prefetch_bytes = pf.bytes;
 
   const int64_t cells = run.g.total();
   if (threads <= 1 || cells < 2) {

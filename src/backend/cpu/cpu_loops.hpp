@@ -7,7 +7,7 @@
 //    row kernel; the outer dims are walked with an odometer (no division),
 //    in source order unless the source is broadcast. Short unit-stride
 //    source rows are prefetched ~2 KiB ahead, unless each row continues the
-//    last in the source (rows_are_one_stream).
+//    last in the source (plan_prefetch).
 //  - tiles: where the plan's tiling (backend/tiling.hpp, decided with the
 //    operation plan) is a transpose pair (k, inner), that pair is cut into
 //    tiles of the plan's sides (32 x 64 for 4-byte elements, wider for 1- and
@@ -84,17 +84,28 @@ constexpr int64_t kWalkBlock = 16;
 constexpr int64_t kPageBytes = 4096;
 void block_tile_walk(IterPlan* w, int64_t* block, int* tile_dim, int* inner, int dsize, int ssize);
 
-// Whether the rows of a rows-mode grid read the source as one stream: each
-// row (or row piece) is an ascending unit-stride run, and the next one, a
-// step of the innermost dim with more than one cell, starts where it ends
-// (a permutation that keeps the inner dim, walked in source order). The
-// hardware prefetcher follows such a walk on its own, and prefetching rows
-// ahead in software measured slower there (bench/RESULTS.md, architecture
-// round 2, fifth pass). Tiles keep their prefetch even where their source
-// is one stream: on two threads, dropping it measured slower. g: the walk's
-// grid; strides: the source's strides along its dims (elements); inner: the
-// grid dim of the rows.
-bool rows_are_one_stream(const BlockGrid& g, const int64_t* strides, int inner);
+// How far ahead the loops prefetch the source: `ahead` cells (0: not at
+// all), and in rows mode `bytes` of each row. Tiles: the next tile, while
+// this one is gathered. Rows: short unit-stride rows (under 2 KiB, either
+// direction), which the hardware prefetcher cannot see coming when they
+// jump, ~2 KiB ahead; none where the rows read the source as one stream
+// (each an ascending unit-stride run, the next one, a step of the innermost
+// dim with more than one cell, starting where it ends: a permutation that
+// keeps the inner dim, walked in source order). The hardware prefetcher
+// follows such a walk on its own, and prefetching it in software measured
+// slower (bench/RESULTS.md, architecture round 2, fifth pass). Tiles keep
+// their prefetch even where their source is one stream: on two threads,
+// dropping it measured slower. g: the walk's grid; sstrides: the source's
+// strides along its dims (elements); tile_dim: the grid dim of the tile
+// rows, -1 in rows mode; inner: the grid dim of the destination's inner
+// dim; ssize: bytes per source element.
+struct Prefetch {
+  int64_t ahead = 0;
+  int64_t bytes = 0;
+};
+constexpr int64_t kRowPrefetchBytes = 2048;
+Prefetch plan_prefetch(const BlockGrid& g, const int64_t* sstrides, int tile_dim, int inner,
+                       int ssize);
 
 // Work smaller than this (bytes read + written) stays on the calling thread.
 constexpr int64_t kParallelMinBytes = 1 << 20;
