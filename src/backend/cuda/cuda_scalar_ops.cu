@@ -28,28 +28,14 @@ struct FillUnits {
   }
 };
 
-template <typename T>
+// scalar_op_element on the elements of T in one Value loaded and stored
+// whole: one element (Value = T), or a 16-byte unit of a contiguous run
+// (Value = uint4, plan_unary's units).
+template <typename T, typename Value_ = T>
 struct ScalarOpF {
-  using Value = T;
-  char* dst;
-  int op;
-  ScalarArgs<ScalarCompute<T>> args;
-  template <typename Off>
-  __device__ __forceinline__ Value load(const Off* o) const {
-    return scalar_op_element<T>(op, load_at<T>(dst, o[0]), args);
-  }
-  template <typename Off>
-  __device__ __forceinline__ void store(const Off* o, Value v) const {
-    store_at<T>(dst, o[0], v);
-  }
-};
-
-// A 16-byte unit of a contiguous run (plan_unary's units): every element
-// of it goes through the same scalar_op_element as ScalarOpF's.
-template <typename T>
-struct ScalarOpUnits {
-  static constexpr int kElems = 16 / static_cast<int>(sizeof(T));
-  using Value = uint4;
+  using Value = Value_;
+  static constexpr int kElems = static_cast<int>(sizeof(Value) / sizeof(T));
+  static_assert(sizeof(Value) % sizeof(T) == 0, "whole elements per unit");
   char* dst;
   int op;
   ScalarArgs<ScalarCompute<T>> args;
@@ -113,7 +99,7 @@ void launch_scalar_op(const OpPlan& plan, int device) {
     using T = decltype(t);
     if constexpr (sizeof(T) < 16) {
       if (p.unit_bytes == 16) {
-        const ScalarOpUnits<T> f{d, op, make_scalar_args<ScalarCompute<T>>(a, b)};
+        const ScalarOpF<T, uint4> f{d, op, make_scalar_args<ScalarCompute<T>>(a, b)};
         launch_elementwise<1, 1>(p, f, st);
         return;
       }
